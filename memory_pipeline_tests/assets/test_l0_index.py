@@ -1,0 +1,179 @@
+"""The L0 index assets materialized for real (Dagster + LanceDB under tmp_path).
+
+Proves: chunks land with exact line ranges and one vector each; a rerun embeds nothing and
+duplicates nothing; an edited file's chunks are replaced and a deleted file's removed; every bad
+input is skipped with a reason while the other files and tenants still index; asset checks pass.
+"""
+
+from __future__ import annotations
+
+import os
+
+import dagster as dg
+import polars as pl
+import pytest
+
+from memory_pipeline.assets.l0_index import l0_assets
+from memory_pipeline.partitions import TENANTS_PARTITION
+from memory_pipeline.store.lance import MemoryStore
+from memory_pipeline_tests.conftest import make_resources, write
+
+ALICE = "bot~alice"
+GLOBAL = "bot~_global"
+
+MEMORY_MD = """# Alice
+
+Alice prefers concise answers and works in the Lisbon office.
+
+## Projects
+
+- Apollo: the billing migration, due in March.
+- Hermes: the notification service.
+"""
+
+TRANSCRIPT = "\n".join(
+    [
+        '{"role": "user", "content": "I moved to Porto last week.", "ts": "2026-11-01T10:00:00Z", "turn_id": "t1"}',
+        '{"role": "assistant", "content": "Noted, Porto it is.", "ts": "2026-11-01T10:00:30Z", "turn_id": "t2"}',
+        '{"role": "user", "content": "Also remind me about the Apollo review.", "ts": "2026-11-01T10:01:00Z", "turn_id": "t3"}',
+        '{"type": "session.completed", "ts": "2026-11-01T10:02:00Z"}',
+    ]
+)
+
+
+def materialize(instance, root, lance_uri, *keys):
+    known = set(instance.get_dynamic_partitions(TENANTS_PARTITION))
+    instance.add_dynamic_partitions(TENANTS_PARTITION, [k for k in keys if k not in known])
+    results = [
+        dg.materialize(l0_assets, partition_key=key, instance=instance, resources=make_resources(root, lance_uri))
+        for key in keys
+    ]
+    assert all(r.success for r in results)
+    return results[-1]
+
+
+def metadata(result, asset: str) -> dict:
+    for event in result.get_asset_materialization_events():
+        mat = event.step_materialization_data.materialization
+        if mat.asset_key.to_user_string() == asset:
+            return {k: v.value for k, v in mat.metadata.items()}
+    raise AssertionError(f"no materialization of {asset}")
+
+
+def checks(result) -> dict[str, bool]:
+    return {
+        e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data.passed
+        for e in result.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION"
+    }
+
+
+def rows(lance_uri, tenant) -> pl.DataFrame:
+    return MemoryStore(lance_uri).chunk_rows(tenant).sort(["path", "start_line"])
+
+
+@pytest.fixture
+def workspace(root):
+    write(root, "bot/users/alice/MEMORY.md", MEMORY_MD)
+    write(root, "bot/users/alice/memory/2026-11-02.md", "# Daily\n\nCalled Dana about the Apollo budget.\n")
+    write(root, "bot/sessions/alice/s1.jsonl", TRANSCRIPT)
+    write(root, "bot/MEMORY.md", "# Bot\n\nRefunds within 30 days for annual plans.\n")
+    return root
+
+
+def test_index_rows_lines_and_checks(instance, workspace, lance_uri):
+    result = materialize(instance, workspace, lance_uri, ALICE, GLOBAL)
+    assert all(checks(result).values()) and len(checks(result)) == 4
+
+    alice = rows(lance_uri, ALICE)
+    assert set(alice["path"]) == {
+        "bot/users/alice/MEMORY.md",
+        "bot/users/alice/memory/2026-11-02.md",
+        "bot/sessions/alice/s1.jsonl",
+    }
+    # Every Markdown chunk is exactly the file's lines start..end.
+    for row in alice.filter(pl.col("source") == "memory").iter_rows(named=True):
+        lines = (workspace / row["path"]).read_text().splitlines()
+        assert "\n".join(lines[row["start_line"] - 1 : row["end_line"]]) == row["text"]
+        assert len(row["vector"]) == 64
+    dated = alice.filter(pl.col("path").str.ends_with("2026-11-02.md"))
+    assert dated["file_date"].to_list()[0].isoformat() == "2026-11-02"
+    sessions = alice.filter(pl.col("source") == "sessions")
+    assert sessions.height >= 1
+    assert "t1" in sessions["turn_ids"].to_list()[0]
+    assert "user (2026-11-01 10:00): I moved to Porto last week." in sessions["text"].to_list()[0]
+    # The global tenant holds only its own file.
+    assert rows(lance_uri, GLOBAL)["path"].unique().to_list() == ["bot/MEMORY.md"]
+
+
+def test_rerun_embeds_nothing_and_duplicates_nothing(instance, workspace, lance_uri):
+    materialize(instance, workspace, lance_uri, ALICE)
+    before = rows(lance_uri, ALICE)
+    result = materialize(instance, workspace, lance_uri, ALICE)
+    assert metadata(result, "memory_chunks")["files_unchanged"] == 3
+    assert metadata(result, "memory_embeddings")["embeddings_computed"] == 0
+    after = rows(lance_uri, ALICE)
+    assert after["id"].to_list() == before["id"].to_list()
+    assert after["id"].n_unique() == after.height
+
+
+def test_edit_and_delete(instance, workspace, lance_uri):
+    materialize(instance, workspace, lance_uri, ALICE)
+    write(workspace, "bot/users/alice/MEMORY.md", MEMORY_MD.replace("Lisbon", "Porto"))
+    os.remove(workspace / "bot/users/alice/memory/2026-11-02.md")
+    result = materialize(instance, workspace, lance_uri, ALICE)
+    meta = metadata(result, "memory_chunks")
+    assert (meta["files_changed"], meta["files_deleted"], meta["files_unchanged"]) == (1, 1, 1)
+    alice = rows(lance_uri, ALICE)
+    text = "\n".join(alice["text"])
+    assert "Porto office" in text and "Lisbon office" not in text
+    assert not alice["path"].str.ends_with("2026-11-02.md").any()
+    assert all(checks(result).values())
+    manifest = MemoryStore(lance_uri).manifest(ALICE)
+    assert "bot/users/alice/memory/2026-11-02.md" not in manifest["path"].to_list()
+
+
+def test_bad_inputs_are_skipped_with_reasons(instance, workspace, lance_uri, tmp_path):
+    write(workspace, "bot/users/alice/memory/latin1.md", "caf\xe9 au lait".encode("latin-1"))
+    write(workspace, "bot/users/alice/memory/binary.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    write(workspace, "bot/users/alice/memory/empty.md", "")
+    write(workspace, "bot/users/alice/memory/huge.md", ("word " * 200 + "\n\n") * 20_000)  # ~20 MB
+    write(workspace, "bot/users/alice/memory/notes.txt", "not markdown")
+    write(workspace, "bot/sessions/alice/broken.jsonl", TRANSCRIPT + '\n{"role": "user", "content": "half a li')
+    outside = tmp_path / "secret.md"
+    outside.write_text("# Outside\n\nmust never be indexed\n")
+    os.symlink(outside, workspace / "bot/users/alice/memory/escape.md")
+
+    result = materialize(instance, workspace, lance_uri, ALICE)
+    meta = metadata(result, "memory_chunks")
+    skipped = meta["skipped"]
+    assert "not UTF-8" in skipped and "latin1.md" in skipped
+    assert "binary" in skipped and "binary.md" in skipped
+    assert "huge.md" in skipped and "MB limit" in skipped
+    assert "escape.md" in skipped and "outside the workspace root" in skipped
+    assert "broken.jsonl" in skipped and "line 5" in skipped
+    alice = rows(lance_uri, ALICE)
+    assert "must never be indexed" not in "\n".join(alice["text"])
+    # The good files, and the good lines of the broken transcript, are indexed.
+    assert {"bot/users/alice/MEMORY.md", "bot/sessions/alice/broken.jsonl"} <= set(alice["path"])
+    manifest = MemoryStore(lance_uri).manifest(ALICE)
+    status = dict(zip(manifest["path"], manifest["status"]))
+    assert status["bot/users/alice/memory/notes.txt"] == "recorded"
+    assert status["bot/users/alice/memory/empty.md"] == "indexed"
+    assert status["bot/users/alice/memory/latin1.md"] == "skipped"
+    assert all(checks(result).values())
+
+
+def test_multi_tenant_single_run(instance, workspace, lance_uri):
+    """A backfill over a range of tenants runs once and indexes each tenant separately."""
+    instance.add_dynamic_partitions(TENANTS_PARTITION, [ALICE, GLOBAL])
+    from memory_pipeline.assets.l0_index import l0_index_job
+    from memory_pipeline.runner import RANGE_END_TAG, RANGE_START_TAG
+
+    defs = dg.Definitions(assets=l0_assets, jobs=[l0_index_job], resources=make_resources(workspace, lance_uri))
+    result = defs.resolve_job_def("l0_index_job").execute_in_process(
+        instance=instance, tags={RANGE_START_TAG: ALICE, RANGE_END_TAG: GLOBAL}
+    )
+    assert result.success
+    assert metadata(result, "memory_chunks")["tenants"] == 2
+    assert rows(lance_uri, ALICE).height and rows(lance_uri, GLOBAL).height

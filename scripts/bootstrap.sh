@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Create .venv (if needed) and install the project with the CPU build of torch.
+# Sourced by scripts/demo and scripts/test; safe to run again (it reinstalls only on change).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PYTHON="${PYTHON:-python3}"
+VENV="${MEMORY_PIPELINE_VENV:-.venv}"
+# The CPU build of torch. Here `torch==2.13.0` resolves to a local CPU wheel; elsewhere set
+# MEMORY_PIPELINE_TORCH to a CPU requirement, e.g. "torch --index-url <PyTorch's CPU wheel index>".
+TORCH_SPEC="${MEMORY_PIPELINE_TORCH:-torch==2.13.0}"
+
+"$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "memory_pipeline needs Python 3.11 or newer")'
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "creating virtual environment in $VENV" >&2
+  "$PYTHON" -m venv "$VENV"
+fi
+PY="$VENV/bin/python"
+
+stamp="$VENV/.memory_pipeline-installed"
+want="$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -d' ' -f1) $TORCH_SPEC"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  "$PY" -m pip install --quiet --upgrade pip
+  # torch first, so nothing later can pull a multi-GB CUDA build.
+  "$PY" -m pip install --quiet $TORCH_SPEC
+  "$PY" -m pip install --quiet -e ".[test,bench]"
+  echo "$want" > "$stamp"
+fi
+
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+export PATH="$PWD/$VENV/bin:$PATH"
