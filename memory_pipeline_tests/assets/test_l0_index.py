@@ -177,3 +177,16 @@ def test_multi_tenant_single_run(instance, workspace, lance_uri):
     assert result.success
     assert metadata(result, "memory_chunks")["tenants"] == 2
     assert rows(lance_uri, ALICE).height and rows(lance_uri, GLOBAL).height
+
+
+def test_same_text_in_another_tenant_is_not_embedded_again(instance, root, lance_uri):
+    note = "# Shared\n\nThe staging cluster restarts every Sunday at 02:00 UTC.\n"
+    write(root, "bot/users/alice/memory/ops.md", note)
+    write(root, "bot/users/bob/memory/ops.md", note)
+    first = materialize(instance, root, lance_uri, "bot~alice")
+    assert metadata(first, "memory_embeddings")["embeddings_computed"] == 1
+    second = materialize(instance, root, lance_uri, "bot~bob")
+    meta = metadata(second, "memory_embeddings")
+    assert (meta["embeddings_computed"], meta["cache_hits"]) == (0, 1)
+    # Each tenant still has its own row, and only its own.
+    assert rows(lance_uri, "bot~bob")["path"].to_list() == ["bot/users/bob/memory/ops.md"]
