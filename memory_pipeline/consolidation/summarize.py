@@ -1,0 +1,232 @@
+"""Extractive episode summaries: sentence ranking, a one-sentence abstract and key topics.
+
+No model is needed. Sentences are scored by how central their words are to the session (word
+frequency over the session, stopwords removed), with a bonus for names and numbers (what a reader
+needs later) and a lighter weight for questions and pleasantries. Key topics are proper-noun
+phrases: runs of capitalized words, and identifiers such as ``LUM-48213`` or ``PG16``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory_pipeline.sources.transcripts import Turn
+
+ABSTRACT_CHARS = 200
+SUMMARY_CHARS = 900
+MAX_TOPICS = 8
+
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are aren't as at be because been
+    before being below between both but by can can't could did didn't do does doesn't doing don't
+    down during each few for from further had has have having he her here hers herself him himself
+    his how i i'd i'll i'm i've if in into is isn't it it's its itself just let's me more most my
+    myself no nor not now of off on once only or other our ours ourselves out over own same she
+    should so some such than that that's the their theirs them themselves then there there's these
+    they this those through to too under until up very was we we'll we're we've were what when where
+    which while who whom why will with would you you'd you'll you're you've your yours yourself
+    yes ok okay hi hello thanks thank please sure got get one two also really well yeah good great
+    like know think going want need let us much many""".split()
+)
+_CALENDAR = frozenset(
+    """monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun january
+    february march april may june july august september october november december jan feb mar apr
+    jun jul aug sep sept oct nov dec today tomorrow yesterday morning""".split()
+)
+_OPENERS = frozenset(
+    "the a an hey hi dear our my your their its this that these those does did do is are was were "
+    "if when then so but and or also meanwhile yes no ok okay noted done update re fyi".split()
+)
+_WORD_RE = re.compile(r"[A-Za-zÀ-ÿ][\w'’-]*")
+_CODE_BLOCK_RE = re.compile(r"```.*?(```|$)", re.S)
+_BULLET_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)]|#+)\s+")
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])[\"”’)]?\s+(?=[\"“(]?[A-Z0-9])")
+_CAP_WORD = r"(?:[A-ZÀ-Ý][\w’'-]*[\w]|[A-Z])"
+_PHRASE_RE = re.compile(rf"{_CAP_WORD}(?:\s+(?:(?:of|de|da|do|du|van|von|la|le)\s+)?{_CAP_WORD})*(?:\s+\d+(?:\.\d+)?)?")
+_IDENT_RE = re.compile(r"\b(?=[A-Za-z0-9_-]*[A-Z])(?=[A-Za-z0-9_-]*\d)[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*\b")
+_BRACKET_RE = re.compile(r"\[[^\]]{0,200}\]")
+_POSSESSIVE_RE = re.compile(r"['’]s$")
+_PLEASANTRY_RE = re.compile(
+    r"^(?:hi|hello|hey|thanks|thank you|great|good|perfect|ok|okay|fine|sure|yes|no|you're welcome|anytime|morning)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Sentence:
+    text: str
+    turn: Turn | None  # None for a compaction summary
+    index: int  # position in the session
+
+
+@dataclass(frozen=True)
+class Summary:
+    summary: str
+    l0_abstract: str
+    key_topics: list[str]
+    produced_by: str  # compaction | extractive | llm
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a message: code blocks dropped, bullets and lines kept as sentences."""
+    text = _BRACKET_RE.sub(" ", _CODE_BLOCK_RE.sub(" ", text))
+    out: list[str] = []
+    for line in text.splitlines():
+        line = _BULLET_RE.sub("", line).strip()
+        if not line:
+            continue
+        out.extend(s.strip() for s in _SENTENCE_END_RE.split(line) if s.strip())
+    return out
+
+
+def words(text: str) -> list[str]:
+    return [w.lower().strip("'’-") for w in _WORD_RE.findall(text)]
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in words(text) if len(w) > 2 and w not in STOPWORDS]
+
+
+def session_sentences(turns: Sequence[Turn]) -> list[Sentence]:
+    out: list[Sentence] = []
+    for turn in turns:
+        for text in split_sentences(turn.content):
+            out.append(Sentence(text, turn, len(out)))
+    return out
+
+
+def rank_sentences(sentences: Sequence[Sentence]) -> list[tuple[float, Sentence]]:
+    """Sentences with a centrality score, best first (ties keep session order)."""
+    freq = Counter(w for s in sentences for w in set(content_words(s.text)))
+    if not freq:
+        return [(0.0, s) for s in sentences]
+    top = max(freq.values())
+    scored = []
+    for s in sentences:
+        cws = set(content_words(s.text))
+        if len(cws) < 3:
+            scored.append((0.0, s))
+            continue
+        centrality = sum(freq[w] / top for w in cws) / math.sqrt(len(cws))
+        informative = len(set(_PHRASE_RE.findall(s.text[1:]))) + len(re.findall(r"\d", s.text)) / 4
+        score = centrality * (1 + 0.15 * min(informative, 6))
+        symbols = sum(1 for ch in s.text if not (ch.isalnum() or ch.isspace()))
+        if symbols > 0.12 * len(s.text):
+            score *= 0.5  # queries, code and tables read badly in a summary
+        if s.text.rstrip().endswith("?"):
+            score *= 0.6
+        if _PLEASANTRY_RE.match(s.text):
+            score *= 0.5
+        if s.turn is not None and s.turn.role.lower() == "user":
+            score *= 1.15  # the user's own words carry the facts about the user
+        scored.append((score, s))
+    return sorted(scored, key=lambda pair: (-pair[0], pair[1].index))
+
+
+def shorten(text: str, limit: int = ABSTRACT_CHARS) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:-")
+    return cut + "…"
+
+
+def pick_summary(ranked: Sequence[tuple[float, Sentence]], budget: int = SUMMARY_CHARS) -> list[Sentence]:
+    """The best sentences that fit ``budget`` characters, back in session order."""
+    chosen: list[Sentence] = []
+    used = 0
+    limit = max(2, min(8, len(ranked) // 4 + 1))
+    for score, sentence in ranked:
+        if score <= 0 or len(chosen) >= limit:
+            break
+        if used + len(sentence.text) > budget and chosen:
+            continue
+        chosen.append(sentence)
+        used += len(sentence.text) + 1
+    return sorted(chosen, key=lambda s: s.index)
+
+
+def best_abstract(ranked: Sequence[tuple[float, Sentence]]) -> str:
+    """The best-ranked sentence of a readable length, shortened to about 200 characters."""
+    for _, sentence in ranked:
+        if len(sentence.text) >= 40:
+            return shorten(sentence.text)
+    return shorten(ranked[0][1].text) if ranked else ""
+
+
+def key_topics(texts: Sequence[str], limit: int = MAX_TOPICS) -> list[str]:
+    """Proper-noun phrases and identifiers, most frequent first.
+
+    A single capitalized word that opens a sentence only counts if the same word also appears
+    capitalized inside a sentence (so "Great" or "Done" never become topics).
+    """
+    all_text = "\n".join(texts)
+    lowered_words = set(re.findall(r"(?<![A-Za-z])[a-z][\w'’-]*", all_text))
+    sentences = [s for text in texts for s in split_sentences(text)]
+    inner = {m.group(0).split()[0] for s in sentences for m in _PHRASE_RE.finditer(s) if m.start() > 0}
+    counts: Counter = Counter()
+    first_seen: dict[str, int] = {}
+    for position, sentence in enumerate(sentences):
+        found = [(m.start(), m.group(0)) for m in _PHRASE_RE.finditer(sentence)]
+        found += [(m.start(), m.group(0)) for m in _IDENT_RE.finditer(sentence)]
+        for start, phrase in found:
+            phrase = _clean_phrase(phrase, at_start=start == 0, inner=inner, lowered=lowered_words)
+            if phrase:
+                counts[phrase] += 1
+                first_seen.setdefault(phrase, position)
+    # "Rui" inside "Rui Santos": the longer phrase stands for both.
+    merged: Counter = Counter()
+    for phrase, n in counts.items():
+        longer = [p for p in counts if p != phrase and f" {phrase} " in f" {p} "]
+        target = max(longer, key=lambda p: counts[p]) if longer else phrase
+        merged[target] += n
+        first_seen[target] = min(first_seen.get(target, 1 << 30), first_seen.get(phrase, 1 << 30))
+    ranked = sorted(merged, key=lambda p: (-merged[p], first_seen[p]))
+    return ranked[:limit]
+
+
+def _clean_phrase(phrase: str, at_start: bool, inner: set[str], lowered: set[str]) -> str | None:
+    """A proper-noun phrase without sentence openers ("Hey", "Ticket"), possessives and dates."""
+    parts = phrase.split()
+    while parts and parts[0].lower() in STOPWORDS | _OPENERS:
+        parts = parts[1:]
+    if at_start and len(parts) > 1 and parts[0] not in inner and parts[0].lower() in lowered:
+        parts = parts[1:]  # a common word capitalized only because it opens the sentence
+    while parts and (parts[-1].lower() in _CALENDAR or parts[-1].isdigit() and len(parts) > 1 and parts[-2].lower() in _CALENDAR):
+        parts = parts[:-1]
+    if not parts:
+        return None
+    parts[-1] = _POSSESSIVE_RE.sub("", parts[-1])
+    phrase = " ".join(parts)
+    if len(phrase) < 2 or phrase.lower() in STOPWORDS or phrase.lower() in _CALENDAR:
+        return None
+    if at_start and len(parts) == 1 and phrase not in inner:
+        return None
+    if phrase in {"I", "I'm", "I'll", "I've", "I'd"}:
+        return None
+    return phrase
+
+
+def summarize_turns(turns: Sequence[Turn], compactions: Sequence[tuple[int, str, object]] = ()) -> Summary:
+    """The extractive summary of a session; the last compaction summary stands in for the turns
+    it covers, and only the turns after it are ranked."""
+    texts = [t.content for t in turns] + [c[1] for c in compactions]
+    topics = key_topics(texts)
+    if compactions:
+        line, text, _ = compactions[-1]
+        later = [t for t in turns if t.line > line]
+        ranked = rank_sentences(session_sentences(later))
+        tail = pick_summary(ranked, budget=SUMMARY_CHARS // 2)
+        summary = " ".join(text.split())
+        if tail:
+            summary += " Afterwards: " + " ".join(s.text for s in tail)
+        first = split_sentences(text)
+        return Summary(summary, shorten(first[0] if first else text), topics, "compaction")
+    ranked = rank_sentences(session_sentences(turns))
+    chosen = pick_summary(ranked)
+    summary = " ".join(s.text for s in chosen)
+    return Summary(summary, best_abstract(ranked), topics, "extractive")
