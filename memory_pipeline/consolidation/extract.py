@@ -234,7 +234,13 @@ def _residence_and_work(s: _Sentence) -> Iterable[Fact]:
                     place = s.entity(obj, PLACE_TYPES)
                     if place is not None:
                         confidence = 0.7 if word in _BE else 0.85
-                        yield s.fact(person, "PERSON", "lives_in", place.text, place.label_, "residence", confidence)
+                        yield s.fact(person, "PERSON", "lives_in", place.text, "GPE", "residence", confidence)
+                    elif word in _LIVE and obj.text[:1].isupper():
+                        # "I moved to Bergen": the small model often calls a city an ORG; after
+                        # "live in" or "move to" a capitalized name is a place, if less surely.
+                        other = s.entity(obj, {"ORG", "PERSON", "NORP", "PRODUCT"})
+                        name = other.text if other is not None else obj.text
+                        yield s.fact(person, "PERSON", "lives_in", name, "GPE", "residence", 0.6)
         if word in _WORK or word in _JOIN:
             objects = [c for c in tok.children if c.dep_ == "dobj"] if word in _JOIN else [
                 o for p in tok.children if p.dep_ == "prep" and p.lower_ in ("at", "for") for o in p.children if o.dep_ == "pobj"

@@ -148,17 +148,28 @@ class ConsolidationStore:
     def merges(self):
         return self._table(ENTITY_MERGES, MERGES_SCHEMA)
 
+    def _schemas(self) -> dict[str, pa.Schema]:
+        return {
+            EPISODES: episodes_schema(self.dim),
+            ENTITIES: entities_schema(self.dim),
+            RELATIONS: RELATIONS_SCHEMA,
+            ENTITY_MERGES: MERGES_SCHEMA,
+        }
+
     def has(self, name: str) -> bool:
         return name in self.base.table_names()
 
     def _read(self, name: str, where: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
         if not self.has(name):
-            return pl.DataFrame()
+            schema = self._schemas()[name]
+            if columns:
+                schema = pa.schema([schema.field(c) for c in columns])
+            return pl.from_arrow(schema.empty_table())
         query = self.db.open_table(name).search().where(where)
         if columns:
             query = query.select(list(columns))
         arrow = query.limit(None).to_arrow()
-        return pl.from_arrow(arrow) if arrow.num_rows else pl.DataFrame(schema=pl.from_arrow(arrow).schema)
+        return pl.from_arrow(arrow)
 
     @staticmethod
     def _upsert(table, rows: pa.Table) -> None:
@@ -199,6 +210,21 @@ class ConsolidationStore:
             if stale:
                 table.delete(sql_in("id", stale))
         return {"inserted": inserted, "updated": updated, "superseded": superseded}
+
+    def ensure_episode_fts(self) -> bool:
+        """Full-text index on ``summary`` (recall's BM25 channel), brought up to date; True when
+        it covers every row. An index built on an empty table covers nothing, so wait for rows."""
+        if not self.has(EPISODES):
+            return True
+        table = self.db.open_table(EPISODES)
+        if table.count_rows() == 0:
+            return True
+        names = {idx.name for idx in table.list_indices()}
+        if "summary_idx" not in names:
+            table.create_fts_index("summary", use_tantivy=False, replace=True, with_position=False)
+        elif table.index_stats("summary_idx").num_unindexed_rows:
+            table.optimize()
+        return int(table.index_stats("summary_idx").num_unindexed_rows) == 0
 
     def unpromoted_counts(self) -> dict[str, int]:
         """Unpromoted episodes per tenant (a cheap scan of two columns, for the dreaming sensor)."""

@@ -192,10 +192,13 @@ def key_topics(texts: Sequence[str], limit: int = MAX_TOPICS) -> list[str]:
 def _clean_phrase(phrase: str, at_start: bool, inner: set[str], lowered: set[str]) -> str | None:
     """A proper-noun phrase without sentence openers ("Hey", "Ticket"), possessives and dates."""
     parts = phrase.split()
+    single = len(parts) == 1
     while parts and parts[0].lower() in STOPWORDS | _OPENERS:
-        parts = parts[1:]
-    if at_start and len(parts) > 1 and parts[0] not in inner and parts[0].lower() in lowered:
-        parts = parts[1:]  # a common word capitalized only because it opens the sentence
+        parts, at_start = parts[1:], False
+    if at_start and len(parts) > 1 and parts[0] not in inner:
+        rest_is_id = any(ch.isdigit() for ch in " ".join(parts[1:]))
+        if parts[0].lower() in lowered or rest_is_id:
+            parts = parts[1:]  # a common word capitalized only because it opens the sentence
     while parts and (parts[-1].lower() in _CALENDAR or parts[-1].isdigit() and len(parts) > 1 and parts[-2].lower() in _CALENDAR):
         parts = parts[:-1]
     if not parts:
@@ -204,7 +207,7 @@ def _clean_phrase(phrase: str, at_start: bool, inner: set[str], lowered: set[str
     phrase = " ".join(parts)
     if len(phrase) < 2 or phrase.lower() in STOPWORDS or phrase.lower() in _CALENDAR:
         return None
-    if at_start and len(parts) == 1 and phrase not in inner:
+    if at_start and single and phrase not in inner:
         return None
     if phrase in {"I", "I'm", "I'll", "I've", "I'd"}:
         return None

@@ -1,0 +1,275 @@
+"""Consolidation as plain functions, one per asset, called by the assets, the CLI and the bench.
+
+Each takes the workspace root, the store and one tenant, and returns a report the asset turns
+into metadata. Nothing here knows about Dagster.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from memory_pipeline.consolidation import dedup as dedup_rules
+from memory_pipeline.consolidation.dreaming import (
+    MAX_EPISODES,
+    DreamResult,
+    HumanFileError,
+    collect_lines,
+    dreaming_path,
+    llm_lines,
+    write_document,
+)
+from memory_pipeline.consolidation.episodes import EpisodeDraft, attach_vectors, build_episode, scrubbed_session
+from memory_pipeline.consolidation.extract import extract, load_nlp, utterances
+from memory_pipeline.consolidation.graph import graph_rows, recompute_validity, resolver
+from memory_pipeline.consolidation.llm import LLMClient, LLMError
+from memory_pipeline.consolidation.sessions import Session, load_session, session_files, tenant_sessions
+from memory_pipeline.consolidation.store import ConsolidationStore, stable_id
+from memory_pipeline.embedding import Embedder
+from memory_pipeline.store.lance import sql_in
+from memory_pipeline.tenancy import Tenant
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class EpisodesReport:
+    drafts: list[EpisodeDraft] = field(default_factory=list)
+    complete: int = 0
+    open: int = 0
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+    malformed_lines: list[tuple[str, int, str]] = field(default_factory=list)
+    written: Counter = field(default_factory=Counter)
+    paths: Counter = field(default_factory=Counter)
+    llm_failures: list[str] = field(default_factory=list)
+    secrets: Counter = field(default_factory=Counter)
+    embed_s: float = 0.0
+
+
+def consolidate_episodes(
+    root: Path,
+    store: ConsolidationStore,
+    tenant: Tenant,
+    days: set[str] | None,
+    embedder: Embedder,
+    now: datetime,
+    idle: timedelta,
+    ttl: timedelta,
+    llm: LLMClient | None = None,
+) -> EpisodesReport:
+    """Write one episode per session of ``tenant`` completed on one of ``days`` (all days if None)."""
+    report = EpisodesReport()
+    found = tenant_sessions(root, tenant, now, idle, days)
+    report.complete, report.open, report.unreadable = len(found.complete), len(found.open), found.unreadable
+    for session in found.complete:
+        report.malformed_lines += [(session.file.path, n, why) for n, why in session.transcript.skipped]
+        draft = build_episode(session, tenant.key, now, ttl, embedder.name, llm)
+        if draft is None:
+            continue
+        report.drafts.append(draft)
+        report.paths[draft.row["produced_by"]] += 1
+        report.secrets.update(draft.secrets)
+        if draft.llm_error:
+            report.llm_failures.append(f"{session.file.path}: {draft.llm_error}")
+    if report.drafts:
+        started = time.perf_counter()
+        vectors = embedder.embed([d.embed_text for d in report.drafts])
+        report.embed_s = time.perf_counter() - started
+        report.written.update(store.upsert_episodes(attach_vectors(report.drafts, vectors)))
+    return report
+
+
+@dataclass
+class GraphReport:
+    episodes: int = 0
+    entities_new: int = 0
+    entities_touched: int = 0
+    relations: list[dict] = field(default_factory=list)
+    relations_removed: int = 0
+    validity_changed: list[dict] = field(default_factory=list)
+    predicates: Counter = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)
+    nlp_s: float = 0.0
+
+
+def _episode_session(root: Path, episode: dict, tenant: Tenant) -> Session | str:
+    files = {f.path: f for f in session_files(root, tenant)}
+    file = files.get(episode["path"])
+    if file is None:
+        return "transcript no longer exists"
+    # The episode says the session is complete; completion is not re-decided here.
+    return load_session(root, file, datetime.max.replace(tzinfo=episode["completed_at"].tzinfo), timedelta(0))
+
+
+def build_graph(
+    root: Path, store: ConsolidationStore, tenant: Tenant, days: set[str] | None, embedder: Embedder, nlp=None
+) -> GraphReport:
+    """Entities and relations of the tenant's episodes of ``days``; validity recomputed after."""
+    report = GraphReport()
+    where = sql_in("day", sorted(days)) if days else None
+    episodes = store.episode_rows(tenant.key, where)
+    if episodes.height == 0:
+        return report
+    existing = {r["id"]: r for r in store.entity_rows(tenant.key).iter_rows(named=True)}
+    resolve = resolver(store.merge_rows(tenant.key).iter_rows(named=True))
+    touched: dict[str, dict] = {}
+    relations: list[dict] = []
+    for episode in episodes.sort("completed_at").iter_rows(named=True):
+        report.episodes += 1
+        try:
+            session = _episode_session(root, episode, tenant)
+            if isinstance(session, str):
+                raise RuntimeError(session)
+            turns, compactions, _ = scrubbed_session(session)
+            started = time.perf_counter()
+            extraction = extract(utterances(turns, compactions, tenant.user_id), nlp=nlp or load_nlp())
+            report.nlp_s += time.perf_counter() - started
+            report.failures += [f"{episode['path']} {f}" for f in extraction.failures]
+            entities, rels = graph_rows(tenant.key, episode, extraction, {**existing, **touched}, resolve)
+        except Exception as exc:  # an extraction failure never blocks the other episodes
+            message = f"{episode['path']}: extraction failed ({type(exc).__name__}: {exc})"
+            log.warning(message)
+            report.failures.append(message)
+            continue
+        touched.update(entities)
+        relations += rels
+    new = [row for eid, row in touched.items() if eid not in existing]
+    report.entities_new, report.entities_touched = len(new), len(touched)
+    need_vectors = [row for row in touched.values() if row["vector"] is None]
+    if need_vectors:
+        vectors = embedder.embed([row["name"] for row in need_vectors])
+        for row, vector in zip(need_vectors, vectors, strict=True):
+            row["vector"] = vector.tolist()
+    store.upsert_entities(list(touched.values()))
+    # Relations an earlier version of these episodes had but this one does not are dropped.
+    episode_ids = episodes["id"].to_list()
+    before = store.relation_rows(tenant.key, sql_in("source_episode", episode_ids))
+    fresh_ids = {r["id"] for r in relations}
+    stale = [i for i in (before["id"].to_list() if before.height else []) if i not in fresh_ids]
+    kept_valid_to = {r["id"]: r["valid_to"] for r in before.iter_rows(named=True)} if before.height else {}
+    for row in relations:
+        row["valid_to"] = kept_valid_to.get(row["id"])  # validity is recomputed below, over all days
+    store.upsert_relations(relations)
+    if stale:
+        store.relations().delete(sql_in("id", stale))
+    report.relations, report.relations_removed = relations, len(stale)
+    report.predicates.update(r["predicate"] for r in relations)
+    report.validity_changed = close_validity(store, tenant)
+    return report
+
+
+def close_validity(store: ConsolidationStore, tenant: Tenant) -> list[dict]:
+    rows = store.relation_rows(tenant.key, "single_valued = true")
+    changed = recompute_validity(list(rows.iter_rows(named=True))) if rows.height else []
+    if changed:
+        store.upsert_relations(changed)
+    return changed
+
+
+@dataclass
+class DedupReport:
+    entities: int = 0
+    merged: list[dedup_rules.Decision] = field(default_factory=list)
+    ambiguous: list[dedup_rules.Decision] = field(default_factory=list)
+    relations_repointed: int = 0
+    names: dict[str, str] = field(default_factory=dict)
+
+
+def dedup_entities(store: ConsolidationStore, tenant: Tenant, now: datetime) -> DedupReport:
+    """Merge equivalent entities of a tenant, flag ambiguous pairs, re-point relations."""
+    report = DedupReport()
+    entities = {r["id"]: r for r in store.entity_rows(tenant.key).iter_rows(named=True)}
+    report.entities = len(entities)
+    report.names = {eid: row["name"] for eid, row in entities.items()}
+    decisions = dedup_rules.plan_merges(list(entities.values()))
+    known = set(store.merge_rows(tenant.key)["id"].to_list())
+    history, merged_into = [], {}
+    for d in decisions:
+        mid = stable_id("merge", tenant.key, d.from_id, d.into_id)
+        if d.status == dedup_rules.MERGED:
+            report.merged.append(d)
+            merged_into[d.from_id] = d.into_id
+        elif mid in known:
+            continue  # flagged before: the flag stands, unchanged
+        else:
+            report.ambiguous.append(d)
+        history.append({
+            "id": mid, "tenant": tenant.key, "from_id": d.from_id, "from_name": entities[d.from_id]["name"],
+            "into_id": d.into_id, "into_name": entities[d.into_id]["name"], "status": d.status,
+            "reason": d.reason, "score": d.score, "decided_at": now,
+        })
+    if not history:
+        return report
+    if merged_into:
+        for gone_id, kept_id in merged_into.items():
+            gone, kept = entities[gone_id], entities[kept_id]
+            names = {gone["name"], *(gone["aliases"] or []), *(kept["aliases"] or [])} - {kept["name"]}
+            kept["aliases"] = sorted(names)
+            kept["episode_ids"] = sorted({*(kept["episode_ids"] or []), *(gone["episode_ids"] or [])})
+            kept["first_seen"] = min(filter(None, [kept["first_seen"], gone["first_seen"]]), default=None)
+            kept["last_seen"] = max(filter(None, [kept["last_seen"], gone["last_seen"]]), default=None)
+        store.upsert_entities([entities[k] for k in set(merged_into.values())])
+        relations = store.relation_rows(
+            tenant.key, f"{sql_in('subject_id', merged_into)} OR {sql_in('object_id', merged_into)}"
+        )
+        repointed = []
+        for row in relations.iter_rows(named=True):
+            row["subject_id"] = merged_into.get(row["subject_id"], row["subject_id"])
+            if row["object_id"]:
+                row["object_id"] = merged_into.get(row["object_id"], row["object_id"])
+            repointed.append(row)
+        store.upsert_relations(repointed)
+        report.relations_repointed = len(repointed)
+    store.upsert_merges(history)  # history first: a crash after it still resolves old names
+    store.delete_entities(merged_into)
+    close_validity(store, tenant)
+    return report
+
+
+@dataclass
+class DreamReport:
+    episodes: list[dict] = field(default_factory=list)
+    result: DreamResult | None = None
+    produced_by: str = "extractive"
+    llm_error: str | None = None
+    problems: list[str] = field(default_factory=list)
+    refused: str | None = None
+
+
+def dream(
+    root: Path, store: ConsolidationStore, tenant: Tenant, now: datetime, llm: LLMClient | None = None,
+    limit: int = MAX_EPISODES,
+) -> DreamReport:
+    """Promote the tenant's oldest unpromoted episodes (at most ``limit``) into the day's file."""
+    report = DreamReport()
+    pending = store.episode_rows(tenant.key, "promoted_at IS NULL")
+    if pending.height == 0:
+        return report
+    episodes = list(pending.sort(["completed_at", "id"]).head(limit).iter_rows(named=True))
+    report.episodes = episodes
+    ids = [e["id"] for e in episodes]
+    relations = list(store.relation_rows(tenant.key, sql_in("source_episode", ids)).iter_rows(named=True))
+    names = {r["id"]: r["name"] for r in store.entity_rows(tenant.key).iter_rows(named=True)}
+    for rel in relations:  # show the entity's name ("Alice"), not the words of the turn ("alice")
+        rel["subject"] = names.get(rel["subject_id"], rel["subject"])
+        rel["object"] = names.get(rel["object_id"], rel["object"]) if rel["object_id"] else rel["object"]
+    lines, report.problems = collect_lines(root, episodes, relations)
+    if llm is not None:
+        try:
+            lines = llm_lines(llm, lines)
+            report.produced_by = "llm"
+        except LLMError as exc:
+            report.llm_error = str(exc)
+    path = dreaming_path(root, tenant, now)
+    try:
+        report.result = write_document(path, tenant, now, lines, report.produced_by)
+    except HumanFileError as exc:
+        report.refused = str(exc)
+        return report
+    store.mark_promoted(ids, now)
+    return report

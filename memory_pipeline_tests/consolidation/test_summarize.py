@@ -1,0 +1,43 @@
+"""Extractive summaries: the compaction summary wins when present, the abstract is one sentence of
+about 200 characters, and key topics are proper-noun phrases, not sentence openers."""
+
+from memory_pipeline.consolidation.summarize import key_topics, shorten, summarize_turns
+from memory_pipeline.sources.transcripts import parse_transcript
+from memory_pipeline_tests.conftest import SAMPLE_ROOT
+
+
+def sample(name: str):
+    return parse_transcript((SAMPLE_ROOT / "support-bot/sessions/alice" / name).read_text())
+
+
+def test_extractive_summary_of_a_session():
+    t = sample("sess-20261030-tw02.jsonl")
+    s = summarize_turns(t.turns, t.compactions)
+    assert s.produced_by == "extractive"
+    assert "PostgreSQL 16" in s.summary
+    assert 40 <= len(s.l0_abstract) <= 201 and "\n" not in s.l0_abstract
+    assert "Dana Whitfield" in s.key_topics and "PostgreSQL 16" in s.key_topics
+
+
+def test_compaction_summary_is_used_and_later_turns_appended():
+    t = sample("sess-20261118-tw05.jsonl")
+    s = summarize_turns(t.turns, t.compactions)
+    assert s.produced_by == "compaction"
+    assert s.summary.startswith(t.compactions[-1][1].split(".")[0])
+    assert "Afterwards:" in s.summary
+    assert s.l0_abstract.startswith("Alice (Tidewater Logistics")
+
+
+def test_key_topics_skip_openers_dates_and_pleasantries():
+    topics = key_topics([
+        "Hey Caroline! Great to see you. Thanks.",
+        "Ticket LUM-48213 is with Tier 2 until Tuesday. Rui Santos owns the loader, and Rui agrees.",
+    ])
+    assert "Caroline" in topics and "LUM-48213" in topics and "Rui Santos" in topics
+    assert not {"Hey", "Great", "Thanks", "Tuesday", "Rui", "Ticket LUM-48213"} & set(topics)
+
+
+def test_shorten_cuts_at_a_word():
+    text = "word " * 100
+    short = shorten(text, 50)
+    assert len(short) <= 50 and short.endswith("…") and "  " not in short
