@@ -1,0 +1,1 @@
+"""The memory graph: typed memories with an audit trail, graph queries, bulletins and stats."""

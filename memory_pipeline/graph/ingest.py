@@ -1,0 +1,164 @@
+"""Extracting one tenant's typed memories from its transcripts and Markdown, incrementally.
+
+A manifest (``memory_sources``) records each file's content hash and the memories it produced.
+An unchanged file is skipped; a changed file's memories are replaced by what it yields now; a
+deleted file's memories go. Memories stored through a tool (source ``live``) are never touched,
+and memories that were forgotten or skipped are not stored again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from memory_pipeline.graph.dates import tenant_timezone, zone
+from memory_pipeline.graph.extract import (
+    EXTRACTOR_VERSION,
+    Extracted,
+    extract,
+    markdown_passages,
+    transcript_passages,
+)
+from memory_pipeline.graph.operations import MemoryGraph
+from memory_pipeline.graph.store import SOURCE_CHANGED, now_utc
+from memory_pipeline.sources.transcripts import parse_transcript
+from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, read_text_file, scan_workspace
+from memory_pipeline.store.lance import sql_in
+from memory_pipeline.tenancy import Tenant
+
+SOURCE_KINDS = {"markdown": (KIND_MEMORY,), "transcript": (KIND_SESSIONS,), "all": (KIND_MEMORY, KIND_SESSIONS)}
+
+
+@dataclass
+class IngestReport:
+    tenant: str
+    timezone: str
+    files_seen: int = 0
+    files_extracted: int = 0
+    files_unchanged: int = 0
+    files_removed: int = 0
+    memories_written: int = 0
+    memories_removed: int = 0
+    blocked: int = 0
+    by_type: dict[str, int] = field(default_factory=dict)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    preview: list[dict] = field(default_factory=list)
+
+
+def ingest_tenant(
+    graph: MemoryGraph,
+    root: str | Path,
+    tenant: Tenant,
+    *,
+    source: str = "all",
+    max_age_days: int | None = None,
+    now: datetime | None = None,
+    max_file_bytes: int = 8_000_000,
+    actor: str = "graph_ingest",
+) -> IngestReport:
+    """Extract typed memories from the tenant's changed files; returns what was done."""
+    if source not in SOURCE_KINDS:
+        raise ValueError(f"unknown source {source!r}: use markdown, transcript or all")
+    now = now or now_utc()
+    cutoff = now - timedelta(days=max_age_days) if max_age_days is not None else None
+    options = f"{EXTRACTOR_VERSION}|max_age={max_age_days}"
+    root = Path(root).resolve()
+    files = [f for f in scan_workspace(root, only=[tenant]).files.get(tenant, []) if f.kind in SOURCE_KINDS[source]]
+    memory_files = [root / f.path for f in files if f.kind == KIND_MEMORY and f.scope_path.lower() == "memory.md"]
+    tz_name = tenant_timezone(memory_files) or "UTC"
+    tz = zone(tz_name)
+    report = IngestReport(tenant.key, tz_name, files_seen=len(files))
+    manifest = graph.store.manifest(tenant.key)
+    blocked = graph.store.blocked_ids(tenant.key)
+
+    todo: list[tuple[str, str, list]] = []  # (path, hash, passages)
+    for f in files:
+        read = read_text_file(root / f.path, max_file_bytes)
+        if read.text is None:
+            report.skipped.append((f.path, read.reason or "unreadable"))
+            continue
+        known = manifest.get(f.path)
+        if known and known["content_hash"] == read.content_hash and known.get("options") == options:
+            report.files_unchanged += 1
+            continue
+        if f.kind == KIND_SESSIONS:
+            passages = transcript_passages(parse_transcript(read.text).turns, f.path)
+        else:
+            written = datetime.fromtimestamp(f.mtime_ns / 1e9, tz=UTC)
+            passages = markdown_passages(read.text, f.path, tz, written)
+        if cutoff is not None:
+            passages = [p for p in passages if p.said_at >= cutoff or not p.dated]
+        todo.append((f.path, read.content_hash, passages))
+
+    extracted = extract([p for _, _, ps in todo for p in ps], tz) if todo else []
+    by_path: dict[str, list[Extracted]] = {}
+    for item in extracted:
+        by_path.setdefault(item.source_ref.split("#", 1)[0], []).append(item)
+
+    rows: dict[str, dict] = {}
+    manifest_rows = []
+    for path, digest, _ in todo:
+        ids = []
+        for item in by_path.get(path, []):
+            row = graph.row(
+                tenant, item.memory_type, item.content, reasoning=item.reasoning, occurred_at=item.occurred_at,
+                happens_at=item.happens_at, confidence=item.confidence, source=item.source, source_ref=item.source_ref,
+            )
+            if row["id"] in blocked:
+                report.blocked += 1
+                continue
+            ids.append(row["id"])
+            rows.setdefault(row["id"], row)
+        manifest_rows.append({
+            "id": f"{tenant.key}|{path}", "tenant": tenant.key, "path": path, "content_hash": digest,
+            "memory_ids": sorted(set(ids)), "options": options, "extracted_at": now,
+        })
+        report.files_extracted += 1
+
+    # Memories a changed or deleted file no longer yields, unless another file still does.
+    seen_paths = {f.path for f in files}
+    gone_paths = [p for p in manifest if p not in seen_paths and _kind_of(p) in SOURCE_KINDS[source]]
+    redone = {p for p, _, _ in todo}
+    old_ids = {i for p in [*redone, *gone_paths] if p in manifest for i in (manifest[p]["memory_ids"] or [])}
+    still = {i for p, m in manifest.items() if p not in redone and p not in gone_paths for i in (m["memory_ids"] or [])}
+    stale = sorted(old_ids - set(rows) - still)
+
+    if rows:
+        existing = graph.store.memory_rows(tenant.key, sql_in("id", list(rows)))
+        for old in existing.iter_rows(named=True):
+            rows[old["id"]]["created_at"] = old["created_at"]
+        graph.embed_rows(list(rows.values()))
+        graph.store.upsert_memories(list(rows.values()))
+    if stale:
+        live = graph.store.memory_rows(tenant.key, f"{sql_in('id', stale)} AND source = 'live'")
+        stale = sorted(set(stale) - set(live["id"].to_list() if live.height else []))
+        graph.store.delete_memories(tenant.key, stale)
+    graph.store.upsert_manifest(manifest_rows)
+    graph.store.delete_manifest(tenant.key, gone_paths)
+    graph.store.ensure_fts_index()
+    audit = [
+        {"tenant": tenant.key, "memory_id": mid, "op": "store", "memory_type": row["memory_type"],
+         "fields": ["content"], "reason": f"extracted from {row['source_ref']}", "actor": actor}
+        for mid, row in rows.items()
+    ]
+    audit += [
+        {"tenant": tenant.key, "memory_id": mid, "op": "forget", "memory_type": None,
+         "fields": [SOURCE_CHANGED], "reason": "its source file changed or was deleted", "actor": actor}
+        for mid in stale
+    ]
+    graph.store.append_audit(audit)
+    report.files_removed = len(gone_paths)
+    report.memories_written = len(rows)
+    report.memories_removed = len(stale)
+    for row in rows.values():
+        report.by_type[row["memory_type"]] = report.by_type.get(row["memory_type"], 0) + 1
+    report.preview = [
+        {"type": r["memory_type"], "content": r["content"][:120], "happens_at": r["happens_at"]}
+        for r in list(rows.values())[:8]
+    ]
+    return report
+
+
+def _kind_of(path: str) -> str:
+    return KIND_SESSIONS if "/sessions/" in path else KIND_MEMORY

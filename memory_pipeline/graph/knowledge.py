@@ -1,0 +1,145 @@
+"""Knowledge-graph search: an entity, its relations valid now or as of a time, its neighbours.
+
+Entities and relations are written by consolidation (``semantic_graph``, ``entity_dedup``); this
+module only reads them, with the typed memories that mention the entity alongside. A relation
+holds at time t when ``valid_from <= t`` (or unknown) and ``valid_to`` is unset or after t.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import polars as pl
+from rapidfuzz import fuzz, process
+
+from memory_pipeline.consolidation.graph import normalize_name
+from memory_pipeline.graph.operations import MemoryOperationError, public
+from memory_pipeline.graph.query import ReadScope
+from memory_pipeline.graph.store import GraphStore
+from memory_pipeline.store.lance import sql_in
+
+ENTITIES = "entities"
+RELATIONS = "relations"
+MATCH_THRESHOLD = 85
+
+
+def knowledge_graph_search(
+    store: GraphStore,
+    entity: str,
+    scope: ReadScope,
+    *,
+    as_of: datetime | None = None,
+    include_history: bool = False,
+    max_results: int = 20,
+) -> dict:
+    """What the graph knows about ``entity``, as of ``as_of`` (default now)."""
+    if not entity or not entity.strip() or len(entity) > 200:
+        raise MemoryOperationError("entity must be a name of 1 to 200 characters")
+    when = (as_of or datetime.now(UTC)).astimezone(UTC)
+    wanted = normalize_name(entity)
+    for tenants in (scope.primary, scope.fallback):
+        if not tenants:
+            continue
+        found = _search(store, tenants, entity, wanted, when, include_history, max_results)
+        if found["entities"] or found["relations"] or found["memories"]:
+            return found
+    return {"entity": entity, "as_of": when.isoformat(), "entities": [], "relations": [], "neighbours": [],
+            "memories": [], "note": _empty_note(store)}
+
+
+def _empty_note(store: GraphStore) -> str:
+    if not store.has(RELATIONS):
+        return "the knowledge graph is empty: run consolidation (semantic_graph) for this tenant"
+    return "nothing known about this entity"
+
+
+def _read(store: GraphStore, name: str, tenants: list[str]) -> pl.DataFrame:
+    if not store.has(name):
+        return pl.DataFrame()
+    return pl.from_arrow(store.db.open_table(name).search().where(sql_in("tenant", tenants)).limit(None).to_arrow())
+
+
+def _search(store, tenants, entity, wanted, when, include_history, max_results) -> dict:
+    entities = _read(store, ENTITIES, tenants)
+    matched: dict[str, str] = {}  # entity id -> name
+    if entities.height:
+        names = {}
+        for row in entities.select("id", "name", "aliases").iter_rows(named=True):
+            for name in [row["name"], *(row["aliases"] or [])]:
+                names[(row["id"], name)] = normalize_name(name)
+        for (eid, name), score, _ in process.extract(wanted, names, scorer=fuzz.token_set_ratio, limit=10):
+            if score >= MATCH_THRESHOLD:
+                matched.setdefault(eid[0], eid[1])
+    relations = _read(store, RELATIONS, tenants)
+    rel_rows: list[dict] = []
+    if relations.height:
+        by_id = pl.col("subject_id").is_in(list(matched)) | pl.col("object_id").is_in(list(matched))
+        by_name = pl.col("subject").map_elements(normalize_name, return_dtype=pl.String).eq(wanted) | pl.col(
+            "object").map_elements(normalize_name, return_dtype=pl.String).eq(wanted)
+        hits = relations.filter(by_id | by_name)
+        for row in hits.sort("valid_from", nulls_last=True).iter_rows(named=True):
+            valid = _valid_at(row, when)
+            if valid or include_history:
+                rel_rows.append({
+                    "subject": row["subject"], "predicate": row["predicate"], "object": row["object"],
+                    "valid_from": _iso(row["valid_from"]), "valid_to": _iso(row["valid_to"]), "valid": valid,
+                    "confidence": round(float(row["confidence"]), 3), "evidence": row["evidence"],
+                    "citation": f"{row['path']}#L{row['line']}",
+                })
+    ids = set(matched)
+    neighbours = sorted({
+        r["object"] if normalize_name(r["subject"]) == wanted or r["subject"] in matched.values() else r["subject"]
+        for r in rel_rows if r["valid"]
+    } - {entity})
+    memories = store.memory_rows(tenants)
+    mentions = []
+    if memories.height:
+        names = {entity.casefold(), *(n.casefold() for n in matched.values())}
+        mask = memories["content"].map_elements(
+            lambda text: any(n in text.casefold() for n in names), return_dtype=pl.Boolean
+        )
+        mentioned = memories.filter(mask).sort("updated_at", descending=True).head(max_results)
+        mentions = [public(r) for r in mentioned.iter_rows(named=True)]
+    ents = entities.filter(pl.col("id").is_in(list(ids))) if ids else pl.DataFrame()
+    return {
+        "entity": entity,
+        "as_of": when.isoformat(),
+        "entities": [
+            {"id": r["id"], "name": r["name"], "type": r["type"], "aliases": r["aliases"] or []}
+            for r in (ents.iter_rows(named=True) if ents.height else [])
+        ],
+        "relations": rel_rows[:max_results],
+        "neighbours": neighbours,
+        "memories": mentions,
+    }
+
+
+def _valid_at(row: dict, when: datetime) -> bool:
+    start, end = row["valid_from"], row["valid_to"]
+    if start is not None and _utc(start) > when:
+        return False
+    return end is None or _utc(end) > when
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return _utc(value).isoformat() if value is not None else None
+
+
+def relation_counts(store: GraphStore, tenants: list[str], when: datetime | None = None) -> dict:
+    """Relations in the graph for these tenants: total, valid now, and per predicate."""
+    relations = _read(store, RELATIONS, tenants)
+    if not relations.height:
+        return {"total": 0, "valid_now": 0, "by_predicate": {}, "entities": _read(store, ENTITIES, tenants).height}
+    when = when or datetime.now(UTC)
+    valid = sum(_valid_at(r, when) for r in relations.select("valid_from", "valid_to").iter_rows(named=True))
+    counts = relations.group_by("predicate").len().sort("len", descending=True)
+    return {
+        "total": relations.height,
+        "valid_now": valid,
+        "by_predicate": dict(zip(counts["predicate"].to_list(), counts["len"].to_list())),
+        "entities": _read(store, ENTITIES, tenants).height,
+    }

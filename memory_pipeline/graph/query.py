@@ -1,0 +1,226 @@
+"""Questions to the memory graph: typed filters, hybrid recall over memories, and scopes.
+
+Time windows are computed in the user's timezone: ``happens_within="1d"`` at 23:30 in Lisbon
+reaches 23:30 tomorrow, and a date-only bound such as ``occurred_to="2026-11-10"`` includes the
+whole of 10 November local time, however far that day is from UTC.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import polars as pl
+
+from memory_pipeline.config import RecallConfig, Settings
+from memory_pipeline.embedding import Embedder
+from memory_pipeline.graph.dates import tenant_timezone, zone
+from memory_pipeline.graph.operations import MemoryOperationError, check_type, public
+from memory_pipeline.graph.store import MEMORIES, GraphStore, now_utc
+from memory_pipeline.recall.scope import recall_scopes
+from memory_pipeline.store.lance import sql_in
+from memory_pipeline.tenancy import Tenant
+
+SORTS = ("scheduled", "recent", "confidence")
+MAX_RESULTS = 100
+_DURATION_RE = re.compile(r"^\s*(\d{1,5})\s*(m|min|h|d|w)\s*$", re.I)
+_UNITS = {"m": "minutes", "min": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+@dataclass(frozen=True)
+class ReadScope:
+    """The tenants a reader sees, best first; fallback tenants only when the others hold nothing."""
+
+    primary: list[str]
+    fallback: list[str]
+
+
+def read_scope(agent: str, user: str | None, settings: Settings) -> ReadScope:
+    scopes = recall_scopes(agent, user, settings)
+    return ReadScope([s.key for s in scopes if not s.fallback], [s.key for s in scopes if s.fallback])
+
+
+def own_scope(agent: str, user: str | None, settings: Settings) -> ReadScope:
+    """The user's own memory (and its leader's for a team member), without agent-wide notes."""
+    scope = read_scope(agent, user, settings)
+    return ReadScope(scope.primary[:1], scope.fallback[:1])
+
+
+def tenant_tz(root: str | Path, tenant: Tenant) -> ZoneInfo:
+    """The timezone the tenant's MEMORY.md names, else UTC."""
+    base = Path(root) / tenant.agent_id
+    folder = base if tenant.is_global else base / "users" / tenant.user_id
+    return zone(tenant_timezone([folder / "MEMORY.md", folder / "memory.md"]))
+
+
+def parse_duration(value: str) -> timedelta:
+    match = _DURATION_RE.match(value or "")
+    if not match:
+        raise MemoryOperationError(
+            f"happens_within {value!r} is not a duration: use a number and a unit, e.g. 90m, 12h, 7d or 2w"
+        )
+    return timedelta(**{_UNITS[match.group(2).lower()]: int(match.group(1))})
+
+
+def parse_bound(value: str | datetime | date | None, tz: ZoneInfo, end: bool = False) -> datetime | None:
+    """A time bound: ISO datetime (naive = the user's local time) or date (a whole local day)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=tz)).astimezone(UTC)
+    if isinstance(value, date):
+        day = value
+    else:
+        text = str(value).strip()
+        try:
+            if len(text) == 10:
+                day = date.fromisoformat(text)
+            else:
+                parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+                return (parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)).astimezone(UTC)
+        except ValueError:
+            raise MemoryOperationError(
+                f"time {value!r} is not ISO-8601: use 2026-11-10 or 2026-11-10T09:30 (local) or ...+00:00"
+            ) from None
+    if end:
+        day = day + timedelta(days=1)  # a date-only upper bound includes that whole day
+    return datetime(day.year, day.month, day.day, tzinfo=tz).astimezone(UTC)
+
+
+def query_memories(
+    store: GraphStore,
+    scope: ReadScope,
+    *,
+    memory_type: str | list[str] | None = None,
+    happens_within: str | None = None,
+    occurred_from: str | datetime | date | None = None,
+    occurred_to: str | datetime | date | None = None,
+    sort_by: str = "recent",
+    max_results: int = 10,
+    now: datetime | None = None,
+    tz: ZoneInfo | None = None,
+) -> list[dict]:
+    """Memories matching typed filters, sorted, at most ``max_results``."""
+    tz = tz or ZoneInfo("UTC")
+    now = (now or now_utc()).astimezone(UTC)
+    if sort_by not in SORTS:
+        raise MemoryOperationError(f"sort_by {sort_by!r}: use one of {', '.join(SORTS)}")
+    if not isinstance(max_results, int) or not 1 <= max_results <= MAX_RESULTS:
+        raise MemoryOperationError(f"max_results must be an integer from 1 to {MAX_RESULTS}, got {max_results!r}")
+    types = [memory_type] if isinstance(memory_type, str) else list(memory_type or [])
+    types = [check_type(t) for t in types]
+    start = parse_bound(occurred_from, tz)
+    stop = parse_bound(occurred_to, tz, end=True)
+    horizon = now + parse_duration(happens_within) if happens_within else None
+    for tenants in (scope.primary, scope.fallback):
+        if not tenants:
+            continue
+        frame = store.memory_rows(tenants, sql_in("memory_type", types) if types else None)
+        if frame.height:
+            frame = _filter(frame, now, start, stop, horizon)
+        if frame.height:
+            return [public(r) for r in _sort(frame, sort_by).head(max_results).iter_rows(named=True)]
+    return []
+
+
+def _filter(frame: pl.DataFrame, now, start, stop, horizon) -> pl.DataFrame:
+    if start is not None:
+        frame = frame.filter(pl.col("occurred_at") >= start)
+    if stop is not None:
+        frame = frame.filter(pl.col("occurred_at") < stop)
+    if horizon is not None:
+        frame = frame.filter((pl.col("happens_at") >= now) & (pl.col("happens_at") <= horizon))
+    return frame
+
+
+def _sort(frame: pl.DataFrame, sort_by: str) -> pl.DataFrame:
+    if sort_by == "scheduled":
+        return frame.sort(["happens_at", "confidence"], descending=[False, True], nulls_last=True)
+    if sort_by == "confidence":
+        return frame.sort(["confidence", "updated_at"], descending=[True, True], nulls_last=True)
+    recent = pl.coalesce(pl.col("occurred_at"), pl.col("created_at")).alias("_when")
+    return frame.with_columns(recent).sort(["_when", "updated_at"], descending=True, nulls_last=True).drop("_when")
+
+
+def recall_memories(
+    store: GraphStore,
+    embedder: Embedder,
+    query: str,
+    scope: ReadScope,
+    *,
+    memory_type: str | None = None,
+    k: int = 6,
+    min_score: float | None = None,
+    config: RecallConfig | None = None,
+) -> list[dict]:
+    """Hybrid recall over typed memories: 0.7 x cosine + 0.3 x normalized BM25 (DESIGN §6)."""
+    config = config or RecallConfig()
+    min_score = config.min_score if min_score is None else min_score
+    if not query or not query.strip():
+        raise MemoryOperationError("query must be a non-empty string")
+    if not 1 <= k <= MAX_RESULTS:
+        raise MemoryOperationError(f"k must be from 1 to {MAX_RESULTS}, got {k}")
+    where = sql_in("memory_type", [check_type(memory_type)]) if memory_type else None
+    qvec = embedder.embed([query.strip()])[0]
+    for tenants in (scope.primary, scope.fallback):
+        if not tenants:
+            continue
+        frame = store.memory_rows(tenants, where, vectors=True)
+        if not frame.height:
+            continue
+        hits = _hybrid(store, frame, qvec, query, tenants, config)
+        hits = [h for h in hits if h["score"] >= min_score][:k]
+        if hits:
+            return hits
+    return []
+
+
+def _hybrid(store: GraphStore, frame: pl.DataFrame, qvec, query: str, tenants, config: RecallConfig) -> list[dict]:
+    vectors = frame["vector"].to_list()
+    cos = np.zeros(frame.height, dtype=np.float32)
+    have = [i for i, v in enumerate(vectors) if v is not None]
+    if have:
+        matrix = np.asarray([vectors[i] for i in have], dtype=np.float32)
+        cos[have] = np.clip(matrix @ qvec, 0.0, 1.0)
+    bm25 = _text_scores(store, query, tenants, frame.height)
+    ids = frame["id"].to_list()
+    text = np.array([bm25.get(i, 0.0) for i in ids], dtype=np.float32)
+    if text.max(initial=0.0) > 0:
+        text = text / text.max()
+    if not bm25:
+        scores = cos
+    elif not have:
+        scores = text
+    else:
+        scores = config.vector_weight * cos + config.text_weight * text
+    order = np.argsort(-scores, kind="stable")
+    rows = frame.drop("vector").to_dicts()
+    out = []
+    for i in order:
+        row = public(rows[i])
+        row["has_embedding"] = vectors[i] is not None
+        row["score"] = round(float(scores[i]), 4)
+        row["parts"] = {"vector": round(float(cos[i]), 4), "text": round(float(text[i]), 4)}
+        out.append(row)
+    return out
+
+
+def _text_scores(store: GraphStore, query: str, tenants, limit: int) -> dict[str, float]:
+    if not store.has(MEMORIES):
+        return {}
+    table = store.db.open_table(MEMORIES)
+    try:
+        arrow = (
+            table.search(query, query_type="fts", fts_columns="content")
+            .where(sql_in("tenant", tenants), prefilter=True)
+            .select(["id", "_score"])
+            .limit(max(limit, 1))
+            .to_arrow()
+        )
+    except (ValueError, RuntimeError, OSError):
+        return {}  # no full-text index yet: the vector channel stands alone
+    return dict(zip(arrow.column("id").to_pylist(), arrow.column("_score").to_pylist()))

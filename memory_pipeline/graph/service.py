@@ -1,0 +1,136 @@
+"""One reader's view of the memory graph: the agent and user it serves, its scopes, timezone,
+and whether it may write. The CLI and the MCP server both go through it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from zoneinfo import ZoneInfo
+
+from memory_pipeline.config import Settings, get_settings
+from memory_pipeline.embedding import EMBEDDER_IDENTITY, Embedder, make_embedder
+from memory_pipeline.graph import bulletin as bulletins
+from memory_pipeline.graph.knowledge import knowledge_graph_search
+from memory_pipeline.graph.operations import MemoryGraph, MemoryOperationError, ReadOnlyError
+from memory_pipeline.graph.query import (
+    ReadScope,
+    own_scope,
+    parse_bound,
+    query_memories,
+    read_scope,
+    recall_memories,
+    tenant_tz,
+)
+from memory_pipeline.graph.stats import graph_stats
+from memory_pipeline.graph.store import GraphStore
+from memory_pipeline.recall.scope import is_read_only
+from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
+
+
+@dataclass
+class MemoryService:
+    agent: str
+    user: str = GLOBAL_USER
+    settings: Settings = field(default_factory=get_settings)
+    read_only: bool = False
+    actor: str = "cli"
+    embedder: Embedder | None = None
+
+    def __post_init__(self) -> None:
+        validate_id(self.agent, "agent id")
+        validate_id(self.user, "user id")
+        # A team member never writes, whatever it was started with.
+        self.read_only = self.read_only or is_read_only(self.agent, self.settings)
+
+    @property
+    def tenant(self) -> Tenant:
+        return Tenant(self.agent, self.user)
+
+    @cached_property
+    def tz(self) -> ZoneInfo:
+        return tenant_tz(self.settings.root, self.tenant)
+
+    @cached_property
+    def scope(self) -> ReadScope:
+        return read_scope(self.agent, self.user, self.settings)
+
+    @cached_property
+    def own(self) -> ReadScope:
+        return own_scope(self.agent, self.user, self.settings)
+
+    @cached_property
+    def store(self) -> GraphStore:
+        dim = self.embedder.dim if self.embedder else EMBEDDER_IDENTITY[self.settings.embedder][1]
+        return GraphStore(self.settings.lancedb_uri, dim)
+
+    @cached_property
+    def graph(self) -> MemoryGraph:
+        embedder = self.embedder or make_embedder(self.settings.embedder, self.settings.embed_batch_size)
+        self.embedder = embedder
+        return MemoryGraph(self.store, embedder)
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyError()
+
+    def time(self, value: str | None, what: str) -> datetime | None:
+        if value is None or value == "":
+            return None
+        try:
+            return parse_bound(value, self.tz)
+        except MemoryOperationError as exc:
+            raise MemoryOperationError(f"{what}: {exc}") from None
+
+    # -- reads ----------------------------------------------------------------------------
+    def recall(self, query: str, memory_type: str | None = None, k: int = 6, min_score: float | None = None) -> list[dict]:
+        return recall_memories(
+            self.store, self.graph.embedder, query, self.scope, memory_type=memory_type, k=k,
+            min_score=min_score, config=self.settings.recall,
+        )
+
+    def query(self, **filters) -> list[dict]:
+        return query_memories(self.store, self.scope, tz=self.tz, **filters)
+
+    def knowledge(self, entity: str, as_of: str | None = None, include_history: bool = False) -> dict:
+        return knowledge_graph_search(
+            self.store, entity, self.scope, as_of=self.time(as_of, "as_of"), include_history=include_history,
+        )
+
+    def bulletin(self, kind: str = "memory", per_section: int = 5, now: datetime | None = None) -> str:
+        return bulletins.bulletin(self.store, self.own, kind, per_section=per_section, now=now, tz=self.tz)
+
+    def stats(self) -> dict:
+        return graph_stats(self.store, self.scope.primary[:1] + self.scope.fallback[:1])
+
+    # -- writes ---------------------------------------------------------------------------
+    def store_memory(self, memory_type: str, content: str, reasoning: str | None = None,
+                     happens_at: str | None = None, occurred_at: str | None = None,
+                     confidence: float | None = None) -> dict:
+        self._writable()
+        return self.graph.store_memory(
+            self.tenant, memory_type, content, reasoning=reasoning, happens_at=self.time(happens_at, "happens_at"),
+            occurred_at=self.time(occurred_at, "occurred_at"), confidence=confidence, actor=self.actor,
+        )
+
+    def update_memory(self, memory_id: str, reason: str | None = None, **changes) -> dict:
+        self._writable()
+        for key in ("happens_at", "occurred_at"):
+            if isinstance(changes.get(key), str):
+                changes[key] = self.time(changes[key], key)
+        return self.graph.update_memory(self.tenant, _mid(memory_id), reason=reason, actor=self.actor, **changes)
+
+    def forget_memory(self, memory_id: str, reason: str) -> dict:
+        self._writable()
+        return self.graph.forget_memory(self.tenant, _mid(memory_id), reason, actor=self.actor)
+
+    def skip_memory(self, content: str, reason: str, memory_type: str = "observation") -> dict:
+        self._writable()
+        return self.graph.skip_memory(self.tenant, content, reason, memory_type, actor=self.actor)
+
+
+def _mid(value: str) -> str:
+    if not isinstance(value, str) or not value.startswith("m_") or len(value) != 26 or not value[2:].isalnum():
+        raise MemoryOperationError(f"memory_id {value!r} is not a memory id (m_ and 24 hex digits, as queries return)")
+    return value
