@@ -34,6 +34,7 @@ PATTERNS = "Recurring patterns"
 DECISIONS = "Key decisions"
 SECTIONS = (PREFERENCES, PROJECT_FACTS, PATTERNS, DECISIONS)
 LINE_CHARS = 260
+EMPTY_SECTION = "_Nothing yet._"
 _CITATION_RE = re.compile(r"\s*\[[^\[\]]*#L\d+(?:-L\d+)?\]\s*$")
 _GRAPH_RULES = frozenset({"role", "residence", "employer", "preference"})
 
@@ -179,7 +180,7 @@ def render_document(tenant: Tenant, day: datetime, sections: dict[str, list[str]
     ]
     for name in [*SECTIONS, *(s for s in sections if s not in SECTIONS)]:
         out += ["", f"## {name}", ""]
-        out += sections.get(name) or ["- (nothing yet)"]
+        out += sections.get(name) or [EMPTY_SECTION]
     return "\n".join(out) + "\n"
 
 
@@ -200,8 +201,6 @@ def write_document(path: Path, tenant: Tenant, day: datetime, lines: Sequence[Li
         if not existing.startswith(MARKER):
             raise HumanFileError(f"{path} exists and was not written by dreaming (no marker line); left untouched")
     sections = parse_document(existing)
-    for name in sections:
-        sections[name] = [line for line in sections[name] if line != "- (nothing yet)"]
     seen = {line_key(line) for lines_ in sections.values() for line in lines_}
     added = 0
     for line in lines:

@@ -1,0 +1,194 @@
+"""Sensors of consolidation: sessions that completed, and tenants with episodes to dream about.
+
+``consolidation_sensor`` stats the transcripts every tick and reads only those whose size or
+modification time moved; a session still open is remembered with its last activity, so its idle
+timeout is noticed on a later tick without reading it again. It requests the partition
+(day of completion, tenant) once per new set of completed sessions (the run key).
+
+``dreaming_sensor`` counts unpromoted episodes per tenant (one two-column scan) and requests a
+dreaming run for a tenant with at least 5, at most once per 10 minutes per tenant: its cursor
+holds the time of each tenant's last request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import dagster as dg
+
+from memory_pipeline.consolidation.assets import consolidation_job, dreaming_job
+from memory_pipeline.consolidation.dreaming import THRESHOLD
+from memory_pipeline.consolidation.partitions import FIRST_DAY, consolidation_key
+from memory_pipeline.consolidation.sessions import SessionFile, load_session, session_files
+from memory_pipeline.consolidation.store import ConsolidationStore
+from memory_pipeline.partitions import TENANTS_PARTITION, tenant_partitions
+from memory_pipeline.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+from memory_pipeline.tenancy import InvalidTenantError, Tenant
+
+DREAM_DEBOUNCE = timedelta(minutes=10)
+MAX_READS_PER_TICK = 2000  # transcripts parsed per tick; the rest wait for the next tick
+DONE = "done"
+OPEN = "open"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def all_session_files(root: Path) -> list[SessionFile]:
+    """Every transcript ``<agent>/sessions/<user>/*.jsonl`` under the root (stat only)."""
+    found: list[SessionFile] = []
+    if not root.is_dir():
+        return found
+    for agent in sorted(os.scandir(root), key=lambda e: e.name):
+        sessions = Path(agent.path) / "sessions"
+        if not agent.is_dir(follow_symlinks=False) or not sessions.is_dir() or sessions.is_symlink():
+            continue
+        for user in sorted(os.scandir(sessions), key=lambda e: e.name):
+            if not user.is_dir(follow_symlinks=False):
+                continue
+            try:
+                tenant = Tenant(agent.name, user.name)
+            except InvalidTenantError:
+                continue
+            found += session_files(root, tenant)
+    return found
+
+
+def plan_consolidation(
+    root: Path, cursor: dict, now: datetime, idle: timedelta
+) -> tuple[dict[tuple[str, str], list[str]], dict, list[str]]:
+    """What one tick asks for: ({(day, tenant): [session paths]}, new cursor, notes)."""
+    seen = cursor.get("sessions", {})
+    new: dict[str, list] = {}
+    due: dict[tuple[str, str], list[str]] = defaultdict(list)
+    notes: list[str] = []
+    reads = 0
+    today = now.date().isoformat()
+    for file in all_session_files(root):
+        previous = seen.get(file.path)
+        if previous and previous[0] == file.fingerprint:
+            state, value = previous[1], previous[2]
+            if state == DONE or value is None or now - datetime.fromisoformat(value) < idle:
+                new[file.path] = previous
+                continue
+            day = datetime.fromisoformat(value).date().isoformat()  # went idle since the last tick
+        else:
+            if reads >= MAX_READS_PER_TICK:
+                if previous:
+                    new[file.path] = previous
+                continue
+            reads += 1
+            session = load_session(root, file, now, idle)
+            if isinstance(session, str):
+                notes.append(f"{file.path}: {session}")
+                continue
+            if not session.is_complete:
+                last = session.transcript.last_activity or file.modified_at
+                new[file.path] = [file.fingerprint, OPEN, last.isoformat()]
+                continue
+            day = session.day
+        if day < FIRST_DAY or day > today:
+            notes.append(f"{file.path}: completed on {day}, outside the day partitions ({FIRST_DAY} to {today})")
+            new[file.path] = [file.fingerprint, DONE, day]
+            continue
+        new[file.path] = [file.fingerprint, DONE, day]
+        due[(day, file.tenant.key)].append(file.path)
+    return dict(due), {"sessions": new}, notes
+
+
+@dg.sensor(
+    job=consolidation_job,
+    minimum_interval_seconds=60,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Requests the consolidation partition (day, tenant) of every newly completed session.",
+)
+def consolidation_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:
+    started = time.perf_counter()
+    settings = workspace.settings()
+    cursor = json.loads(context.cursor) if context.cursor else {}
+    due, new_cursor, notes = plan_consolidation(
+        workspace.root_path, cursor, utcnow(), timedelta(minutes=settings.session_idle_minutes)
+    )
+    for note in notes[:20]:
+        context.log.warning(note)
+    known = set(context.instance.get_dynamic_partitions(TENANTS_PARTITION))
+    new_tenants = sorted({tenant for _, tenant in due} - known)
+    requests = []
+    for (day, tenant), paths in sorted(due.items()):
+        digest = hashlib.blake2b(
+            "\n".join(f"{p}:{new_cursor['sessions'][p][0]}" for p in sorted(paths)).encode(), digest_size=8
+        ).hexdigest()
+        requests.append(
+            dg.RunRequest(
+                partition_key=consolidation_key(day, tenant),
+                run_key=f"consolidate:{day}|{tenant}:{digest}",
+                tags={"memory_pipeline/trigger": "consolidation_sensor", "memory_pipeline/sessions": str(len(paths))},
+            )
+        )
+    tracked = len(new_cursor["sessions"])
+    context.log.info(f"checked {tracked} transcripts in {time.perf_counter() - started:.2f}s")
+    return dg.SensorResult(
+        run_requests=requests,
+        dynamic_partitions_requests=[tenant_partitions.build_add_request(new_tenants)] if new_tenants else [],
+        cursor=json.dumps(new_cursor, sort_keys=True),
+        skip_reason=None if requests else f"no newly completed session among {tracked} transcripts",
+    )
+
+
+def plan_dreaming(
+    counts: dict[str, int], cursor: dict[str, float], now: datetime, threshold: int = THRESHOLD
+) -> tuple[list[str], dict[str, float], dict[str, str]]:
+    """(tenants to dream now, new cursor, why each other tenant with episodes waits)."""
+    due, waiting = [], {}
+    new_cursor = dict(cursor)
+    stamp = now.timestamp()
+    for tenant, count in sorted(counts.items()):
+        if count < threshold:
+            waiting[tenant] = f"{count} unpromoted episodes, fewer than {threshold}"
+            continue
+        last = cursor.get(tenant)
+        if last is not None and stamp - last < DREAM_DEBOUNCE.total_seconds():
+            waiting[tenant] = f"requested {int(stamp - last)} s ago, debounced for {int(DREAM_DEBOUNCE.total_seconds())} s"
+            continue
+        due.append(tenant)
+        new_cursor[tenant] = stamp
+    return due, new_cursor, waiting
+
+
+@dg.sensor(
+    job=dreaming_job,
+    minimum_interval_seconds=60,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Requests dreaming for a tenant with >= 5 unpromoted episodes, at most once per 10 minutes per tenant.",
+)
+def dreaming_sensor(
+    context: dg.SensorEvaluationContext, lancedb: LanceDBResource, embedder: EmbedderResource
+) -> dg.SensorResult:
+    now = utcnow()
+    cursor = json.loads(context.cursor) if context.cursor else {}
+    counts = ConsolidationStore(lancedb.uri, embedder.dim).unpromoted_counts()
+    due, new_cursor, waiting = plan_dreaming(counts, cursor, now)
+    known = set(context.instance.get_dynamic_partitions(TENANTS_PARTITION))
+    new_tenants = sorted(set(due) - known)
+    requests = [
+        dg.RunRequest(
+            partition_key=tenant,
+            run_key=f"dream:{tenant}:{int(now.timestamp())}",
+            tags={"memory_pipeline/trigger": "dreaming_sensor", "memory_pipeline/unpromoted": str(counts[tenant])},
+        )
+        for tenant in due
+    ]
+    reason = "; ".join(f"{t}: {why}" for t, why in waiting.items()) or "no unpromoted episodes"
+    return dg.SensorResult(
+        run_requests=requests,
+        dynamic_partitions_requests=[tenant_partitions.build_add_request(new_tenants)] if new_tenants else [],
+        cursor=json.dumps(new_cursor, sort_keys=True),
+        skip_reason=None if requests else reason[:1000],
+    )

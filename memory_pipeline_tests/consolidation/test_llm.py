@@ -1,0 +1,108 @@
+"""The optional LLM path against a real HTTP server on 127.0.0.1: summaries (1,024 tokens) and
+dreaming (4,096 tokens) use the endpoint when it answers, and fall back to the extractive path on
+an HTTP error, a malformed answer or a timeout; each row and file records which path wrote it."""
+
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from memory_pipeline.consolidation.assets import episodic_summaries
+from memory_pipeline.consolidation.llm import LLMClient, LLMError
+from memory_pipeline_tests.conftest import make_resources
+from memory_pipeline_tests.consolidation.conftest import ALICE, consolidate, metadata, run_dreaming, store_for
+
+
+class FakeChat:
+    """An OpenAI-compatible /chat/completions endpoint whose behaviour a test sets."""
+
+    def __init__(self):
+        self.mode = "ok"
+        self.requests: list[dict] = []
+        chat = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                chat.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
+                if chat.mode == "error":
+                    self.send_response(500)
+                    self.end_headers()
+                    return
+                if chat.mode == "slow":
+                    time.sleep(1.0)
+                content = chat.answer(body)
+                payload = b"not json" if chat.mode == "garbage" else json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting (the timeout test)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def answer(self, body: dict) -> str:
+        prompt = body["messages"][1]["content"]
+        if body["max_tokens"] == 4096:  # dreaming: keep one candidate, rewritten, with its citation
+            citation = re.search(r"(\[[^\[\]]*#L\d+(?:-L\d+)?\])", prompt).group(1)
+            return f"## Preferences\n- Alice wants dark mode everywhere. {citation}\n## Key decisions\n- Invented line without citation."
+        return "Alice raised the Query API rate limit issue with support. The loader will back off on 429s."
+
+
+@pytest.fixture
+def chat(monkeypatch):
+    fake = FakeChat()
+    monkeypatch.setenv("MEMORY_PIPELINE_LLM_BASE_URL", fake.url)
+    monkeypatch.setenv("MEMORY_PIPELINE_LLM_MODEL", "tiny-chat")
+    monkeypatch.setenv("MEMORY_PIPELINE_LLM_API_KEY", "test-key")
+    yield fake
+    fake.server.shutdown()
+
+
+def test_llm_writes_summaries_and_dreaming(sample_root, lance_uri, instance, chat):
+    res = make_resources(sample_root, lance_uri)
+    result = consolidate(instance, res, "2026-10-26", assets=[episodic_summaries])
+    row = store_for(lance_uri).episode_rows(ALICE).row(0, named=True)
+    assert (row["produced_by"], row["llm_model"]) == ("llm", "tiny-chat")
+    assert row["l0_abstract"] == "Alice raised the Query API rate limit issue with support."
+    assert metadata(result, "episodic_summaries")["path_llm"] == 1
+    request = chat.requests[0]
+    assert request["path"] == "/v1/chat/completions" and request["auth"] == "Bearer test-key"
+    assert request["max_tokens"] == 1024 and request["model"] == "tiny-chat"
+
+    dreamed = run_dreaming(instance, res)
+    assert metadata(dreamed, "dreaming")["path_llm"] == 1 and chat.requests[-1]["max_tokens"] == 4096
+    text = next(sample_root.glob("support-bot/users/alice/memory/_system/dreaming/*.md")).read_text()
+    assert "Alice wants dark mode everywhere. [sess-20261026-tw01" in text
+    assert "Invented line" not in text and "(llm)" in text
+
+
+@pytest.mark.parametrize("mode", ["error", "garbage"])
+def test_failures_fall_back_to_extractive(sample_root, lance_uri, instance, chat, mode):
+    chat.mode = mode
+    res = make_resources(sample_root, lance_uri)
+    result = consolidate(instance, res, "2026-10-26", assets=[episodic_summaries])
+    assert result.success
+    row = store_for(lance_uri).episode_rows(ALICE).row(0, named=True)
+    assert (row["produced_by"], row["llm_model"]) == ("extractive", None)
+    meta = metadata(result, "episodic_summaries")
+    assert meta["path_extractive"] == 1 and "LLM" in meta["problems_detail"]
+    dreamed = run_dreaming(instance, res)
+    assert metadata(dreamed, "dreaming")["path_extractive"] == 1
+
+
+def test_timeout_raises_llm_error(chat):
+    chat.mode = "slow"
+    with pytest.raises(LLMError, match="too slow"):
+        LLMClient(chat.url, "tiny-chat", timeout=0.2).chat("system", "user", 16)
