@@ -113,7 +113,11 @@ def collect_lines(root: Path, episodes: Sequence[dict], relations: Sequence[dict
         if episode is None or rel["rule"] not in _GRAPH_RULES:
             continue
         section = PREFERENCES if rel["predicate"] == "prefers" else PROJECT_FACTS
-        since = f" (since {rel['valid_from']:%Y-%m-%d})" if rel.get("valid_from") else ""
+        since = ""
+        if rel.get("valid_from") and rel.get("valid_to"):
+            since = f" ({rel['valid_from']:%Y-%m-%d} to {rel['valid_to']:%Y-%m-%d})"
+        elif rel.get("valid_from"):
+            since = f" (since {rel['valid_from']:%Y-%m-%d})"
         text = f"{rel['subject']} — {rel['predicate'].replace('_', ' ')}: {rel['object']}{since}"
         lines.append(Line(section, _one_line(text), citation(episode, rel["line"], rel["line"])))
     for topic, items in sorted(topic_episodes.items(), key=lambda kv: (-len(kv[1]), kv[0])):

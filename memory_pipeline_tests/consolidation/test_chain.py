@@ -1,0 +1,59 @@
+"""The whole chain through Dagster: sample transcripts -> episodes -> graph -> dedup -> dreaming ->
+the L0 index -> recall. The dreamed file is indexed like any memory file and found by search, with
+its citation; the human-written memory files are untouched; running everything again adds nothing."""
+
+import dagster as dg
+import pytest
+
+from memory_pipeline.assets.l0_index import l0_assets, l0_index_job
+from memory_pipeline.consolidation import defs as consolidation
+from memory_pipeline.consolidation.runner import completed_partitions, run_consolidation, run_dreaming
+from memory_pipeline.embedding import HashEmbedder
+from memory_pipeline.runner import run_partitioned_job
+from memory_pipeline.store.lance import MemoryStore
+from memory_pipeline_tests.conftest import make_resources
+from memory_pipeline_tests.consolidation.conftest import ALICE, store_for
+from memory_pipeline_tests.consolidation.test_dreaming import dreamed_path, human_files
+
+pytestmark = pytest.mark.slow
+
+
+def test_transcripts_to_dreamed_file_to_search(sample_root, lance_uri, instance):
+    defs = dg.Definitions(
+        assets=[*l0_assets, *consolidation.ASSETS],
+        jobs=[l0_index_job, *consolidation.JOBS],
+        resources=make_resources(sample_root, lance_uri),
+    )
+    before = human_files(sample_root)
+    partitions = completed_partitions(sample_root, 30, [ALICE])
+    assert len(partitions) == 5
+    assert all(r.success for r in run_consolidation(defs, instance, partitions))
+    assert all(r.success for r in run_dreaming(defs, instance, [ALICE]))
+    path = dreamed_path(sample_root)
+    rel = path.relative_to(sample_root).as_posix()
+    text = path.read_text()
+    assert "Lisbon (2026-10-26 to 2026-11-11)" in text and "Porto (since 2026-11-11)" in text
+    assert "Dana Whitfield (2026-10-30 to 2026-11-18)" in text
+
+    assert run_partitioned_job(defs, "l0_index_job", instance, [ALICE]).success
+    chunks = MemoryStore(lance_uri).chunk_rows(ALICE, ["path", "start_line", "end_line", "text"])
+    dreamed = chunks.filter(chunks["path"] == rel)
+    assert dreamed.height >= 1 and any("Porto" in t for t in dreamed["text"])
+    assert store_for(lance_uri).episode_rows(ALICE, "promoted_at IS NULL").height == 0
+
+    from memory_pipeline.recall.search import search
+
+    results = search("Where does Alice live now, Lisbon or Porto?", "support-bot", "alice", store=lance_uri,
+                     embedder=HashEmbedder(), k=10, min_score=0.0)
+    hits = [r for r in results if r.path == rel]
+    assert hits and hits[0].citation.startswith(f"{rel}#L")
+    assert human_files(sample_root) == before
+
+    graph = store_for(lance_uri)
+    snapshot = (graph.relation_rows(ALICE).sort("id"), graph.entity_rows(ALICE).sort("id"), graph.episode_rows(ALICE).sort("id"))
+    run_consolidation(defs, instance, partitions)  # a second pass over every day changes nothing
+    run_dreaming(defs, instance, [ALICE])
+    again = (graph.relation_rows(ALICE).sort("id"), graph.entity_rows(ALICE).sort("id"), graph.episode_rows(ALICE).sort("id"))
+    for a, b in zip(snapshot, again):
+        assert a.equals(b)
+    assert path.read_text() == text
