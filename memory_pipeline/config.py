@@ -33,8 +33,15 @@ class RecallConfig(BaseModel):
     collapse_overlaps: bool = Field(
         True, description="Drop a result whose lines overlap a better one of the same file."
     )
+    context_weight: float = Field(
+        0.3, ge=0, description="Weight of the best adjacent window in a window's relevance."
+    )
+    context_rows: int = Field(1, ge=0, description="Adjacent windows a result carries along.")
+    context_sources: tuple[str, ...] = Field(
+        ("sessions",), description="Sources whose rows are read with their neighbours."
+    )
     speaker_boost: float = Field(
-        0.1, ge=0, description="Added to the score (times the share of turns) of transcript turns "
+        0.0, ge=0, description="Added to the score (times the share of turns) of transcript turns "
         "spoken by a person the query names.",
     )
     time_boost: float = Field(
@@ -63,8 +70,10 @@ class Settings(BaseSettings):
     chunk_target_chars: int = 1000
     chunk_max_chars: int = 1600
     chunk_overlap_chars: int = 200
-    session_window_turns: int = 3
-    session_window_stride: int = 2
+    # One turn per row: recall reads each turn with its best neighbour (RecallConfig.context_*),
+    # which beat fixed windows of 2 and 3 turns at the same result length (bench/README.md).
+    session_window_turns: int = 1
+    session_window_stride: int = 1
     session_idle_minutes: int = 30
     episode_ttl_days: int = 90
     teams: dict[str, str] = Field(

@@ -1,0 +1,233 @@
+"""``memory-pipeline eval locomo``: recall quality on a LoCoMo-format set, end to end.
+
+The data folder holds ``sessions/<conversation>/*.jsonl`` (one turn per line: role, content, ts,
+turn_id) and ``queries.jsonl`` (question_idx, conversation_id, question, category,
+evidence_turn_ids). Each conversation becomes the tenant ``locomo~<conversation>`` of a temporary
+workspace, is ingested through the real L0 Dagster job (temporary instance and LanceDB), and every
+question is answered by ``search``. Scores follow the development set's scorer: R@k is the share
+of questions with an evidence turn among the turn ids of the top k results, MRR the mean
+reciprocal rank of the first such result (cut at 10), and a result's length is its count of
+``[a-z0-9]+`` tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memory_pipeline.tenancy import InvalidTenantError, Tenant
+
+AGENT = "locomo"
+KS = (1, 5, 10)
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+_TOKEN_RE = re.compile(r"[a-z0-9]+")
+
+
+class EvalDataError(ValueError):
+    """The data folder is not in the expected format; the message says what is missing."""
+
+
+@dataclass
+class EvalReport:
+    table: dict[str, dict[str, float]]  # group -> metric -> value (and n)
+    mean_tokens: float
+    timings: dict[str, float]
+    results_path: Path
+    queries: int
+    conversations: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "table": self.table,
+            "mean_tokens_per_result": self.mean_tokens,
+            "timings": self.timings,
+            "results": str(self.results_path),
+            "queries": self.queries,
+            "conversations": self.conversations,
+        }
+
+
+def load_queries(path: Path) -> list[dict]:
+    queries = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                record.setdefault("question_idx", len(queries))
+                for key in ("conversation_id", "question", "evidence_turn_ids"):
+                    if key not in record:
+                        raise KeyError(key)
+            except (ValueError, KeyError) as exc:
+                raise EvalDataError(f"{path}, line {number}: not a query record ({exc})") from None
+            queries.append(record)
+    return queries
+
+
+def stage_workspace(data: Path, workdir: Path) -> list[str]:
+    """Copy ``data/sessions/<conv>/*.jsonl`` to ``workdir/agents/locomo/sessions/<conv>/``."""
+    sessions = data / "sessions"
+    if not sessions.is_dir():
+        raise EvalDataError(f"{data} has no sessions/ folder: expected sessions/<conversation>/*.jsonl")
+    conversations = []
+    for folder in sorted(p for p in sessions.iterdir() if p.is_dir()):
+        try:
+            Tenant(AGENT, folder.name)
+        except InvalidTenantError as exc:
+            raise EvalDataError(f"conversation folder {folder.name!r} cannot be a user id: {exc}") from None
+        files = sorted(folder.glob("*.jsonl"))
+        if not files:
+            continue
+        dest = workdir / "agents" / AGENT / "sessions" / folder.name
+        dest.mkdir(parents=True, exist_ok=True)
+        for file in files:
+            target = dest / file.name
+            if not target.exists() or target.read_bytes() != file.read_bytes():
+                shutil.copyfile(file, target)
+        conversations.append(folder.name)
+    if not conversations:
+        raise EvalDataError(f"{sessions} holds no <conversation>/*.jsonl transcripts")
+    return conversations
+
+
+def ingest(workdir: Path, conversations: list[str], embedder: str) -> float:
+    """Run the L0 index job over the staged conversations on a temporary Dagster instance."""
+    import dagster as dg
+
+    from memory_pipeline.assets.l0_index import l0_assets, l0_index_job
+    from memory_pipeline.io_manager import PartitionedPickleIOManager
+    from memory_pipeline.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+    from memory_pipeline.runner import run_partitioned_job
+
+    defs = dg.Definitions(
+        assets=l0_assets,
+        jobs=[l0_index_job],
+        resources={
+            "io_manager": PartitionedPickleIOManager(base_dir=str(workdir / "io")),
+            "workspace": WorkspaceResource(root=str(workdir / "agents")),
+            "lancedb": LanceDBResource(uri=str(workdir / "lancedb")),
+            "embedder": EmbedderResource(kind=embedder),
+        },
+        executor=dg.in_process_executor,
+    )
+    started = time.perf_counter()
+    # An in-memory instance: the run, its events and the tenant partitions vanish with the process.
+    instance = dg.DagsterInstance.ephemeral()
+    run_partitioned_job(defs, "l0_index_job", instance, [Tenant(AGENT, c).key for c in conversations])
+    return time.perf_counter() - started
+
+
+def tokens(text: str) -> int:
+    return len(_TOKEN_RE.findall((text or "").lower()))
+
+
+def score(queries: list[dict], ranked: dict[int, list[dict]]) -> tuple[dict, float]:
+    """R@k, MRR per category and overall, and the mean result length in tokens."""
+    sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    counts: dict[str, int] = defaultdict(int)
+    token_total = result_total = 0
+    for query in queries:
+        evidence = {_bare(e) for e in query["evidence_turn_ids"]}
+        if not evidence:
+            continue
+        results = ranked.get(int(query["question_idx"]), [])[: max(KS)]
+        first = None
+        for rank, result in enumerate(results, 1):
+            token_total += tokens(result.get("text", ""))
+            result_total += 1
+            if first is None and evidence & {_bare(t) for t in result.get("turn_ids") or []}:
+                first = rank
+        category = query.get("category")
+        group = f"{category} {query.get('category_name') or CATEGORY_NAMES.get(category, '')}".strip()
+        for name in (group, "overall"):
+            counts[name] += 1
+            for k in KS:
+                sums[name][f"R@{k}"] += 1.0 if first is not None and first <= k else 0.0
+            sums[name]["MRR"] += 1.0 / first if first else 0.0
+    table = {
+        name: {**{m: v / counts[name] for m, v in metrics.items()}, "n": counts[name]}
+        for name, metrics in sums.items()
+    }
+    return table, (round(token_total / result_total, 1) if result_total else 0.0)
+
+
+def _bare(turn_id: str) -> str:
+    parts = str(turn_id).split(":")
+    return ":".join(parts[-2:]) if len(parts) > 2 else str(turn_id)
+
+
+def run_locomo_eval(
+    data: Path,
+    out: Path,
+    *,
+    k: int = 10,
+    embedder: str = "minilm",
+    workdir: Path | None = None,
+    progress=None,
+) -> EvalReport:
+    """Ingest, answer every query with ``search`` (``k`` results, no minimum score), score."""
+    from memory_pipeline.config import get_settings
+    from memory_pipeline.embedding import make_embedder
+    from memory_pipeline.recall.search import search
+
+    data, out = Path(data), Path(out)
+    queries_path = data / "queries.jsonl"
+    if not queries_path.is_file():
+        raise EvalDataError(f"{data} has no queries.jsonl")
+    queries = load_queries(queries_path)
+    out.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+    temp = None
+    if workdir is None:
+        temp = tempfile.TemporaryDirectory(prefix="locomo-eval-")
+        workdir = Path(temp.name)
+    workdir = Path(workdir)
+    try:
+        workdir.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        conversations = stage_workspace(data, workdir)
+        timings["stage_s"] = time.perf_counter() - started
+        timings["ingest_s"] = ingest(workdir, conversations, embedder)
+        settings = get_settings().model_copy(update={"embedder": embedder})
+        model = make_embedder(embedder)
+        lance = str(workdir / "lancedb")
+        known = set(conversations)
+        ranked: dict[int, list[dict]] = {}
+        latencies: list[float] = []
+        results_path = out / "results.jsonl"
+        with results_path.open("w", encoding="utf-8") as handle:
+            for number, query in enumerate(queries):
+                conv = query["conversation_id"]
+                t0 = time.perf_counter()
+                hits = (
+                    search(query["question"], AGENT, conv, k=k, min_score=0.0, store=lance, embedder=model, settings=settings)
+                    if conv in known
+                    else []
+                )
+                latencies.append(time.perf_counter() - t0)
+                rows = [
+                    {"turn_ids": h.turn_ids, "text": h.snippet, "score": h.score, "source": h.source, "citation": h.citation}
+                    for h in hits
+                ]
+                ranked[int(query["question_idx"])] = rows
+                handle.write(json.dumps({"question_idx": query["question_idx"], "ranked": rows}) + "\n")
+                if progress is not None:
+                    progress(number + 1, len(queries))
+        latencies.sort()
+        timings["search_total_s"] = sum(latencies)
+        timings["search_p50_ms"] = 1000 * latencies[len(latencies) // 2] if latencies else 0.0
+        timings["search_p95_ms"] = 1000 * latencies[int(len(latencies) * 0.95)] if latencies else 0.0
+        table, mean_tokens = score(queries, ranked)
+    finally:
+        if temp is not None:
+            temp.cleanup()
+    report = EvalReport(table, mean_tokens, {k_: round(v, 3) for k_, v in timings.items()}, results_path, len(queries), conversations)
+    (out / "summary.json").write_text(json.dumps(report.to_dict(), indent=2), encoding="utf-8")
+    return report

@@ -1,0 +1,131 @@
+"""``get(path, from_line, lines)``: exact lines of a memory file the (agent, user) may read.
+
+Paths are the workspace-relative paths recall cites (``support-bot/users/alice/MEMORY.md``, or
+a whole citation ``...#L3-L7``). A path is refused when it is absolute, contains ``..``, leads
+(through a symlink) outside the workspace or into another tenant's folder, or belongs to a tenant
+outside the reader's scope: its own user, its agent-wide memory and its team leader's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+from memory_pipeline.config import Settings, get_settings
+from memory_pipeline.recall.scope import path_tenant, recall_scopes
+from memory_pipeline.text.chunking import split_lines
+
+_CITATION_RE = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
+
+
+class GetError(ValueError):
+    """The lines cannot be read (no such file, line out of range); the message says why."""
+
+
+class AccessDeniedError(PermissionError):
+    """The path is outside what this agent and user may read."""
+
+
+@dataclass
+class GetResult:
+    path: str
+    tenant: str
+    start_line: int
+    end_line: int
+    total_lines: int
+    lines: list[str]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}#L{self.start_line}-L{self.end_line}"
+
+    def to_dict(self) -> dict:
+        return {
+            "path": self.path, "tenant": self.tenant, "start_line": self.start_line,
+            "end_line": self.end_line, "total_lines": self.total_lines, "text": self.text,
+            "citation": self.citation,
+        }
+
+
+def parse_citation(path: str) -> tuple[str, int | None, int | None]:
+    """``a/b.md#L3-L7`` -> (``a/b.md``, 3, 5 lines); a bare path -> (path, None, None)."""
+    match = _CITATION_RE.match(path)
+    if not match:
+        return path, None, None
+    start = int(match["start"])
+    end = int(match["end"]) if match["end"] else start
+    return match["path"], start, max(1, end - start + 1)
+
+
+def get(
+    path: str,
+    from_line: int | None = None,
+    lines: int | None = None,
+    *,
+    agent: str,
+    user: str | None = None,
+    root: str | Path | None = None,
+    settings: Settings | None = None,
+) -> GetResult:
+    """Lines ``from_line`` .. ``from_line + lines - 1`` (1-based; all to the end by default)."""
+    settings = settings or get_settings()
+    root_path = Path(root or settings.root).resolve()
+    bare, cited_from, cited_lines = parse_citation(path.strip() if isinstance(path, str) else "")
+    from_line = from_line if from_line is not None else (cited_from or 1)
+    lines = lines if lines is not None else cited_lines
+    if not bare:
+        raise GetError("no path given: pass a path relative to the workspace root, as search cites it")
+    if bare.startswith(("/", "\\")) or PurePosixPath(bare).is_absolute() or PureWindowsPath(bare).drive:
+        raise AccessDeniedError(
+            f"absolute path {bare!r} refused: pass the path relative to the workspace root, as search cites it"
+        )
+    parts = PurePosixPath(bare.replace("\\", "/")).parts
+    if ".." in parts:
+        raise AccessDeniedError(f"path {bare!r} refused: '..' may not appear in a memory path")
+    rel = "/".join(p for p in parts if p not in (".", ""))
+    owner = path_tenant(rel)
+    allowed = {s.tenant for s in recall_scopes(agent, user, settings)}
+    if owner is None or owner not in allowed:
+        who = f"{agent}/{user}" if user else agent
+        raise AccessDeniedError(
+            f"{rel!r} is not in the memory {who} may read (its own user's files, {agent}'s "
+            "agent-wide memory and its team leader's)"
+        )
+    full = root_path / rel
+    if full.is_symlink() or any(p.is_symlink() for p in full.parents if _under(p, root_path)):
+        target = full.resolve()
+        inside = _under(target, root_path)
+        if not inside or path_tenant(target.relative_to(root_path).as_posix()) != owner:
+            raise AccessDeniedError(f"{rel!r} is a symlink leading out of its tenant's memory: refused")
+    if not full.is_file():
+        raise GetError(f"no file {rel!r} under {root_path}: check the path against a search citation")
+    if from_line < 1:
+        raise GetError(f"from_line must be 1 or more, got {from_line}")
+    if lines is not None and lines < 1:
+        raise GetError(f"lines must be 1 or more, got {lines}")
+    try:
+        text = full.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise GetError(f"{rel!r} is not a UTF-8 text file") from None
+    all_lines = split_lines(text)
+    if all_lines and all_lines[-1] == "" and text.endswith(("\n", "\r")):
+        all_lines = all_lines[:-1]
+    total = len(all_lines)
+    if from_line > max(total, 1):
+        raise GetError(f"{rel!r} has {total} line(s); from_line {from_line} is past its end")
+    stop = total if lines is None else min(total, from_line - 1 + lines)
+    picked = all_lines[from_line - 1 : stop]
+    return GetResult(rel, owner.key, from_line, from_line + max(len(picked), 1) - 1, total, picked)
+
+
+def _under(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False

@@ -1,0 +1,87 @@
+"""Auto-inject: the memories worth adding to an agent's prompt for one incoming message.
+
+Trivial messages (fewer than ``inject_min_words`` meaningful words after stopwords, such as "ok
+thanks!") inject nothing and cost no search. Otherwise recall runs, results scoring at least
+``inject_min_score`` are added best first while they fit ``inject_token_budget`` tokens, counted
+with the embedding model's own tokenizer, and the section is formatted for a system prompt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memory_pipeline.config import RecallConfig, Settings, get_settings
+from memory_pipeline.embedding import Embedder
+from memory_pipeline.recall.query import meaningful_words
+from memory_pipeline.recall.search import SearchResult, _default_embedder, search
+from memory_pipeline.store.lance import MemoryStore
+
+HEADER = "## Relevant memory"
+FOOTER = "Cite a memory by its [path#lines] when you use it."
+
+
+@dataclass
+class InjectResult:
+    section: str  # the prompt section, "" when nothing is injected
+    matched: int  # results at or above the inject threshold
+    injected: int  # of those, how many fit the token budget
+    top_score: float  # best score among all results (0 when none)
+    tokens: int  # tokens the section's memory lines take
+    skipped_reason: str | None = None  # why nothing was searched (trivial message)
+    results: list[SearchResult] = field(default_factory=list)  # the injected results
+
+    def to_dict(self) -> dict:
+        return {
+            "section": self.section, "matched": self.matched, "injected": self.injected,
+            "top_score": self.top_score, "tokens": self.tokens, "skipped_reason": self.skipped_reason,
+            "citations": [r.citation for r in self.results],
+        }
+
+
+def is_trivial(message: str, min_words: int = 3) -> bool:
+    return len(meaningful_words(message or "")) < min_words
+
+
+def format_memory_line(result: SearchResult) -> str:
+    snippet = " ".join(result.snippet.split())
+    return f"- [{result.citation}] {snippet}"
+
+
+def inject(
+    message: str,
+    agent: str,
+    user: str | None = None,
+    *,
+    store: MemoryStore | str | None = None,
+    embedder: Embedder | None = None,
+    settings: Settings | None = None,
+    config: RecallConfig | None = None,
+    token_budget: int | None = None,
+    min_score: float | None = None,
+) -> InjectResult:
+    """The prompt section of memories for ``message``, with match and injection counts."""
+    settings = settings or get_settings()
+    config = config or settings.recall
+    budget = config.inject_token_budget if token_budget is None else token_budget
+    threshold = config.inject_min_score if min_score is None else min_score
+    if is_trivial(message, config.inject_min_words):
+        return InjectResult("", 0, 0, 0.0, 0, skipped_reason=f"fewer than {config.inject_min_words} meaningful words")
+    embedder = embedder or _default_embedder(settings.embedder)
+    results = search(
+        message, agent, user, k=max(config.k, 10), min_score=threshold, store=store,
+        embedder=embedder, settings=settings, config=config,
+    )
+    top = max((r.score for r in results), default=0.0)
+    chosen: list[SearchResult] = []
+    lines: list[str] = []
+    used = 0
+    for result in results:
+        line = format_memory_line(result)
+        cost = embedder.count_tokens(line)
+        if used + cost > budget:
+            continue  # a shorter, lower-ranked memory may still fit
+        chosen.append(result)
+        lines.append(line)
+        used += cost
+    section = "\n".join([HEADER, *lines, FOOTER]) if lines else ""
+    return InjectResult(section, len(results), len(chosen), round(top, 6), used, None, chosen)

@@ -1,0 +1,204 @@
+"""What a query asks, read without a model: its meaningful words, the people it names, whether
+it asks *when*, and the period of time it names.
+
+These feed generic signals in scoring: a transcript turn spoken by the person a question is about,
+a turn that states a time for a *when* question, and a note or session dated inside the period
+a question names ("in June 2023", "last week").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+from functools import lru_cache
+
+_WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]*")
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing done down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its itself
+    just me might more most must my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them themselves
+    then there these they this those through to too under until up very was we were what when where
+    which while who whom whose why will with would you your yours yourself yourselves ok okay yes
+    yeah hi hello hey thanks thank please sure also get got let lets like just really well oh
+    s t don didn doesn isn wasn weren aren won wouldn shouldn couldn ve ll re d m""".split()
+)
+
+_QUESTION_WORDS = frozenset(
+    "what when where who whom whose which why how did does do is are was were has have had can "
+    "could would should will in on at after before during".split()
+)
+
+_WHEN_RE = re.compile(
+    r"^\s*(?:when\b|what (?:date|day|time|year|month|week)\b|how long ago\b|which (?:year|month|day)\b|"
+    r"in which (?:year|month)\b|on what (?:date|day)\b)",
+    re.IGNORECASE,
+)
+
+_MONTHS = {
+    m: i + 1
+    for i, names in enumerate(
+        [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
+         ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
+         ("october", "oct"), ("november", "nov"), ("december", "dec")]
+    )
+    for m in names
+}
+_MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
+
+TIME_WORDS_RE = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|ago|last (?:week|weekend|month|year|night|time|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|summer|winter|spring|fall)|"
+    r"next (?:week|weekend|month|year)|this (?:week|weekend|month|year|morning|summer)|"
+    r"(?:19|20)\d\d|(?:" + _MONTH_ALT + r")\.?\s+\d{1,2}(?:st|nd|rd|th)?\b|\d{1,2}(?:st|nd|rd|th)?\s+(?:"
+    + _MONTH_ALT + r")\b|since|recently|the other day|weekend|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday)\b",
+    re.IGNORECASE,
+)
+"""Words that place something in time; a *when* question is answered by a turn holding one."""
+
+_ISO_RE = re.compile(r"\b((?:19|20)\d\d)-(\d{2})-(\d{2})\b")
+_DAY_MONTH_YEAR_RE = re.compile(
+    r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(" + _MONTH_ALT + r")\.?,?\s+((?:19|20)\d\d)\b", re.IGNORECASE
+)
+_MONTH_DAY_YEAR_RE = re.compile(
+    r"\b(" + _MONTH_ALT + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.IGNORECASE
+)
+_MONTH_YEAR_RE = re.compile(r"\b(" + _MONTH_ALT + r")\.?,?\s+(?:of\s+)?((?:19|20)\d\d)\b", re.IGNORECASE)
+_MONTH_RE = re.compile(r"\b(?:in|during|since|of|last|this)\s+(" + _MONTH_ALT + r")\b", re.IGNORECASE)
+_YEAR_RE = re.compile(r"\b(?:in|during|of|since)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
+_RELATIVE_RE = re.compile(
+    r"\b(yesterday|today|last week|last weekend|last month|last year|this week|this month|"
+    r"this year|(\d+|a|one|two|three|four|five|six) (day|week|month|year)s? ago)\b",
+    re.IGNORECASE,
+)
+_NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+
+
+@dataclass(frozen=True)
+class Period:
+    """A span of days a query names; ``month`` alone (no year) matches that month of any year."""
+
+    start: date | None = None
+    end: date | None = None  # inclusive
+    month: int | None = None
+
+    def contains(self, day: date | None) -> bool:
+        if day is None:
+            return False
+        if self.month is not None:
+            return day.month == self.month
+        return self.start <= day <= self.end
+
+
+@dataclass(frozen=True)
+class QueryInfo:
+    text: str
+    words: tuple[str, ...]  # meaningful words, lower case
+    people: tuple[str, ...]  # capitalized names, as written
+    asks_when: bool
+    period: Period | None
+
+
+def meaningful_words(text: str) -> list[str]:
+    """Lower-cased words that are not stopwords (the trivial-message filter counts these)."""
+    out = []
+    for word in _WORD_RE.findall(text):
+        w = word.lower().strip("'-_")
+        w = w[:-2] if w.endswith("'s") else w
+        if w and w not in STOPWORDS and not (len(w) == 1 and not w.isdigit()):
+            out.append(w)
+    return out
+
+
+def named_people(text: str) -> list[str]:
+    """Capitalized words that look like names: not the first word of a question or a stopword."""
+    names: list[str] = []
+    for sentence in re.split(r"(?<=[.?!])\s+", text.strip()):
+        for i, match in enumerate(_WORD_RE.finditer(sentence)):
+            word = match.group().rstrip("'s") if match.group().endswith("'s") else match.group()
+            lower = word.lower()
+            if not word[:1].isupper() or lower in STOPWORDS or lower in _MONTHS:
+                continue
+            if i == 0 and lower in _QUESTION_WORDS:
+                continue
+            if word.isupper() and len(word) > 1:  # acronyms (LGBTQ, API) are topics, not people
+                continue
+            if word not in names:
+                names.append(word)
+    return names
+
+
+def _month_end(year: int, month: int) -> date:
+    nxt = date(year + (month == 12), month % 12 + 1, 1)
+    return nxt - timedelta(days=1)
+
+
+def query_period(text: str, now: date) -> Period | None:
+    """The period a query names, most specific form first; None when it names none."""
+    try:
+        if m := _ISO_RE.search(text):
+            day = date(int(m[1]), int(m[2]), int(m[3]))
+            return Period(day, day)
+        if m := _DAY_MONTH_YEAR_RE.search(text):
+            day = date(int(m[3]), _MONTHS[m[2].lower()], int(m[1]))
+            return Period(day, day)
+        if m := _MONTH_DAY_YEAR_RE.search(text):
+            day = date(int(m[3]), _MONTHS[m[1].lower()], int(m[2]))
+            return Period(day, day)
+        if m := _MONTH_YEAR_RE.search(text):
+            year, month = int(m[2]), _MONTHS[m[1].lower()]
+            return Period(date(year, month, 1), _month_end(year, month))
+    except ValueError:
+        return None
+    if m := _RELATIVE_RE.search(text):
+        return _relative(m, now)
+    if m := _YEAR_RE.search(text):
+        year = int(m[1])
+        return Period(date(year, 1, 1), date(year, 12, 31))
+    if m := _MONTH_RE.search(text):
+        # "may" is also a verb: only take it after a preposition (the regex asks for one).
+        return Period(month=_MONTHS[m[1].lower()])
+    return None
+
+
+def _relative(match: re.Match, now: date) -> Period:
+    phrase = match[1].lower()
+    if phrase == "today":
+        return Period(now, now)
+    if phrase == "yesterday":
+        day = now - timedelta(days=1)
+        return Period(day, day)
+    if phrase in ("last week", "last weekend"):
+        return Period(now - timedelta(days=13), now - timedelta(days=1))
+    if phrase in ("this week",):
+        return Period(now - timedelta(days=7), now)
+    if phrase == "last month":
+        first = now.replace(day=1)
+        prev_end = first - timedelta(days=1)
+        return Period(prev_end.replace(day=1), prev_end)
+    if phrase == "this month":
+        return Period(now.replace(day=1), now)
+    if phrase == "last year":
+        return Period(date(now.year - 1, 1, 1), date(now.year - 1, 12, 31))
+    if phrase == "this year":
+        return Period(date(now.year, 1, 1), now)
+    count = _NUMBERS.get(match[2].lower()) if not match[2].isdigit() else int(match[2])
+    unit = {"day": 1, "week": 7, "month": 30, "year": 365}[match[3].lower()]
+    centre = now - timedelta(days=count * unit)
+    slack = max(1, unit // 2)
+    return Period(centre - timedelta(days=slack), centre + timedelta(days=slack))
+
+
+@lru_cache(maxsize=1024)
+def understand(text: str, now: date) -> QueryInfo:
+    return QueryInfo(
+        text=text,
+        words=tuple(meaningful_words(text)),
+        people=tuple(named_people(text)),
+        asks_when=bool(_WHEN_RE.search(text)),
+        period=query_period(text, now),
+    )

@@ -1,0 +1,413 @@
+"""Hybrid recall over a tenant's memory: ``search(query, agent, user)`` (DESIGN §6).
+
+One query is embedded once, then every requested source is searched in every scope the
+(agent, user) may read (``scope.py``): cosine similarity over the tenant's in-memory vectors and
+BM25 from LanceDB's full-text index, both filtered by tenant. Scores are fused, decayed, boosted,
+deduplicated across scopes, optionally re-ranked by MMR, and cut at ``min_score`` and ``k``.
+
+A transcript window is judged with its neighbours: its score mixes in the best adjacent window's
+(``context_weight``), and the result carries that neighbour too (``context_rows``), so the reader
+gets the turn that answers and the turn it answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, date, datetime
+from functools import lru_cache
+
+import numpy as np
+
+from memory_pipeline.config import RecallConfig, Settings, get_settings
+from memory_pipeline.embedding import Embedder, make_embedder
+from memory_pipeline.recall import scoring
+from memory_pipeline.recall.query import TIME_WORDS_RE, QueryInfo, understand
+from memory_pipeline.recall.scope import Scope, recall_scopes
+from memory_pipeline.recall.sources import (
+    RecallSource,
+    Rows,
+    TenantCache,
+    known_sources,
+    tenant_cache,
+)
+from memory_pipeline.store.lance import MemoryStore
+
+
+class RecallError(RuntimeError):
+    """Recall cannot run; the message says what to do."""
+
+
+class NoIndexError(RecallError):
+    pass
+
+
+@dataclass
+class SearchResult:
+    """One recalled piece of memory, with where it comes from and why it ranked."""
+
+    source: str
+    path: str
+    start_line: int
+    end_line: int
+    turn_ids: list[str]
+    score: float
+    parts: dict[str, float]
+    snippet: str
+    citation: str
+    tenant: str
+    ids: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class _Candidate:
+    scope: Scope
+    rows: Rows
+    row: int
+    vector: float
+    text: float
+    relevance: float
+    bonus: float
+    decay: float
+    around: dict[int, float] = field(default_factory=dict)  # adjacent row -> its base score
+    score: float = 0.0
+
+    @property
+    def text_hash(self) -> str:
+        return self.rows.text_hash[self.row]
+
+
+@lru_cache(maxsize=2)
+def _default_embedder(kind: str) -> Embedder:
+    return make_embedder(kind)
+
+
+def _uri(store: MemoryStore | str | None, settings: Settings) -> str:
+    if store is None:
+        return settings.lancedb_uri
+    return store if isinstance(store, str) else store.uri
+
+
+def search(
+    query: str,
+    agent: str,
+    user: str | None = None,
+    *,
+    sources: Sequence[str] | None = None,
+    k: int | None = None,
+    min_score: float | None = None,
+    mmr: bool | None = None,
+    now: date | datetime | None = None,
+    store: MemoryStore | str | None = None,
+    embedder: Embedder | None = None,
+    settings: Settings | None = None,
+    config: RecallConfig | None = None,
+) -> list[SearchResult]:
+    """The best memories of (agent, user) for ``query``, best first.
+
+    ``user=None`` searches the agent-wide memory only. ``sources`` defaults to every source whose
+    table exists (``memory``, ``sessions``, later ``episodes`` and ``facts``). ``k``,
+    ``min_score`` and ``mmr`` override the configured defaults (``Settings.recall``); ``now``
+    (default today, UTC) is the day dated notes' age is counted to.
+    """
+    settings = settings or get_settings()
+    config = config or settings.recall
+    k = config.k if k is None else k
+    min_score = config.min_score if min_score is None else min_score
+    use_mmr = config.mmr if mmr is None else mmr
+    today = _as_date(now)
+    scopes = recall_scopes(agent, user, settings, config)
+    if not query or not query.strip():
+        return []
+    cache = tenant_cache(_uri(store, settings))
+    chosen = _resolve_sources(sources, cache)
+    embedder = embedder or _default_embedder(settings.embedder)
+    info = understand(query.strip(), today)
+    primary = [s for s in scopes if not s.fallback]
+    fallback = [s for s in scopes if s.fallback]
+    # The full-text queries run in LanceDB while the query is embedded: both release the GIL.
+    text = _start_text_hits(chosen, primary, cache, _fts_query(info), config.candidates)
+    qvec = embedder.embed([query.strip()])[0].astype(np.float32)
+    results = _search_scopes(info, qvec, primary, chosen, cache, config, today, k, min_score, use_mmr, text)
+    if not results and fallback:
+        text = _start_text_hits(chosen, fallback, cache, _fts_query(info), config.candidates)
+        results = _search_scopes(info, qvec, fallback, chosen, cache, config, today, k, min_score, use_mmr, text)
+    return results
+
+
+_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-fts")
+
+
+def _start_text_hits(
+    chosen: dict[RecallSource, list[str]], scopes: list[Scope], cache: TenantCache, query: str, limit: int
+) -> dict[RecallSource, Future]:
+    tenants = [s.key for s in scopes]
+    return {
+        source: _POOL.submit(cache.text_hits, source, tenants, names, query, limit * len(tenants))
+        for source, names in chosen.items()
+    }
+
+
+def _as_date(now: date | datetime | None) -> date:
+    if now is None:
+        return datetime.now(UTC).date()
+    return now.date() if isinstance(now, datetime) else now
+
+
+def _resolve_sources(
+    sources: Sequence[str] | None, cache: TenantCache
+) -> dict[RecallSource, list[str]]:
+    registry = known_sources()
+    if sources is None:
+        names = list(registry)
+    else:
+        names = list(dict.fromkeys(sources))
+        unknown = [n for n in names if n not in registry]
+        if unknown:
+            raise ValueError(
+                f"unknown source(s) {', '.join(map(repr, unknown))}: choose from {', '.join(sorted(registry))}"
+            )
+    tables = cache.table_names()
+    chosen: dict[RecallSource, list[str]] = {}
+    for name in names:
+        source = registry[name]
+        if source.table in tables:
+            chosen.setdefault(source, []).append(name)
+    if not chosen:
+        if "chunks" not in tables:
+            raise NoIndexError(
+                f"no memory index in {cache.uri} yet: run `memory-pipeline ingest` first "
+                "(or set MEMORY_PIPELINE_LANCEDB_URI to the database that holds it)"
+            )
+    return chosen
+
+
+def _fts_query(info: QueryInfo) -> str:
+    words = info.words or tuple(w.lower() for w in info.text.split())
+    return " ".join(w.replace("'", " ") for w in words)
+
+
+def _search_scopes(
+    info: QueryInfo,
+    qvec: np.ndarray,
+    scopes: list[Scope],
+    chosen: dict[RecallSource, list[str]],
+    cache: TenantCache,
+    config: RecallConfig,
+    today: date,
+    k: int,
+    min_score: float,
+    use_mmr: bool,
+    text: dict[RecallSource, Future],
+) -> list[SearchResult]:
+    candidates: list[_Candidate] = []
+    for source, names in chosen.items():
+        text_raw = text[source].result()
+        candidates += _source_candidates(source, names, info, qvec, text_raw, scopes, cache, config, today)
+    candidates = _dedup_across_scopes(candidates)
+    candidates.sort(key=lambda c: (-c.score, c.scope.rank))
+    if use_mmr and candidates:
+        pool = candidates[: max(k * 5, 20)]
+        vectors = np.stack([c.rows.vectors[c.row] for c in pool])
+        order = scoring.mmr_order([c.score for c in pool], vectors, len(pool), config.mmr_lambda)
+        candidates = [pool[i] for i in order]
+    return _build_results(candidates, config, k, min_score)
+
+
+def _source_candidates(
+    source: RecallSource,
+    names: list[str],
+    info: QueryInfo,
+    qvec: np.ndarray,
+    text_raw: dict[tuple[str, str], float],
+    scopes: list[Scope],
+    cache: TenantCache,
+    config: RecallConfig,
+    today: date,
+) -> list[_Candidate]:
+    by_scope: list[tuple[Scope, Rows]] = []
+    for scope in scopes:
+        rows = cache.rows(source, scope.key)
+        if rows is not None and len(rows):
+            if rows.vectors.shape[1] != qvec.shape[0]:
+                raise RecallError(
+                    f"the index holds {rows.vectors.shape[1]}-dimensional vectors but the query "
+                    f"embedder makes {qvec.shape[0]}: search with the embedder the index was built "
+                    "with (MEMORY_PIPELINE_EMBEDDER), or re-ingest every tenant"
+                )
+            by_scope.append((scope, rows))
+    if not by_scope:
+        return []
+    limit = config.candidates
+    text_norm: dict[tuple[str, str], float] = {}
+    if text_raw:
+        keys = list(text_raw)
+        normed = scoring.normalize_bm25(np.array([text_raw[key] for key in keys]), config.text_norm)
+        text_norm = dict(zip(keys, normed.tolist()))
+    text_hits = bool(text_norm)
+
+    out: list[_Candidate] = []
+    for scope, rows in by_scope:
+        cos = rows.vectors @ qvec
+        allowed = rows.source_mask(tuple(names)) if len(names) < len(source.names) else None
+        masked = cos if allowed is None else np.where(allowed, cos, -np.inf)
+        n = min(limit, int(np.isfinite(masked).sum()))
+        picked: set[int] = set()
+        if n > 0:
+            top = np.argpartition(-masked, n - 1)[:n] if n < len(masked) else np.arange(len(masked))
+            picked.update(int(i) for i in top if np.isfinite(masked[i]))
+        for (tenant, row_id), _ in text_norm.items():
+            if tenant == scope.key and row_id in rows.position:
+                picked.add(rows.position[row_id])
+        vector_hits = bool(picked) and bool(np.any(cos > 0))
+        text_of = np.zeros(len(rows))
+        for (tenant, row_id), value in text_norm.items():
+            if tenant == scope.key and row_id in rows.position:
+                text_of[rows.position[row_id]] = value
+
+        def base(i: int) -> float:
+            return float(
+                scoring.hybrid(
+                    scoring.cosine_to_unit(cos[i : i + 1]),
+                    text_of[i : i + 1],
+                    vector_weight=config.vector_weight,
+                    text_weight=config.text_weight,
+                    vector_hits=vector_hits,
+                    text_hits=text_hits,
+                )[0]
+            )
+
+        for i in picked:
+            relevance = base(i)
+            around: dict[int, float] = {}
+            if rows.source[i] in config.context_sources:
+                around = {int(j): base(int(j)) for j in (rows.prev_row[i], rows.next_row[i]) if j >= 0}
+                if around and config.context_weight > 0:
+                    best = max(around.values())
+                    relevance = (relevance + config.context_weight * best) / (1 + config.context_weight)
+            bonus = _signals(info, rows, i, config)
+            decay = scoring.decay_factor(rows.day[i], today, config.half_life_days)
+            cand = _Candidate(
+                scope=scope, rows=rows, row=i, vector=float(scoring.cosine_to_unit(cos[i : i + 1])[0]),
+                text=float(text_of[i]), relevance=relevance, bonus=bonus, decay=decay, around=around,
+            )
+            cand.score = (relevance + bonus) * decay * scope.boost
+            out.append(cand)
+    return out
+
+
+def _signals(info: QueryInfo, rows: Rows, i: int, config: RecallConfig) -> float:
+    """Additive evidence from what the query asks: who, when, and which period."""
+    bonus = 0.0
+    if info.people and config.speaker_boost and rows.source[i] == "sessions":
+        speakers = rows.speakers(i)
+        if speakers:
+            named = {p.lower() for p in info.people}
+            share = sum(1 for s in speakers if s.lower() in named) / len(speakers)
+            bonus += config.speaker_boost * share
+    if info.asks_when and config.time_boost and TIME_WORDS_RE.search(rows.text[i]):
+        bonus += config.time_boost
+    if info.period is not None and config.date_boost:
+        when = rows.day[i] or (rows.when[i].date() if rows.when[i] is not None else None)
+        if info.period.contains(when):
+            bonus += config.date_boost
+    return bonus
+
+
+def _dedup_across_scopes(candidates: list[_Candidate]) -> list[_Candidate]:
+    """Keep one copy of a text held by several scopes: the user's own copy wins."""
+    best: dict[str, _Candidate] = {}
+    for cand in candidates:
+        held = best.get(cand.text_hash)
+        if held is None or (cand.scope.rank, -cand.score) < (held.scope.rank, -held.score):
+            best[cand.text_hash] = cand
+    keep = {id(c) for c in best.values()}
+    # Copies within one scope (the same line in two files) are both kept: they cite different files.
+    return [c for c in candidates if id(c) in keep or _same_scope_copy(c, best)]
+
+
+def _same_scope_copy(cand: _Candidate, best: dict[str, _Candidate]) -> bool:
+    held = best[cand.text_hash]
+    return held.scope.rank == cand.scope.rank and held is not cand
+
+
+def _build_results(
+    candidates: list[_Candidate], config: RecallConfig, k: int, min_score: float
+) -> list[SearchResult]:
+    results: list[SearchResult] = []
+    used: set[tuple[str, int]] = set()  # (tenant, row) already shown
+    for cand in candidates:
+        if len(results) >= k:
+            break
+        if cand.score < min_score:
+            continue
+        rows, i = cand.rows, cand.row
+        if config.collapse_overlaps and (rows.tenant, i) in used:
+            continue
+        unit = [i]
+        if rows.source[i] in config.context_sources and config.context_rows > 0:
+            unit = _with_context(cand, config.context_rows, used)
+        if config.collapse_overlaps:
+            used.update((rows.tenant, j) for j in unit)
+            # Windows that overlap the shown lines are covered too.
+            path = rows.path[i]
+            lo, hi = int(rows.start_line[min(unit)]), int(rows.end_line[max(unit)])
+            for j in (rows.prev_row[min(unit)], rows.next_row[max(unit)]):
+                if j >= 0 and rows.path[j] == path and rows.start_line[j] >= lo and rows.end_line[j] <= hi:
+                    used.add((rows.tenant, int(j)))
+        results.append(_result(cand, unit, config))
+    return results
+
+
+def _with_context(cand: _Candidate, count: int, used: set[tuple[str, int]]) -> list[int]:
+    """The row plus up to ``count`` adjacent rows of the same file, the more relevant first."""
+    rows, i = cand.rows, cand.row
+    unit = [i]
+    for _ in range(count):
+        options = [
+            int(j) for j in (rows.prev_row[min(unit)], rows.next_row[max(unit)])
+            if j >= 0 and (rows.tenant, int(j)) not in used
+        ]
+        if not options:
+            break
+        unit.append(max(options, key=lambda j: cand.around.get(j, 0.0)))
+        unit.sort()
+    return unit
+
+
+def _result(cand: _Candidate, unit: list[int], config: RecallConfig) -> SearchResult:
+    rows = cand.rows
+    first, last = min(unit), max(unit)
+    start, end = int(rows.start_line[first]), int(rows.end_line[last])
+    text = "\n".join(rows.text[j] for j in sorted(unit))
+    turn_ids: list[str] = []
+    for j in sorted(unit):
+        turn_ids += [t for t in rows.turn_ids[j] if t not in turn_ids]
+    snippet = text if len(text) <= config.snippet_chars else text[: config.snippet_chars - 1] + "…"
+    path = rows.path[cand.row]
+    source = str(rows.source[cand.row])
+    citation = f"{path}#L{start}-L{end}" if source != "episodes" else path
+    return SearchResult(
+        source=source,
+        path=path,
+        start_line=start,
+        end_line=end,
+        turn_ids=turn_ids,
+        score=round(cand.score, 6),
+        parts={
+            "vector": round(cand.vector, 6),
+            "text": round(cand.text, 6),
+            "decay": round(cand.decay, 6),
+            "boost": cand.scope.boost,
+            "context": round(cand.relevance, 6),
+            "signals": round(cand.bonus, 6),
+        },
+        snippet=snippet,
+        citation=citation,
+        tenant=cand.scope.key,
+        ids=[rows.ids[j] for j in sorted(unit)],
+    )

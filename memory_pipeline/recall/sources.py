@@ -1,0 +1,278 @@
+"""Where recall reads from: pluggable sources over LanceDB tables, and a per-tenant row cache.
+
+A source names the table it reads and turns that table's rows into ``Rows``, the common shape
+recall scores. ``memory`` and ``sessions`` both live in the ``chunks`` table; ``episodes`` (and
+later ``facts``) have tables of their own, and a source whose table does not exist yet is
+skipped. New sources join through ``register_source``.
+
+The vector channel scans an in-memory matrix of one tenant's vectors: LanceDB's flat scan is
+28-44x slower than NumPy over the same vectors (DESIGN §10). The matrix is loaded once per
+(database, table, tenant) and reloaded when the table's version moves, so a write is seen by the
+next query. Every read is filtered by tenant inside LanceDB (prefilter); no row of another tenant
+ever enters a cache entry.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from memory_pipeline.store.lance import sql_in, sql_str
+
+_SPEAKER_RE = re.compile(r"^([^\n():]{1,60}?) \(\d{4}-\d{2}-\d{2}[ T][\d:]+\): ", re.MULTILINE)
+
+
+@dataclass
+class Rows:
+    """One tenant's searchable rows of one source table, columnar, in (path, line) order."""
+
+    tenant: str
+    ids: list[str]
+    source: np.ndarray  # object array of source names
+    path: list[str]
+    start_line: np.ndarray
+    end_line: np.ndarray
+    turn_ids: list[list[str]]
+    text: list[str]
+    text_hash: list[str]
+    day: list[date | None]  # the date that decays (dated notes), else None
+    when: list[datetime | None]  # when the row happened (transcript window start, creation)
+    vectors: np.ndarray  # float32, one unit row per id
+    position: dict[str, int] = field(default_factory=dict)
+    prev_row: np.ndarray | None = None  # index of the adjacent row before in the same file, -1
+    next_row: np.ndarray | None = None
+    _speakers: list[tuple[str, ...]] | None = None
+
+    def __post_init__(self) -> None:
+        self.position = {row_id: i for i, row_id in enumerate(self.ids)}
+        n = len(self.ids)
+        prev_row = np.full(n, -1, dtype=np.int64)
+        next_row = np.full(n, -1, dtype=np.int64)
+        for i in range(1, n):
+            if self.path[i] == self.path[i - 1] and self.source[i] == self.source[i - 1]:
+                prev_row[i] = i - 1
+                next_row[i - 1] = i
+        self.prev_row, self.next_row = prev_row, next_row
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def source_mask(self, names: tuple[str, ...]) -> np.ndarray:
+        """Rows of these sources (computed once per set of names; rows never change)."""
+        masks = self.__dict__.setdefault("_masks", {})
+        if names not in masks:
+            masks[names] = np.isin(self.source, list(names))
+        return masks[names]
+
+    def speakers(self, i: int) -> tuple[str, ...]:
+        """Speakers of the transcript turns in row ``i`` (lines written by ``format_turn``)."""
+        if self._speakers is None:
+            self._speakers = [()] * len(self.ids)
+        if not self._speakers[i] and self.source[i] == "sessions":
+            self._speakers[i] = tuple(m.strip() for m in _SPEAKER_RE.findall(self.text[i]))
+        return self._speakers[i]
+
+
+class RecallSource:
+    """A kind of memory recall can search. Subclasses say which table and how rows read."""
+
+    names: tuple[str, ...] = ()
+    table: str = ""
+    text_column: str = "text"
+    columns: tuple[str, ...] = ()
+
+    def to_rows(self, tenant: str, arrow: pa.Table) -> Rows:
+        raise NotImplementedError
+
+
+def _vectors(arrow: pa.Table, column: str = "vector") -> np.ndarray:
+    col = arrow.column(column).combine_chunks()
+    if len(col) == 0:
+        return np.zeros((0, 0), dtype=np.float32)
+    flat = np.asarray(col.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
+    return np.ascontiguousarray(flat.reshape(len(col), -1))
+
+
+class ChunkSource(RecallSource):
+    """Markdown notes (``memory``) and transcript windows (``sessions``) of the L0 index."""
+
+    names = ("memory", "sessions")
+    table = "chunks"
+    columns = (
+        "id", "source", "path", "start_line", "end_line", "turn_ids", "text", "text_hash",
+        "file_date", "ts_start", "vector",
+    )
+
+    def to_rows(self, tenant: str, arrow: pa.Table) -> Rows:
+        arrow = arrow.sort_by([("source", "ascending"), ("path", "ascending"), ("start_line", "ascending"), ("end_line", "ascending")])
+        turn_ids = [list(t or []) for t in arrow.column("turn_ids").to_pylist()]
+        return Rows(
+            tenant=tenant,
+            ids=arrow.column("id").to_pylist(),
+            source=np.array(arrow.column("source").to_pylist(), dtype=object),
+            path=arrow.column("path").to_pylist(),
+            start_line=np.asarray(arrow.column("start_line").to_numpy(zero_copy_only=False), dtype=np.int64),
+            end_line=np.asarray(arrow.column("end_line").to_numpy(zero_copy_only=False), dtype=np.int64),
+            turn_ids=turn_ids,
+            text=arrow.column("text").to_pylist(),
+            text_hash=arrow.column("text_hash").to_pylist(),
+            day=arrow.column("file_date").to_pylist(),
+            when=arrow.column("ts_start").to_pylist(),
+            vectors=_vectors(arrow),
+        )
+
+
+class EpisodeSource(RecallSource):
+    """Episodic summaries of consolidated sessions (table ``episodes``), once they exist.
+
+    An episode has no file lines: its path is ``episodes/<id>`` and its citation names the id.
+    Episodes do not decay here; they expire by their own TTL.
+    """
+
+    names = ("episodes",)
+    table = "episodes"
+    text_column = "summary"
+    columns = ("id", "summary", "l0_abstract", "vector", "created_at")
+
+    def to_rows(self, tenant: str, arrow: pa.Table) -> Rows:
+        arrow = arrow.sort_by([("created_at", "ascending")])
+        n = arrow.num_rows
+        ids = arrow.column("id").to_pylist()
+        text = arrow.column("summary").to_pylist()
+        return Rows(
+            tenant=tenant,
+            ids=ids,
+            source=np.array(["episodes"] * n, dtype=object),
+            path=[f"episodes/{i}" for i in ids],
+            start_line=np.ones(n, dtype=np.int64),
+            end_line=np.ones(n, dtype=np.int64),
+            turn_ids=[[] for _ in range(n)],
+            text=text,
+            text_hash=[f"episode:{i}" for i in ids],
+            day=[None] * n,
+            when=arrow.column("created_at").to_pylist(),
+            vectors=_vectors(arrow),
+        )
+
+
+_SOURCES: dict[str, RecallSource] = {}
+
+
+def register_source(source: RecallSource) -> None:
+    """Make a source searchable by its names (e.g. ``facts``, added by the knowledge graph)."""
+    for name in source.names:
+        _SOURCES[name] = source
+
+
+def known_sources() -> dict[str, RecallSource]:
+    return dict(_SOURCES)
+
+
+register_source(ChunkSource())
+register_source(EpisodeSource())
+
+DEFAULT_SOURCES = ("memory", "sessions", "episodes", "facts")
+
+
+class TenantCache:
+    """Rows of one database per (table, tenant), reloaded when the table version changes."""
+
+    def __init__(self, uri: str, max_entries: int = 64):
+        self.uri = uri
+        # Every read checks the latest version, so a write is visible to the next query.
+        self.db = lancedb.connect(uri, read_consistency_interval=timedelta(0))
+        self._tables: dict[str, object] = {}
+        self._rows: OrderedDict[tuple[str, str], tuple[int, Rows]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.max_entries = max_entries
+
+    def table_names(self) -> set[str]:
+        result = self.db.list_tables()
+        return set(getattr(result, "tables", result))
+
+    def table(self, name: str):
+        table = self._tables.get(name)
+        if table is None:
+            if name not in self.table_names():
+                return None
+            table = self._tables[name] = self.db.open_table(name)
+        return table
+
+    def rows(self, source: RecallSource, tenant: str) -> Rows | None:
+        table = self.table(source.table)
+        if table is None:
+            return None
+        version = table.version
+        key = (source.table, tenant)
+        with self._lock:
+            hit = self._rows.get(key)
+            if hit is not None and hit[0] == version:
+                self._rows.move_to_end(key)
+                return hit[1]
+        present = set(table.schema.names)
+        columns = [c for c in source.columns if c in present]
+        arrow = (
+            table.search()
+            .where(f"tenant = {sql_str(tenant)}", prefilter=True)
+            .select(columns)
+            .limit(None)
+            .to_arrow()
+        )
+        rows = source.to_rows(tenant, arrow)
+        with self._lock:
+            self._rows[key] = (version, rows)
+            self._rows.move_to_end(key)
+            while len(self._rows) > self.max_entries:
+                self._rows.popitem(last=False)
+        return rows
+
+    def text_hits(
+        self, source: RecallSource, tenants: list[str], names: list[str], query: str, limit: int
+    ) -> dict[tuple[str, str], float]:
+        """BM25 scores {(tenant, id): score} from LanceDB's full-text index, tenant-filtered."""
+        table = self.table(source.table)
+        if table is None or not query.strip():
+            return {}
+        where = sql_in("tenant", tenants)
+        if "source" in table.schema.names and len(names) < len(source.names):
+            where += f" AND {sql_in('source', names)}"
+        try:
+            arrow = (
+                table.search(query, query_type="fts", fts_columns=source.text_column)
+                .where(where, prefilter=True)
+                .select(["id", "tenant", "_score"])
+                .limit(limit)
+                .to_arrow()
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            if "index" in str(exc).lower():
+                return {}  # no full-text index on this table yet: the vector channel stands alone
+            raise
+        return {
+            (t, i): float(s)
+            for t, i, s in zip(
+                arrow.column("tenant").to_pylist(),
+                arrow.column("id").to_pylist(),
+                arrow.column("_score").to_pylist(),
+            )
+        }
+
+
+_CACHES: dict[str, TenantCache] = {}
+_CACHES_LOCK = threading.Lock()
+
+
+def tenant_cache(uri: str) -> TenantCache:
+    """The process-wide cache of one database."""
+    with _CACHES_LOCK:
+        cache = _CACHES.get(uri)
+        if cache is None:
+            cache = _CACHES[uri] = TenantCache(uri)
+        return cache
