@@ -1,0 +1,546 @@
+"""Chunking: Markdown memory files and session transcripts into citable spans.
+
+Every chunk carries the exact 1-based line range it came from, so recall can cite
+``path#Lstart-Lend`` and ``memory_get`` can read those lines back. Lines are counted the way
+Python's universal newlines count them (``\\n``, ``\\r\\n`` and ``\\r``; see ``split_lines``), which
+is also what ``Path.read_text`` yields. ``str.splitlines`` differs (it also breaks on form feeds,
+``\\x1c``-``\\x1e``, ``\\u2028``...), so code that reads lines back should use ``split_lines``.
+
+Markdown is parsed into blocks in one pass (front matter, ATX and setext headings, paragraphs,
+list items, fenced code, tables, blockquotes, thematic breaks), then blocks are packed into
+chunks of about ``target_chars``. Fenced code is never split. An oversized paragraph, list item or
+blockquote is split at sentence or word boundaries with ``overlap_chars`` of overlap; an oversized
+table or front matter is split between rows, without overlap. The work is linear in the input.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from datetime import timezone
+from itertools import accumulate
+
+from memory_pipeline.sources.transcripts import Transcript, Turn
+
+
+@dataclass(frozen=True)
+class ChunkSpan:
+    """A piece of a source file: its exact line range, its text and where it sits."""
+
+    start_line: int  # 1-based, inclusive
+    end_line: int  # inclusive
+    text: str
+    heading_path: tuple[str, ...] = ()  # e.g. ("Projects", "Apollo")
+    turn_ids: tuple[str, ...] = ()  # transcript windows only
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` as chunk line numbers count them (a leading BOM is dropped)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.split("\n")
+
+
+# --- Markdown blocks -------------------------------------------------------------------------
+
+_BLANK, _TEXT, _HEADING, _FENCE, _LIST, _QUOTE, _TABLE, _BREAK = range(8)
+_FRONT_MATTER = 8
+_SPLIT_BY_LINES = frozenset({_TABLE, _FRONT_MATTER})
+_FRONT_MATTER_MAX_LINES = 500
+
+_ATX_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]|$)")
+_FRONT_MATTER_KEY_RE = re.compile(r"[A-Za-z_][\w.-]*[ \t]*[:=]")
+_FENCE_RE = re.compile(r"[ \t]*(`{3,}|~{3,})(.*)$")
+_LIST_RE = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
+_BREAK_RE = re.compile(r" {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
+_SETEXT_RE = re.compile(r" {0,3}(=+|-+)[ \t]*$")
+_TABLE_DELIM_RE = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+_QUOTED_FENCE_RE = re.compile(r"^[ \t]*(?:>[ \t]*)+(?:`{3}|~{3})", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    start: int  # 0-based line index, inclusive
+    end: int  # inclusive
+    kind: int
+    level: int = 0  # heading level
+    title: str = ""  # heading text
+
+
+def _line_kind(line: str, max_heading: int) -> int:
+    stripped = line.lstrip(" \t")
+    if not stripped or not stripped.strip():
+        return _BLANK
+    first = stripped[0]
+    indent = len(line) - len(stripped)
+    if first in "`~":
+        match = _FENCE_RE.match(line)
+        # An info string with a backtick (```like this```) is inline code, not a fence.
+        if match and not (first == "`" and "`" in match.group(2)):
+            return _FENCE
+        return _TEXT
+    if first == "#":
+        if indent <= 3 and len(line) <= max_heading and _ATX_RE.match(line):
+            return _HEADING
+        return _TEXT
+    if first == ">":
+        return _QUOTE if indent <= 3 else _TEXT
+    if first in "-*_" and indent <= 3 and _BREAK_RE.match(line):
+        return _BREAK
+    if (first in "-*+" or first.isdigit()) and _LIST_RE.match(line):
+        return _LIST
+    if first == "|":
+        return _TABLE
+    return _TEXT
+
+
+def _atx_heading(line: str) -> tuple[int, str]:
+    match = _ATX_RE.match(line)
+    assert match is not None
+    title = line[match.end() :].strip()
+    # A closing run of #s is decoration when it stands alone: "# Title ##" but "# C#".
+    bare = title.rstrip("#")
+    if not bare or bare[-1] in " \t":
+        title = bare.strip()
+    return len(match.group(1)), title
+
+
+def _parse_blocks(lines: list[str], max_heading: int) -> list[_Block]:
+    """Markdown blocks in order; blank lines belong to no block."""
+    kinds = [_line_kind(line, max_heading) for line in lines]
+    n = len(lines)
+    blocks: list[_Block] = []
+    i = _front_matter_end(lines)
+    if i:
+        blocks.append(_Block(0, i - 1, _FRONT_MATTER))
+    # For each fence character, the shortest fence length known to have no closer after the
+    # line it was searched from: keeps unclosed fences from making the scan quadratic.
+    unclosable: dict[str, int] = {}
+    while i < n:
+        kind = kinds[i]
+        if kind == _BLANK:
+            i += 1
+            continue
+        if kind == _FENCE:
+            close = _fence_close(lines, kinds, i, unclosable)
+            if close is not None:
+                blocks.append(_Block(i, close, _FENCE))
+                i = close + 1
+                continue
+            # An unclosed fence is text: one stray ``` must not swallow the rest of the file.
+            kind = kinds[i] = _TEXT
+        if kind == _HEADING:
+            level, title = _atx_heading(lines[i])
+            blocks.append(_Block(i, i, _HEADING, level, title))
+            i += 1
+        elif kind == _BREAK:
+            blocks.append(_Block(i, i, _BREAK))
+            i += 1
+        elif kind == _QUOTE:
+            j = i + 1
+            while j < n and kinds[j] in (_QUOTE, _TEXT):  # lazy continuation lines
+                j += 1
+            blocks.append(_Block(i, j - 1, _QUOTE))
+            i = j
+        elif kind == _LIST:
+            j = i + 1
+            while j < n and kinds[j] == _TEXT:
+                j += 1
+            blocks.append(_Block(i, j - 1, _LIST))
+            i = j
+        elif kind == _TABLE or _is_table_header(lines, kinds, i):
+            j = i + 1
+            while j < n and kinds[j] in (_TABLE, _TEXT) and "|" in lines[j]:
+                j += 1
+            blocks.append(_Block(i, j - 1, _TABLE))
+            i = j
+        else:
+            i = _paragraph(lines, kinds, i, blocks, max_heading)
+    return blocks
+
+
+def _paragraph(
+    lines: list[str], kinds: list[int], i: int, blocks: list[_Block], max_heading: int
+) -> int:
+    """Append the paragraph (or setext heading) starting at line i; return the next line."""
+    n = len(lines)
+    j = i + 1
+    size = len(lines[i])
+    while j < n:
+        size += 1 + len(lines[j])
+        if lines[j].lstrip()[:1] in ("=", "-") and size <= max_heading:
+            setext = _SETEXT_RE.match(lines[j])
+            if setext:
+                title = " ".join(line.strip() for line in lines[i:j])
+                level = 1 if setext.group(1)[0] == "=" else 2
+                blocks.append(_Block(i, j, _HEADING, level, title))
+                return j + 1
+        if kinds[j] != _TEXT or _is_table_header(lines, kinds, j):
+            break
+        j += 1
+    blocks.append(_Block(i, j - 1, _TEXT))
+    return j
+
+
+def _is_table_header(lines: list[str], kinds: list[int], i: int) -> bool:
+    return (
+        "|" in lines[i]
+        and i + 1 < len(lines)
+        and "-" in lines[i + 1]
+        and _TABLE_DELIM_RE.match(lines[i + 1]) is not None
+    )
+
+
+def _front_matter_end(lines: list[str]) -> int:
+    """Line index after a closed front matter block at the top of the file, else 0."""
+    if not lines:
+        return 0
+    opener = lines[0].rstrip()
+    # A leading "---" is also a thematic break: only YAML/TOML-looking content counts.
+    if opener not in ("---", "+++") or len(lines) < 3 or not _FRONT_MATTER_KEY_RE.match(lines[1]):
+        return 0
+    closers = ("---", "...") if opener == "---" else ("+++",)
+    for j in range(2, min(len(lines), _FRONT_MATTER_MAX_LINES)):
+        if lines[j].rstrip() in closers:
+            return j + 1
+    return 0
+
+
+def _fence_close(
+    lines: list[str], kinds: list[int], i: int, unclosable: dict[str, int]
+) -> int | None:
+    opener = _FENCE_RE.match(lines[i])
+    assert opener is not None
+    marker = opener.group(1)
+    char, length = marker[0], len(marker)
+    if length >= unclosable.get(char, 1 << 30):
+        return None
+    for j in range(i + 1, len(lines)):
+        if kinds[j] == _FENCE:
+            candidate = _FENCE_RE.match(lines[j])
+            run = candidate.group(1) if candidate else ""
+            if run[0] == char and len(run) >= length and not candidate.group(2).strip():
+                return j
+    unclosable[char] = length
+    return None
+
+
+# --- Splitting long text ---------------------------------------------------------------------
+
+_SENTENCE_END_RE = re.compile(r"[.!?…][\"')\]»”’]*(?=\s)")
+_WHITESPACE_RE = re.compile(r"\s")
+
+
+def _split_text(
+    text: str, first_budget: int, budget: int, overlap: int
+) -> list[tuple[int, int]]:
+    """Cut text into [start, end) pieces of at most the budget, trimmed of whitespace.
+
+    Cuts fall after a sentence end when one lies in the second half of the window, else at the
+    last whitespace, else at the budget. Each piece after the first starts about ``overlap``
+    characters before the previous cut, at a sentence or word start.
+    """
+    n = len(text)
+    pieces: list[tuple[int, int]] = []
+    pos = _skip_space(text, 0, n)
+    limit = max(1, first_budget)
+    while pos < n:
+        if n - pos <= limit:
+            pieces.append((pos, _trim_end(text, pos, n)))
+            break
+        hard = pos + limit
+        cut = _best_cut(text, pos + limit // 2, hard)
+        pieces.append((pos, _trim_end(text, pos, cut)))
+        nxt = _skip_space(text, _overlap_start(text, pos, cut, min(overlap, limit // 3)), n)
+        pos = nxt if nxt > pos else _skip_space(text, cut, n)
+        limit = max(1, budget)
+    return pieces
+
+
+def _best_cut(text: str, low: int, hard: int) -> int:
+    # endpos hard + 1 lets the lookahead see the whitespace right after a sentence at the cut.
+    sentence_end = None
+    for match in _SENTENCE_END_RE.finditer(text, low, hard + 1):
+        if match.end() <= hard:
+            sentence_end = match.end()
+    if sentence_end is not None:
+        return sentence_end
+    space = max(text.rfind(" ", low, hard + 1), text.rfind("\n", low, hard + 1))
+    if space > low:
+        return space
+    return hard
+
+
+def _overlap_start(text: str, pos: int, cut: int, overlap: int) -> int:
+    if overlap <= 0:
+        return cut
+    start = max(cut - overlap, pos + 1)
+    sentence = _SENTENCE_END_RE.search(text, start, cut)
+    if sentence is not None:
+        return sentence.end()
+    if not text[start - 1].isspace():
+        space = _WHITESPACE_RE.search(text, start, cut)
+        return space.start() if space else cut
+    return start
+
+
+def _skip_space(text: str, pos: int, end: int) -> int:
+    while pos < end and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def _trim_end(text: str, start: int, end: int) -> int:
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return end
+
+
+# --- Packing blocks into chunks --------------------------------------------------------------
+
+
+class _Packer:
+    """Accumulates blocks into chunks; holds the line table and the heading stack."""
+
+    def __init__(self, lines: list[str], target: int, maximum: int, overlap: int) -> None:
+        self.lines = lines
+        self.target, self.maximum, self.overlap = target, maximum, overlap
+        # offsets[i]: where line i starts in "\n".join(lines); offsets[-1] is the length + 1.
+        self.offsets = list(accumulate((len(line) + 1 for line in lines), initial=0))
+        self.chunks: list[ChunkSpan] = []
+        self.headings: list[tuple[int, str]] = []
+        self.start: int | None = None  # first line of the open chunk
+        self.end = 0
+        self.path: tuple[str, ...] = ()
+        self.has_content = False
+
+    def size(self, first: int, last: int) -> int:
+        return self.offsets[last + 1] - self.offsets[first] - 1
+
+    def flush(self) -> None:
+        if self.start is not None:
+            text = "\n".join(self.lines[self.start : self.end + 1])
+            self.chunks.append(ChunkSpan(self.start + 1, self.end + 1, text, self.path))
+        self.start, self.has_content = None, False
+
+    def add_heading(self, block: _Block) -> None:
+        if self.has_content or (
+            self.start is not None and self.size(self.start, block.end) > self.maximum
+        ):
+            self.flush()
+        while self.headings and self.headings[-1][0] >= block.level:
+            self.headings.pop()
+        self.headings.append((block.level, block.title))
+        if self.start is None:
+            self.start = block.start
+        self.end = block.end
+        # Consecutive headings share a chunk, whose path is that of the content under them.
+        self.path = tuple(title for _, title in self.headings)
+
+    def add(self, block: _Block) -> None:
+        if self.start is not None:
+            combined = self.size(self.start, block.end)
+            if self.has_content:
+                if combined <= self.target:
+                    self.end = block.end
+                    return
+                self.flush()
+            elif combined <= self.maximum or block.kind == _FENCE:
+                # A heading stays with what follows it, even a fence longer than the maximum.
+                self.end, self.has_content = block.end, True
+                return
+        if self.start is None and (
+            block.kind == _FENCE or self.size(block.start, block.end) <= self.maximum
+        ):
+            self.start, self.end, self.has_content = block.start, block.end, True
+            self.path = tuple(title for _, title in self.headings)
+            return
+        self.split(block)
+
+    def split(self, block: _Block) -> None:
+        """Emit an oversized block as pieces; the first joins any open headings-only chunk."""
+        prefix_start = self.start
+        first_budget = self.maximum
+        if prefix_start is not None:
+            # The first piece carries the headings and the block's indentation.
+            opening = self.lines[block.start]
+            first_budget = (
+                self.maximum
+                - (self.offsets[block.start] - self.offsets[prefix_start])
+                - (len(opening) - len(opening.lstrip()))
+            )
+            if first_budget < self.maximum // 4 or first_budget < 1:
+                self.flush()
+                prefix_start, first_budget = None, self.maximum
+        path = self.path if prefix_start is not None else tuple(t for _, t in self.headings)
+        base = self.offsets[block.start]
+        block_text = "\n".join(self.lines[block.start : block.end + 1])
+        if block.kind in _SPLIT_BY_LINES:
+            pieces = self._line_groups(block, first_budget)
+        else:
+            pieces = _split_text(block_text, first_budget, self.maximum, self.overlap)
+        for index, (lo, hi) in enumerate(pieces):
+            if hi <= lo:
+                continue
+            first_line = self._line_at(base + lo)
+            text = block_text[lo:hi]
+            if index == 0 and prefix_start is not None:
+                head = "\n".join(self.lines[prefix_start : block.start])
+                text = head + "\n" + block_text[:hi]
+                first_line = prefix_start
+            self.chunks.append(
+                ChunkSpan(first_line + 1, self._line_at(base + hi - 1) + 1, text, path)
+            )
+            path = tuple(t for _, t in self.headings)
+        self.start, self.has_content = None, False
+
+    def _line_groups(self, block: _Block, first_budget: int) -> list[tuple[int, int]]:
+        """[start, end) offsets, relative to the block, of groups of whole lines."""
+        base = self.offsets[block.start]
+        groups: list[tuple[int, int]] = []
+        limit = first_budget
+        line = block.start
+        while line <= block.end:
+            last = line
+            while last < block.end and self.size(line, last + 1) <= limit:
+                last += 1
+            following = last + 1
+            # Front matter may hold blank lines; a chunk never starts or ends on one.
+            while line < last and not self.lines[line].strip():
+                line += 1
+            while last > line and not self.lines[last].strip():
+                last -= 1
+            lo = self.offsets[line] - base
+            if not self.lines[line].strip():
+                pass
+            elif self.size(line, last) <= limit:
+                groups.append((lo, self.offsets[last + 1] - 1 - base))
+            else:  # one line longer than the budget: cut it like a paragraph
+                text = self.lines[line]
+                groups.extend(
+                    (lo + a, lo + b)
+                    for a, b in _split_text(text, limit, self.maximum, self.overlap)
+                )
+            line = following
+            limit = self.maximum
+        return groups
+
+    def _line_at(self, offset: int) -> int:
+        return bisect_right(self.offsets, offset) - 1
+
+
+def chunk_markdown(
+    text: str, *, target_chars: int = 1000, max_chars: int = 1600, overlap_chars: int = 200
+) -> list[ChunkSpan]:
+    """Split Markdown into chunks of whole blocks with exact line ranges and heading paths.
+
+    Blocks are packed up to ``target_chars``; a heading opens a new chunk and stays with the
+    content after it. Only a block longer than ``max_chars`` is split (never fenced code), and
+    only such split pieces overlap. Blank or empty input gives no chunks.
+    """
+    if max_chars < 1:
+        raise ValueError(f"max_chars must be at least 1, got {max_chars}")
+    if overlap_chars < 0:
+        raise ValueError(f"overlap_chars must not be negative, got {overlap_chars}")
+    target_chars = max(1, min(target_chars, max_chars))
+    if not text or text.isspace():
+        return []
+    lines = split_lines(text)
+    packer = _Packer(lines, target_chars, max_chars, overlap_chars)
+    for block in _parse_blocks(lines, max_heading=max_chars):
+        if block.kind == _HEADING:
+            packer.add_heading(block)
+        elif block.kind == _QUOTE and _QUOTED_FENCE_RE.search(
+            "\n".join(lines[block.start : block.end + 1])
+        ):
+            # A quote holding fenced code is as unsplittable as the code.
+            packer.add(_Block(block.start, block.end, _FENCE))
+        else:
+            packer.add(block)
+    packer.flush()
+    return packer.chunks
+
+
+# --- Transcripts -----------------------------------------------------------------------------
+
+SUMMARY_PREFIX = "Summary: "
+
+
+def format_turn(turn: Turn) -> str:
+    """One turn as a line of text: ``Alice (2026-11-03 09:14): content`` (UTC, to the minute)."""
+    role = turn.role.strip()
+    content = turn.content.strip()
+    if turn.ts is None:
+        return f"{role}: {content}"
+    ts = turn.ts if turn.ts.tzinfo is not None else turn.ts.replace(tzinfo=timezone.utc)
+    return f"{role} ({ts.astimezone(timezone.utc):%Y-%m-%d %H:%M}): {content}"
+
+
+def chunk_transcript(
+    transcript: Transcript, *, window_turns: int = 3, stride: int = 2, max_chars: int = 1600
+) -> list[ChunkSpan]:
+    """Overlapping windows of consecutive turns, plus one chunk per compaction summary.
+
+    Windows of ``window_turns`` turns advance by ``stride``; the last window ends on the last
+    turn. A window longer than ``max_chars`` is cut into smaller windows of whole turns, and a
+    single turn longer than that is truncated. Chunks come in line order.
+    """
+    if window_turns < 1 or stride < 1 or max_chars < 1:
+        raise ValueError(
+            "window_turns, stride and max_chars must be at least 1, got "
+            f"{window_turns}, {stride}, {max_chars}"
+        )
+    turns = transcript.turns
+    texts = [format_turn(turn) for turn in turns]
+    chunks: list[ChunkSpan] = []
+    seen: set[tuple[int, int]] = set()
+    for start in _window_starts(len(turns), window_turns, stride):
+        stop = min(start + window_turns, len(turns))
+        for first, last in _fit_turns(texts, start, stop, max_chars):
+            if (first, last) in seen:
+                continue
+            seen.add((first, last))
+            window = turns[first:last]
+            chunks.append(
+                ChunkSpan(
+                    start_line=window[0].line,
+                    end_line=window[-1].line,
+                    text="\n".join(texts[first:last])[:max_chars],
+                    turn_ids=tuple(t.turn_id for t in window if t.turn_id is not None),
+                )
+            )
+    budget = max(1, max_chars - len(SUMMARY_PREFIX))
+    for line, summary, _ts in transcript.compactions:
+        for lo, hi in _split_text(summary, budget, budget, overlap=min(200, budget // 4)):
+            chunks.append(ChunkSpan(line, line, SUMMARY_PREFIX + summary[lo:hi]))
+    chunks.sort(key=lambda chunk: (chunk.start_line, chunk.end_line))
+    return chunks
+
+
+def _window_starts(count: int, window: int, stride: int) -> list[int]:
+    if count == 0:
+        return []
+    if count <= window:
+        return [0]
+    starts = list(range(0, count - window + 1, stride))
+    if starts[-1] + window < count:
+        starts.append(count - window)
+    return starts
+
+
+def _fit_turns(texts: list[str], start: int, stop: int, max_chars: int) -> list[tuple[int, int]]:
+    """Greedy runs [first, last) of whole turns whose joined text fits in max_chars."""
+    runs = []
+    first = start
+    while first < stop:
+        last = first + 1
+        size = len(texts[first])
+        while last < stop and size + 1 + len(texts[last]) <= max_chars:
+            size += 1 + len(texts[last])
+            last += 1
+        runs.append((first, last))
+        first = last
+    return runs

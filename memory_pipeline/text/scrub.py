@@ -1,0 +1,406 @@
+"""Secret scrubbing: replace credentials with typed placeholders before any text is stored.
+
+``scrub_secrets`` runs our own compiled patterns over the whole text (most anchored on a
+literal prefix, so a pass over ordinary prose is a fast substring search), then the
+regex-based detectors of detect-secrets (SendGrid, Twilio, PyPI, Azure, Discord, IBM and other
+formats we do not spell out) over the text around long token-like runs only, then the
+``password = value`` style assignments, then the caller's extra patterns.
+
+The number of lines never changes: a multi-line secret such as a PEM private key is replaced by
+its placeholder followed by the line breaks it spanned, so chunk line ranges computed on the
+scrubbed text still cite the source file exactly.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from detect_secrets.plugins.aws import AWSKeyDetector
+from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+from detect_secrets.plugins.base import RegexBasedDetector
+from detect_secrets.plugins.cloudant import CloudantDetector
+from detect_secrets.plugins.discord import DiscordBotTokenDetector
+from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
+from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
+from detect_secrets.plugins.mailchimp import MailchimpDetector
+from detect_secrets.plugins.pypi_token import PypiTokenDetector
+from detect_secrets.plugins.sendgrid import SendGridDetector
+from detect_secrets.plugins.softlayer import SoftlayerDetector
+from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+PLACEHOLDER = "[REDACTED:{}]"
+CUSTOM = "custom"
+
+
+@dataclass(frozen=True)
+class ScrubResult:
+    text: str
+    counts: dict[str, int]  # placeholder type -> number replaced, e.g. {"aws_access_key": 1}
+
+
+# --- Our own patterns --------------------------------------------------------------------------
+# Each rule: (type, compiled pattern, group holding the secret (0: the whole match), check).
+# Patterns start with a literal where they can, so that re finds candidates by substring search;
+# word boundaries are checked in Python on the few candidates instead of in the pattern.
+
+_TOKEN = r"[A-Za-z0-9_\-]"
+_NEWLINES_RE = re.compile(r"\r\n|\r|\n")
+
+_PEM_RE = re.compile(
+    r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----"
+    # The body runs to the next BEGIN or END marker (possessive: linear however many keys).
+    r"(?:(?:[^-]++|-(?!----(?:BEGIN|END) ))*+-----END \1PRIVATE KEY\2-----"
+    # A key pasted without its END line: the header and base64 lines after the BEGIN line,
+    # also inside a JSON string where the line breaks are written "\n".
+    r"|(?:(?:\\n|\r\n|\n|\r)[ \t>]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]+: [^\r\n\\]{1,200})[ \t]*)*)"
+)
+_URL_PASSWORD_RE = re.compile(r"://([^\s:/?#@\[\]\"'<>]{1,256}):([^\s/?#\"'<>]{1,256})@(?=[\w\[])")
+_AWS_ACCESS_KEY_RE = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}")
+_AWS_SECRET_RE = re.compile(
+    r"(?i:aws)[\w.-]{0,20}?(?i:secret)[\w.-]{0,20}?[\"'\\]{0,3}[ \t]*(?:=>|:=|=|:)[ \t]*"
+    r"[\"'\\]{0,2}([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
+)
+_ANTHROPIC_RE = re.compile(r"sk-ant-" + _TOKEN + r"{20,}")
+_OPENAI_RE = re.compile(r"sk-(?:proj-|svcacct-|admin-)?" + _TOKEN + r"{20,}")
+_GITHUB_RE = re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})")
+_GITLAB_RE = re.compile(r"gl(?:pat|dt|rt|ft|soat|ptt)-" + _TOKEN + r"{20,}")
+_SLACK_RE = re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}")
+_SLACK_WEBHOOK_RE = re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}")
+_STRIPE_RE = re.compile(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}")
+_NPM_RE = re.compile(r"npm_[A-Za-z0-9]{36}")
+_NPM_AUTH_RE = re.compile(r"_authToken=[ \t]*[\"']?([A-Za-z0-9_\-.]{20,})")
+_GOOGLE_RE = re.compile(r"AIza[0-9A-Za-z_\-]{35}")
+# Possessive runs, and a start only at a token boundary: "eyJeyJeyJ..." must stay linear.
+_JWT_RE = re.compile(
+    r"eyJ(?<![A-Za-z0-9_\-]eyJ)[A-Za-z0-9_\-]{8,}+\.eyJ[A-Za-z0-9_\-]{8,}+\.[A-Za-z0-9_\-]*+"
+)
+_BEARER_RE = re.compile(r"[Bb](?i:earer)[ \t]+([A-Za-z0-9\-._~+/]{16,}=*)")
+_BASIC_AUTH_RE = re.compile(
+    r"[Aa](?i:uthorization)[\"'\\]{0,3}[ \t]*[:=][ \t]*[\"'\\]{0,2}(?i:basic)[ \t]+"
+    r"([A-Za-z0-9+/]{8,}=*)"
+)
+_ASSIGNMENT_RE = re.compile(
+    # The lookahead lets re skip most positions before it tries the case-insensitive keywords.
+    r"(?=[PpSsTtAaCc])(?i:(?P<kw>passphrase|password|passwd|pass|pwd|secret|token|api[_-]?key|"
+    r"access[_-]?key|auth[_-]?key|private[_-]?key|credentials?))"
+    r"(?P<rest>[\w.-]{0,40}?)[\"'\\\]]{0,3}[ \t]*(?:=>|:=|=|:)[ \t]*"
+    r"(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){1,300}?)\\?\""
+    r"|\\?'(?P<sq>[^'\\\n]{1,300}?)\\?'"
+    r"|(?P<bare>[^\s\"'`,;\\]{1,300}))"
+)
+
+_WORDISH = re.compile(r"[A-Za-z]+")
+# Values that stand for a secret without being one: templates, environment references, code.
+_PLACEHOLDER_VALUE_RE = re.compile(
+    r"(?:\$\{|(?-i:\$[A-Z_][A-Z0-9_]*$)|<|\{|%|\[|\*{3}|x{6}|\.\.\.|redacted|your[_-]"
+    r"|os\.|process\.env|env\.|getenv|settings\.|config\.|self\."
+    r"|none$|null$|true$|false$|undefined$|[a-z][a-z0-9+.-]*://)",
+    re.IGNORECASE,
+)
+_MIN_ASSIGNED_SECRET = 8
+_OPERATOR_RE = re.compile(r"(?<=[\w\"'\]\\ \t])[:=]+")
+_KEYWORD_STEMS = ("pass", "pwd", "secret", "token", "key", "credential")
+_KEY_REACH = 80  # keyword, identifier suffix, quotes and spaces before the operator
+_VALUE_REACH = 320  # spaces, quotes and a value of up to 300 characters after it
+_PASSWORD_KEYWORDS = ("pass", "pwd")
+
+
+def _standalone(match: re.Match[str], group: int = 0) -> bool:
+    """True when the token is not glued to letters or digits on either side."""
+    text, start, end = match.string, match.start(group), match.end(group)
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    return not (before.isalnum() or after.isalnum())
+
+
+def _has_digit_and_letter(value: str) -> bool:
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _token_check(match: re.Match[str]) -> bool:
+    # sk-<20+ chars> also occurs inside hyphenated words ("task-..."): demand a boundary and a
+    # mix of digits and letters, which a real key has and a phrase does not.
+    return _standalone(match) and _has_digit_and_letter(match.group(0))
+
+
+def _url_password_check(match: re.Match[str]) -> bool:
+    return not _PLACEHOLDER_VALUE_RE.match(match.group(2))
+
+
+def _keyword_boundary(text: str, start: int, end: int) -> bool:
+    """The keyword is a whole part of its identifier (snake, kebab, dotted or camel case)."""
+    first, last = text[start], text[end - 1]
+    if start:
+        before = text[start - 1]
+        if before.isalpha() and not (before.islower() and first.isupper()):
+            return False
+    if end < len(text):
+        after = text[end]
+        if after.isalpha() and not (last.islower() and after.isupper()):
+            return False
+    return True
+
+
+def _assignment_type(match: re.Match[str]) -> str | None:
+    """The placeholder type for ``password = value`` style matches, None to leave it."""
+    text = match.string
+    start, end = match.span("kw")
+    if not _keyword_boundary(text, start, end) or text.endswith("REDACTED:", 0, start):
+        return None
+    value = match.group("dq") or match.group("sq") or match.group("bare") or ""
+    if len(value) < _MIN_ASSIGNED_SECRET or _PLACEHOLDER_VALUE_RE.match(value):
+        return None
+    # A single word ("password: required") is prose; a real secret mixes character kinds.
+    if len(value) < 16 and _WORDISH.fullmatch(value.rstrip(".,!?)")):
+        return None
+    keyword = match.group("kw").lower()
+    return "password" if keyword.startswith(_PASSWORD_KEYWORDS) else "secret"
+
+
+@dataclass(frozen=True)
+class _Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    group: int | str = 0
+    check: Callable[[re.Match[str]], bool] | None = None
+
+
+_RULES: tuple[_Rule, ...] = (
+    _Rule("private_key", _PEM_RE),
+    _Rule("url_password", _URL_PASSWORD_RE, 2, _url_password_check),
+    _Rule("slack_webhook", _SLACK_WEBHOOK_RE),
+    _Rule("anthropic_key", _ANTHROPIC_RE, 0, _standalone),
+    _Rule("openai_key", _OPENAI_RE, 0, _token_check),
+    _Rule("github_token", _GITHUB_RE, 0, _standalone),
+    _Rule("gitlab_token", _GITLAB_RE, 0, _standalone),
+    _Rule("slack_token", _SLACK_RE, 0, _token_check),
+    _Rule("stripe_key", _STRIPE_RE, 0, _standalone),
+    _Rule("google_api_key", _GOOGLE_RE, 0, _standalone),
+    _Rule("npm_token", _NPM_RE, 0, _standalone),
+    _Rule("npm_token", _NPM_AUTH_RE, 1, lambda m: _has_digit_and_letter(m.group(1))),
+    _Rule("aws_access_key", _AWS_ACCESS_KEY_RE, 0, _standalone),
+    _Rule("aws_secret_key", _AWS_SECRET_RE, 1),
+    _Rule("jwt", _JWT_RE, 0, _standalone),
+    _Rule("bearer_token", _BEARER_RE, 1, lambda m: _standalone(m, 0)),
+    _Rule("basic_auth", _BASIC_AUTH_RE, 1),
+)
+
+
+def _replacement(kind: str, secret: str) -> str:
+    # Keep every line break the secret spanned, so that line numbers survive scrubbing.
+    breaks = "".join(_NEWLINES_RE.findall(secret)) if "\n" in secret or "\r" in secret else ""
+    return PLACEHOLDER.format(kind) + breaks
+
+
+def _apply(text: str, rule: _Rule, counts: Counter[str]) -> str:
+    def substitute(match: re.Match[str]) -> str:
+        if rule.check is not None and not rule.check(match):
+            return match.group(0)
+        return _replace_group(match, rule.group, rule.kind, counts)
+
+    return rule.pattern.sub(substitute, text)
+
+
+def _replace_group(match: re.Match[str], group: int | str, kind: str, counts: Counter[str]) -> str:
+    whole = match.group(0)
+    start, end = match.span(group)
+    if end <= start:
+        return whole
+    counts[kind] += 1
+    start, end = start - match.start(0), end - match.start(0)
+    return whole[:start] + _replacement(kind, whole[start:end]) + whole[end:]
+
+
+def _apply_assignments(text: str, counts: Counter[str]) -> str:
+    def substitute(match: re.Match[str]) -> str:
+        kind = _assignment_type(match)
+        if kind is None:
+            return match.group(0)
+        group = next(g for g in ("dq", "sq", "bare") if match.group(g) is not None)
+        return _replace_group(match, group, kind, counts)
+
+    # The keyword alternation is slow to try at every position of a megabyte of prose, and an
+    # assignment always has its operator: look only around ":" and "=" signs that have a
+    # keyword shortly before them.
+    def keyword_before(match: re.Match[str]) -> bool:
+        before = text[max(0, match.start() - _KEY_REACH) : match.start()].lower()
+        return any(stem in before for stem in _KEYWORD_STEMS)
+
+    spans = _spans_around(text, _OPERATOR_RE, _KEY_REACH, _VALUE_REACH, keyword_before)
+    return _rewrite_spans(text, spans, lambda piece: _ASSIGNMENT_RE.sub(substitute, piece))
+
+
+def _spans_around(
+    text: str,
+    finder: re.Pattern[str],
+    before: int,
+    after: int,
+    keep: Callable[[re.Match[str]], bool] | None = None,
+) -> list[tuple[int, int]]:
+    """[start, end) spans of ``before``/``after`` characters around each finder match, cut at
+    line ends and merged when they touch. Bounded context keeps a megabyte-long line (minified
+    JSON, a base64 blob) linear where whole-line scans would not be.
+    """
+    spans: list[tuple[int, int]] = []
+    line_start, line_end = 0, -1
+    for match in finder.finditer(text):
+        if keep is not None and not keep(match):
+            continue
+        if match.start() > line_end:
+            line_start = text.rfind("\n", max(line_end, 0), match.start()) + 1
+            line_end = text.find("\n", match.end())
+            line_end = len(text) if line_end < 0 else line_end
+        start = max(line_start, match.start() - before)
+        end = min(line_end, match.end() + after)
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+    return spans
+
+
+def _rewrite_spans(
+    text: str, spans: list[tuple[int, int]], rewrite: Callable[[str], str]
+) -> str:
+    pieces: list[str] = []
+    done = 0
+    for start, end in spans:
+        piece = text[start:end]
+        new = rewrite(piece)
+        if new != piece:
+            pieces.append(text[done:start])
+            pieces.append(new)
+            done = end
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+# --- detect-secrets ----------------------------------------------------------------------------
+
+
+def _any_of(*needles: str) -> Callable[[str], bool]:
+    return lambda lowered: any(needle in lowered for needle in needles)
+
+
+_KEYWORDS = _any_of("key", "pw", "pass", "token")
+_EVERYWHERE, _NEAR_KEYWORD = 0, 1
+
+# detect-secrets' regex detectors for formats we do not spell out ourselves, each behind a cheap
+# substring guard. Left out: GitHub, OpenAI, Slack, Stripe and npm (our own rules above cover
+# them, and the OpenAI and npm patterns backtrack quadratically on long runs), Artifactory (its
+# "AP[0-9A-F]..." password form matches upper-case words), Basic Auth (handled above, keeping
+# the user name), Public IP (not a secret), Private Key (matches only the BEGIN line), and the
+# keyword and high-entropy scanners, which flag UUIDs, hashes and prose.
+# The keyword-assignment detectors (Cloudant, IBM, SoftLayer) read only the spans that hold a
+# keyword, the others every span.
+_DETECTORS: tuple[tuple[RegexBasedDetector, int, Callable[[str], bool]], ...] = (
+    (AWSKeyDetector(), _EVERYWHERE, _any_of("akia", "asia", "abia", "acca", "a3t", "aws")),
+    (AzureStorageKeyDetector(), _EVERYWHERE, _any_of("accountkey=")),
+    (CloudantDetector(), _NEAR_KEYWORD, _any_of("cl")),
+    (DiscordBotTokenDetector(), _EVERYWHERE, _any_of(".")),
+    (GitLabTokenDetector(), _EVERYWHERE, _any_of("gl", "gr1348941")),
+    (IbmCloudIamDetector(), _NEAR_KEYWORD, _KEYWORDS),
+    (IbmCosHmacDetector(), _NEAR_KEYWORD, _any_of("secret")),
+    (MailchimpDetector(), _EVERYWHERE, _any_of("-us")),
+    (PypiTokenDetector(), _EVERYWHERE, _any_of("pypi-")),
+    (SendGridDetector(), _EVERYWHERE, _any_of("sg.")),
+    (SoftlayerDetector(), _NEAR_KEYWORD, _any_of("sl")),
+    (SquareOAuthDetector(), _EVERYWHERE, _any_of("sq0csp-")),
+    (TelegramBotTokenDetector(), _EVERYWHERE, _any_of(":")),
+    (TwilioKeyDetector(), _EVERYWHERE, lambda low: True),
+)
+# Every format those detectors know has a run of 20+ token characters mixing digits and
+# letters (prose, "=====" rules and hyphenated names have none), so they only read the text
+# around such runs. A letters-only Cloudant key still meets the assignment rule below.
+_LONG_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{20,}")
+_MIN_DETECTED_SECRET = 12
+_DETECTOR_CONTEXT = 256
+_DIGIT_RE = re.compile(r"\d")
+_LETTER_RE = re.compile(r"[A-Za-z]")
+
+
+def _slug(secret_type: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", secret_type.lower()).strip("_")
+
+
+def _mixes_digits_and_letters(match: re.Match[str]) -> bool:
+    run = match.group(0)
+    return _DIGIT_RE.search(run) is not None and _LETTER_RE.search(run) is not None
+
+
+def _apply_detect_secrets(text: str, counts: Counter[str]) -> str:
+    spans = _spans_around(
+        text, _LONG_RUN_RE, _DETECTOR_CONTEXT, _DETECTOR_CONTEXT, _mixes_digits_and_letters
+    )
+    if not spans:
+        return text
+    # One pass of each detector over all candidate spans at once (they are cut at line ends and
+    # joined by line breaks, which none of these patterns crosses).
+    pieces = [text[start:end] for start, end in spans]
+    lowered_pieces = [piece.lower() for piece in pieces]
+    keyed = [i for i, low in enumerate(lowered_pieces) if _KEYWORDS(low)]
+    candidates = (
+        "\n".join(pieces),
+        "\n".join(pieces[i] for i in keyed),
+    )
+    lowered = ("\n".join(lowered_pieces), "\n".join(lowered_pieces[i] for i in keyed))
+    found: dict[str, str] = {}
+    for detector, reach, worth_running in _DETECTORS:
+        if not worth_running(lowered[reach]):
+            continue
+        for secret in detector.analyze_string(candidates[reach]):
+            secret = secret.strip()
+            if len(secret) >= _MIN_DETECTED_SECRET and "REDACTED" not in secret:
+                found.setdefault(secret, _slug(detector.secret_type))
+    # Longest first, so that a secret containing another is replaced whole.
+    for secret in sorted(found, key=len, reverse=True):
+        occurrences = text.count(secret)
+        if occurrences:
+            counts[found[secret]] += occurrences
+            text = text.replace(secret, PLACEHOLDER.format(found[secret]))
+    return text
+
+
+# --- Entry point -------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=64)
+def _compile_extra(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(re.compile(pattern))
+        except re.error as exc:
+            raise ValueError(f"invalid extra secret pattern {pattern!r}: {exc}") from None
+    return tuple(compiled)
+
+
+def scrub_secrets(text: str, extra_patterns: Sequence[str] = ()) -> ScrubResult:
+    """Replace secrets in ``text`` with ``[REDACTED:<type>]`` and count them by type.
+
+    ``extra_patterns`` are regular expressions for site-specific secrets; their matches are
+    replaced with ``[REDACTED:custom]`` (a pattern with groups replaces only its first group).
+    Line breaks are preserved, so the output has exactly as many lines as the input. Raises
+    ValueError only for an extra pattern that does not compile.
+    """
+    extras = _compile_extra(tuple(extra_patterns))
+    counts: Counter[str] = Counter()
+    if not text:
+        return ScrubResult(text, {})
+    for rule in _RULES:
+        text = _apply(text, rule, counts)
+    text = _apply_detect_secrets(text, counts)
+    text = _apply_assignments(text, counts)
+    for pattern in extras:
+        group = 1 if pattern.groups else 0
+        text = _apply(text, _Rule(CUSTOM, pattern, group), counts)
+    return ScrubResult(text, dict(counts))

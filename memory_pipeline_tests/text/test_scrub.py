@@ -1,0 +1,295 @@
+"""scrub_secrets removes every credential an agent might paste, and nothing else.
+
+Memory is stored and re-injected into prompts, so a leaked key would be repeated forever: each
+secret in a realistic corpus (Markdown notes and session transcripts) must become a typed
+placeholder. Over-redaction is a bug too: UUIDs, commit SHAs, URLs with ports and phrases like
+"password reset" must survive untouched. Scrubbing must keep the number of lines (chunk line
+ranges are computed on scrubbed text but cite the source file) and stay fast on large files.
+
+The fake secrets are generated at test time, so that the repository holds no key-shaped strings.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory_pipeline.sources.transcripts import parse_transcript
+from memory_pipeline.text.scrub import ScrubResult, scrub_secrets
+
+RNG = random.Random(20261103)
+ALNUM = string.ascii_letters + string.digits
+UPPER_DIGITS = string.ascii_uppercase + string.digits
+
+
+def rand(n: int, alphabet: str = ALNUM) -> str:
+    # Always mix in a digit and a letter of the alphabet, as real keys do.
+    letters = [c for c in alphabet if c.isalpha()] or list(string.digits)
+    body = "".join(RNG.choice(alphabet) for _ in range(n - 2))
+    return body + RNG.choice(string.digits) + RNG.choice(letters)
+
+
+def b64url(data: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+JWT = ".".join(
+    [
+        b64url({"alg": "HS256", "typ": "JWT"}),
+        b64url({"sub": "caroline", "exp": 1793697240}),
+        rand(43),
+    ]
+)
+SLACK_BOT = "xoxb-" + rand(11, string.digits) + "-" + rand(13, string.digits) + "-" + rand(24)
+SLACK_HOOK = "https://hooks.slack.com/services/T0{}/B0{}/{}".format(
+    rand(8, UPPER_DIGITS), rand(8, UPPER_DIGITS), rand(24)
+)
+BASIC = base64.b64encode(b"caroline:" + rand(14).encode()).decode()
+RSA_KEY = "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----"
+SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----"
+PEM_BODY = "\n".join(rand(64, ALNUM + "+/") for _ in range(6))
+
+# (type, secret value, how it appears in a note)
+SECRETS: list[tuple[str, str, str]] = [
+    (t, v, f.format(v))
+    for t, v, f in [
+        ("aws_access_key", "AKIA" + rand(16, UPPER_DIGITS), "AWS key id: {}"),
+        ("aws_access_key", "ASIA" + rand(16, UPPER_DIGITS), "temporary creds {} (expire at 5pm)"),
+        ("aws_secret_key", rand(40, ALNUM + "/+"), "aws_secret_access_key = {}"),
+        ("openai_key", "sk-proj-" + rand(100, ALNUM + "_-"), "export OPENAI_API_KEY={}"),
+        ("openai_key", "sk-" + rand(48), "my old key was {}, please rotate"),
+        ("anthropic_key", "sk-ant-api03-" + rand(90, ALNUM + "_-"), "ANTHROPIC_API_KEY: {}"),
+        ("github_token", "ghp_" + rand(36), "git remote set-url origin https://{}@github.com/x/y"),
+        ("github_token", "ghs_" + rand(36), "CI uses {}"),
+        ("github_token", "github_pat_" + rand(22) + "_" + rand(59), "fine-grained: {}"),
+        ("gitlab_token", "glpat-" + rand(20, ALNUM + "_-"), "GITLAB_TOKEN={}"),
+        ("slack_token", SLACK_BOT, "bot token {}"),
+        ("slack_token", "xoxp-" + rand(11, string.digits) + "-" + rand(24), "user token `{}`"),
+        ("stripe_key", "sk_live_" + rand(24), "stripe.api_key = '{}'"),
+        ("stripe_key", "rk_live_" + rand(24), "restricted {}"),
+        ("google_api_key", "AIza" + rand(35, ALNUM + "_-"), "maps key {}."),
+        ("bearer_token", rand(40, ALNUM + "._-"), "curl -H 'Authorization: Bearer {}' x.io"),
+        ("basic_auth", BASIC, "Authorization: Basic {}"),
+        ("jwt", JWT, "session cookie {}"),
+        ("url_password", rand(18, ALNUM + "!$*"), "DATABASE_URL=postgres://app:{}@db:5432/app"),
+        ("url_password", rand(12), "- broker: amqp://guest:{}@rabbit.local/"),
+        ("password", rand(14, ALNUM + "!#%&"), 'db_password: "{}"'),
+        ("password", "Summer2026!", "wifi password = Summer2026!"),
+        ("password", "correct horse battery staple", "passphrase: 'correct horse battery staple'"),
+        ("secret", rand(32), "api_key: {}"),
+        ("secret", rand(30), '{{"client_secret": "{}"}}'),
+        ("secret", rand(24), "SESSION_SECRET={}"),
+        ("sendgrid_api_key", "SG." + rand(22) + "." + rand(43), "mail via {}"),
+        ("slack_webhook", SLACK_HOOK, "alerts go to {}"),
+        ("pypi_token", "pypi-AgEIcHlwaS5vcmc" + rand(80, ALNUM + "_-"), "twine upload -p {}"),
+        ("twilio_api_key", "SK" + rand(32, string.ascii_lowercase + string.digits), "twilio {}"),
+        ("npm_token", "npm_" + rand(36), "//registry.npmjs.org/:_authToken={}"),
+        ("private_key", PEM_BODY, RSA_KEY),
+        ("private_key", PEM_BODY, SSH_KEY),
+    ]
+]
+
+LOOKALIKES = """\
+# Account notes
+
+Caroline asked for a password reset on Monday; the reset link expires in 24 hours.
+The bearer of bad news was Melanie. Tokens per second: 4500. Max tokens: 4096.
+Our risk-based-approach-for-onboarding-2026 doc and the task-force-meeting-notes-v2 page.
+Run id 123e4567-e89b-12d3-a456-426614174000, commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904.
+sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+See http://localhost:8080/health and https://example.com:8443/a/b?x=1#frag.
+Clone git@github.com:acme/memory.git or ssh://git@github.com/acme/memory.git.
+Mail caroline@example.com; meeting at 09:30:00; ratio 3:2.
+password: required
+api_key: optional
+password: ********
+password = ${DB_PASSWORD}
+password=os.environ["DB_PASSWORD"]
+token: <your-token-here>
+secret: {{ vault_secret }}
+Authorization: Bearer <token>
+postgres://user:${PGPASS}@db/app and https://user@host.example.com/
+The passport number field is blank. Her secretary: Jane Doe.
+Use `sk-` prefixed keys only in the vault; the AKIA prefix marks AWS key ids.
+ghp_ tokens are classic GitHub tokens; eyJ starts a base64 JSON object.
+Kubernetes secret names like db-credentials-2026 are fine.
+"""
+
+
+def test_every_secret_in_a_markdown_note_is_redacted():
+    note = "# Credentials I was sent\n\n" + "\n\n".join(
+        f"- {line}" if i % 2 else line for i, (_, _, line) in enumerate(SECRETS)
+    )
+    result = scrub_secrets(note)
+    for kind, secret, _ in SECRETS:
+        for part in secret.split("\n"):
+            assert part not in result.text, (kind, part)
+        assert f"[REDACTED:{kind}]" in result.text, kind
+    expected: dict[str, int] = {}
+    for kind, _, _ in SECRETS:
+        expected[kind] = expected.get(kind, 0) + 1
+    assert result.counts == expected
+    assert result.text.count("\n") == note.count("\n")
+
+
+@pytest.mark.parametrize(
+    "kind,secret,line", SECRETS, ids=[f"{i}-{s[0]}" for i, s in enumerate(SECRETS)]
+)
+def test_each_secret_alone_gets_its_type(kind, secret, line):
+    result = scrub_secrets(line)
+    assert result.counts == {kind: 1}
+    assert secret.split("\n")[0] not in result.text
+    assert "[REDACTED:" + kind + "]" in result.text
+
+
+def test_lookalikes_are_left_alone():
+    assert scrub_secrets(LOOKALIKES) == ScrubResult(LOOKALIKES, {})
+
+
+def test_url_password_keeps_user_and_host():
+    result = scrub_secrets("mysql://admin:p@ss:w0rd@10.0.0.5:3306/db and more")
+    assert result.text == "mysql://admin:[REDACTED:url_password]@10.0.0.5:3306/db and more"
+
+
+def test_assignment_keeps_key_and_quotes():
+    assert scrub_secrets('password = "hunter2hunter2"').text == 'password = "[REDACTED:password]"'
+    assert scrub_secrets("dbPassword: s3cr3t-value").text == "dbPassword: [REDACTED:password]"
+    assert scrub_secrets("STRIPE_SECRET_KEY=abc123def456ghi789").counts == {"secret": 1}
+
+
+def test_private_key_keeps_the_line_count():
+    key = f"-----BEGIN EC PRIVATE KEY-----\n{PEM_BODY}\n-----END EC PRIVATE KEY-----"
+    text = f"before\n```\n{key}\n```\nafter"
+    result = scrub_secrets(text)
+    assert result.counts == {"private_key": 1}
+    assert result.text.splitlines()[2] == "[REDACTED:private_key]"
+    assert result.text.count("\n") == text.count("\n")
+    assert result.text.endswith("```\nafter")
+
+
+def test_private_key_without_end_line_is_still_redacted():
+    text = f"half a key:\n-----BEGIN PRIVATE KEY-----\n{PEM_BODY}\nand then the chat went on."
+    result = scrub_secrets(text)
+    assert result.counts == {"private_key": 1}
+    assert not any(part in result.text for part in PEM_BODY.split("\n"))
+    assert result.text.endswith("\nand then the chat went on.")
+    assert result.text.count("\n") == text.count("\n")
+
+
+def test_crlf_text_keeps_its_line_endings():
+    text = "a\r\n-----BEGIN RSA PRIVATE KEY-----\r\n" + PEM_BODY.replace("\n", "\r\n") + (
+        "\r\n-----END RSA PRIVATE KEY-----\r\nb"
+    )
+    result = scrub_secrets(text)
+    assert result.text == "a\r\n[REDACTED:private_key]" + "\r\n" * 8 + "b"  # 7 in the key
+
+
+def test_secrets_in_a_transcript_before_and_after_parsing():
+    turns = [
+        {"role": "user", "content": line, "ts": "2026-11-03T09:00:00Z", "turn_id": f"t{i}"}
+        for i, (_, _, line) in enumerate(SECRETS)
+    ]
+    turns.append({"role": "assistant", "content": [{"type": "text", "text": LOOKALIKES}]})
+    raw = "".join(json.dumps(t) + "\n" for t in turns)
+
+    # Scrubbing the raw JSONL keeps it valid JSON line by line.
+    scrubbed = scrub_secrets(raw)
+    parsed = parse_transcript(scrubbed.text)
+    assert parsed.skipped == () and len(parsed.turns) == len(turns)
+    assert parsed.turns[-1].content == LOOKALIKES
+    for kind, secret, _ in SECRETS:
+        for part in secret.split("\n"):
+            assert part not in scrubbed.text, (kind, part)
+            assert json.dumps(part)[1:-1] not in scrubbed.text, (kind, part)
+
+    # Scrubbing each parsed turn (what the L0 index does) finds the same secrets.
+    per_turn: dict[str, int] = {}
+    for turn in parse_transcript(raw).turns:
+        for kind, n in scrub_secrets(turn.content).counts.items():
+            per_turn[kind] = per_turn.get(kind, 0) + n
+    assert per_turn == scrubbed.counts
+    assert sum(per_turn.values()) == len(SECRETS)
+
+
+def test_extra_patterns_are_custom_secrets():
+    text = "ticket ACME-7731-XK and badge ACME-1200-QQ; not acme-lowercase"
+    result = scrub_secrets(text, extra_patterns=[r"ACME-\d{4}-[A-Z]{2}"])
+    assert result.text == "ticket [REDACTED:custom] and badge [REDACTED:custom]; not acme-lowercase"
+    assert result.counts == {"custom": 2}
+    grouped = scrub_secrets("pin=4411 door", extra_patterns=[r"pin=(\d+)", r"x*"])
+    assert grouped.text == "pin=[REDACTED:custom] door"  # empty matches replace nothing
+    with pytest.raises(ValueError, match="invalid extra secret pattern"):
+        scrub_secrets("x", extra_patterns=["(unclosed"])
+
+
+def test_empty_text():
+    assert scrub_secrets("") == ScrubResult("", {})
+
+
+def prose(size: int) -> str:
+    rng = random.Random(3)
+    words = (
+        "the agent remembered that Caroline prefers tea and her password reset was done "
+        "yesterday while the token budget for the session stayed under the limit; see notes: "
+        "meeting = Tuesday at 10:30 with https://example.com/docs and Apollo project updates"
+    ).split()
+    lines, total = [], 0
+    while total < size:
+        line = " ".join(rng.choice(words) for _ in range(rng.randint(8, 25))).capitalize() + "."
+        lines.append(line)
+        total += len(line) + 1
+    return "\n".join(lines)
+
+
+def test_one_megabyte_of_prose_scrubs_well_under_a_second():
+    text = prose(1_000_000)
+    scrub_secrets(text[:1000])  # warm the pattern caches
+    started = time.process_time()
+    result = scrub_secrets(text)
+    elapsed = time.process_time() - started
+    assert result == ScrubResult(text, {})
+    assert elapsed < 0.5, f"1 MB took {elapsed:.3f} s"  # measured: ~0.06 s
+
+
+def test_pathological_long_lines_stay_fast():
+    rng = random.Random(5)
+    blob = "data:image/png;base64," + "".join(rng.choice(ALNUM + "+/") for _ in range(1_000_000))
+    minified = json.dumps(
+        [{"url": f"https://example.com/a/{i}", "n": i, "key": "v" * 40} for i in range(15_000)]
+    )
+    for text in (blob, minified):
+        started = time.process_time()
+        scrub_secrets(text)
+        assert time.process_time() - started < 3.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_any_text_scrubs_without_raising_and_keeps_lines(text):
+    once = scrub_secrets(text)
+    assert once.text.count("\n") == text.count("\n")
+    assert once.text.count("\r") == text.count("\r")
+    twice = scrub_secrets(once.text)
+    assert twice.text == once.text and twice.counts == {}
+
+
+fragments = st.sampled_from(
+    [s[2] for s in SECRETS] + LOOKALIKES.splitlines() + ["", " ", "\n", "=", ":", '"']
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(fragments, max_size=12), st.sampled_from(["", " ", "\n", "\r\n", "; "]))
+def test_mixed_corpus_is_idempotent_and_keeps_lines(parts, glue):
+    text = glue.join(parts)
+    once = scrub_secrets(text)
+    assert once.text.count("\n") == text.count("\n")
+    twice = scrub_secrets(once.text)
+    assert twice.text == once.text and twice.counts == {}
