@@ -76,6 +76,12 @@ class Settings(BaseSettings):
     session_window_stride: int = 1
     session_idle_minutes: int = 30
     episode_ttl_days: int = 90
+    optimize_cron: str = Field(
+        "0 3 * * *", description="When LanceDB tables are compacted and optimized (cron, UTC)."
+    )
+    prune_cron: str = Field(
+        "0 */6 * * *", description="When expired episodes are pruned (cron, UTC)."
+    )
     teams: dict[str, str] = Field(
         default_factory=dict,
         description="Team member agent -> leader agent, as JSON; members read the leader's "

@@ -19,6 +19,7 @@ from memory_pipeline.indexing import (
     write_tenant,
 )
 from memory_pipeline.partitions import tenant_partitions
+from memory_pipeline.pools import EMBEDDING_POOL, LANCEDB_WRITE_POOL
 from memory_pipeline.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.store.checks import ALL_CHECKS, check_tenant
 from memory_pipeline.tenancy import Tenant
@@ -106,6 +107,7 @@ def memory_chunks(
     backfill_policy=dg.BackfillPolicy.single_run(),
     group_name=GROUP,
     kinds={"python", "pytorch"},
+    pool=EMBEDDING_POOL,
 )
 def memory_embeddings(
     context: dg.AssetExecutionContext, memory_chunks: Any, lancedb: LanceDBResource, embedder: EmbedderResource
@@ -144,6 +146,7 @@ class _NoModel:
     backfill_policy=dg.BackfillPolicy.single_run(),
     group_name=GROUP,
     kinds={"lancedb"},
+    pool=LANCEDB_WRITE_POOL,
     check_specs=[dg.AssetCheckSpec(name, asset="memory_index") for name in ALL_CHECKS],
 )
 def memory_index(
