@@ -27,7 +27,9 @@ class PartitionedPickleIOManager(dg.ConfigurableIOManager):
         home = os.environ.get("DAGSTER_HOME") or tempfile.gettempdir()
         return Path(home) / "storage" / "memory_pipeline"
 
-    def _path(self, asset_key: dg.AssetKey, partition: str | None) -> Path:
+    def _path(self, asset_key: dg.AssetKey | None, partition: str | None, identifier: list[str] | None = None) -> Path:
+        if asset_key is None:  # an op's output (e.g. of a maintenance job): one file per run and step
+            return self._base().joinpath("ops", *identifier).with_suffix(".pkl")
         folder = self._base().joinpath(*asset_key.path)
         name = (partition or "__unpartitioned__").replace("/", "%2F").replace("|", "%7C")
         return folder / f"{name}.pkl"
@@ -41,7 +43,7 @@ class PartitionedPickleIOManager(dg.ConfigurableIOManager):
         keys = self._keys(context)
         values = obj if len(keys) > 1 else {keys[0]: obj}
         for key in keys:
-            path = self._path(context.asset_key, key)
+            path = self._path(context.asset_key if context.has_asset_key else None, key, context.get_identifier())
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(".tmp")
             with open(tmp, "wb") as fh:
@@ -52,6 +54,8 @@ class PartitionedPickleIOManager(dg.ConfigurableIOManager):
         keys = self._keys(context)
         values = {}
         for key in keys:
-            with open(self._path(context.asset_key, key), "rb") as fh:
+            asset_key = context.asset_key if context.has_asset_key else None
+            identifier = None if asset_key else context.upstream_output.get_identifier()
+            with open(self._path(asset_key, key, identifier), "rb") as fh:
                 values[key] = pickle.load(fh)
         return values if len(keys) > 1 else values[keys[0]]
