@@ -75,6 +75,7 @@ _RELATIVE_RE = re.compile(
     r"this year|(\d+|a|one|two|three|four|five|six) (day|week|month|year)s? ago)\b",
     re.IGNORECASE,
 )
+DAY_GRACE = 7
 _NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 
 
@@ -85,13 +86,16 @@ class Period:
     start: date | None = None
     end: date | None = None  # inclusive
     month: int | None = None
+    # Something that happened on a day is usually told during the following days ("yesterday",
+    # "last weekend"), so a note or session dated shortly after a named day still matches.
+    grace_days: int = 0
 
     def contains(self, day: date | None) -> bool:
         if day is None:
             return False
         if self.month is not None:
             return day.month == self.month
-        return self.start <= day <= self.end
+        return self.start <= day <= self.end + timedelta(days=self.grace_days)
 
 
 @dataclass(frozen=True)
@@ -142,13 +146,13 @@ def query_period(text: str, now: date) -> Period | None:
     try:
         if m := _ISO_RE.search(text):
             day = date(int(m[1]), int(m[2]), int(m[3]))
-            return Period(day, day)
+            return Period(day, day, grace_days=DAY_GRACE)
         if m := _DAY_MONTH_YEAR_RE.search(text):
             day = date(int(m[3]), _MONTHS[m[2].lower()], int(m[1]))
-            return Period(day, day)
+            return Period(day, day, grace_days=DAY_GRACE)
         if m := _MONTH_DAY_YEAR_RE.search(text):
             day = date(int(m[3]), _MONTHS[m[1].lower()], int(m[2]))
-            return Period(day, day)
+            return Period(day, day, grace_days=DAY_GRACE)
         if m := _MONTH_YEAR_RE.search(text):
             year, month = int(m[2]), _MONTHS[m[1].lower()]
             return Period(date(year, month, 1), _month_end(year, month))

@@ -1,0 +1,59 @@
+"""Reading a query without a model: meaningful words, named people, *when* questions and the
+period a query names (absolute dates, months, years, and phrases relative to ``now``).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from memory_pipeline.recall.query import Period, meaningful_words, named_people, query_period, understand
+
+NOW = date(2026, 11, 22)
+
+
+def test_meaningful_words_drop_stopwords_and_possessives():
+    assert meaningful_words("What is Alice's API rate limit, please?") == ["alice", "api", "rate", "limit"]
+    assert meaningful_words("ok, thanks!") == []
+
+
+def test_named_people_skip_question_words_months_and_acronyms():
+    assert named_people("When did Melanie go camping with Caroline in June?") == ["Melanie", "Caroline"]
+    assert named_people("What did the LGBTQ group discuss?") == []
+    assert named_people("Did Jon's bakery open?") == ["Jon"]
+
+
+@pytest.mark.parametrize(
+    "question, asks",
+    [("When did Bob move?", True), ("What year did the plan start?", True), ("How long ago was it?", True),
+     ("What did Bob say about moving?", False)],
+)
+def test_when_questions(question, asks):
+    assert understand(question, NOW).asks_when is asks
+
+
+@pytest.mark.parametrize(
+    "text, period",
+    [
+        ("What happened on 7 July, 2023?", Period(date(2023, 7, 7), date(2023, 7, 7), grace_days=7)),
+        ("What happened on August 3, 2023?", Period(date(2023, 8, 3), date(2023, 8, 3), grace_days=7)),
+        ("the outage of 2026-11-04", Period(date(2026, 11, 4), date(2026, 11, 4), grace_days=7)),
+        ("What did John do in June 2023?", Period(date(2023, 6, 1), date(2023, 6, 30))),
+        ("Where did they travel in 2022?", Period(date(2022, 1, 1), date(2022, 12, 31))),
+        ("What did we decide in March?", Period(month=3)),
+        ("What did I say yesterday?", Period(date(2026, 11, 21), date(2026, 11, 21))),
+        ("What broke last month?", Period(date(2026, 10, 1), date(2026, 10, 31))),
+        ("What may happen next?", None),
+        ("Which plan do I have?", None),
+    ],
+)
+def test_query_periods(text, period):
+    assert query_period(text, NOW) == period
+
+
+def test_a_period_matches_days_told_shortly_after_a_named_day():
+    day = query_period("on 7 July, 2023", NOW)
+    assert day.contains(date(2023, 7, 7)) and day.contains(date(2023, 7, 12))
+    assert not day.contains(date(2023, 7, 6)) and not day.contains(date(2023, 7, 20))
+    assert Period(month=3).contains(date(2019, 3, 9)) and not Period(month=3).contains(None)
