@@ -264,76 +264,104 @@ def _file_row(tenant, wf, status, reason, content_hash, model, chunk_count, now)
     }
 
 
+EMBED_BLOCK = 2048
+"""Texts embedded, and vectors held in memory, at once: bounds peak memory at any scale."""
+WRITE_BATCH = 4096
+"""Chunk rows per Arrow batch streamed into one LanceDB commit."""
+
+
 @dataclass
-class EmbeddedChunks:
-    tenant: str
-    chunks: pl.DataFrame  # CHUNK_COLUMNS + vector (Array(Float32, dim))
-    prepared: TenantChunks
-    computed: int = 0
-    cache_hits: int = 0
+class EmbeddingReport:
+    """What the embedding step did; the vectors themselves are in the embedding cache."""
+
+    model: str
+    distinct_texts: int
+    computed: int
+    cache_hits: int
+    embed_s: float
+    cache_s: float
 
 
 def embed_tenants(
-    batches: list[TenantChunks], embedder: Embedder, store: MemoryStore
-) -> tuple[list[EmbeddedChunks], dict[str, float]]:
-    """Embed the chunks of several tenants at once, computing each distinct text only once.
+    batches: list[TenantChunks], embedder: Embedder, store: MemoryStore, block: int = EMBED_BLOCK
+) -> EmbeddingReport:
+    """Make sure every distinct chunk text of these tenants has a vector in the cache.
 
-    Texts whose (model, text hash) is in the persistent cache are not embedded again, in any
-    file or tenant; new vectors go into the cache before they are used.
+    Texts whose (model, text hash) is already cached are not embedded again, in any file or
+    tenant. The rest are sorted by length (batches of similar lengths waste no padding) and
+    embedded ``block`` at a time; each block goes into the cache before the next is computed,
+    so no more than one block of vectors is ever held here, and a crash loses at most one block.
     """
     started = time.perf_counter()
-    hashes: dict[str, str] = {}
+    texts: dict[str, str] = {}
     for batch in batches:
         for h, t in zip(batch.chunks["text_hash"].to_list(), batch.chunks["text"].to_list()):
-            hashes.setdefault(h, t)
-    cached = store.cached_vectors(embedder.name, list(hashes))
-    missing = [h for h in hashes if h not in cached]
-    lookup_s = time.perf_counter() - started
-    t0 = time.perf_counter()
-    vectors = embedder.embed([hashes[h] for h in missing]) if missing else np.zeros((0, embedder.dim), np.float32)
-    embed_s = time.perf_counter() - t0
-    if missing:
-        store.put_cached_vectors(embedder.name, missing, vectors)
-    by_hash = {**cached, **dict(zip(missing, vectors))}
-    missing_set = set(missing)
-    out: list[EmbeddedChunks] = []
-    for batch in batches:
-        hs = batch.chunks["text_hash"].to_list()
-        matrix = np.stack([by_hash[h] for h in hs]) if hs else np.zeros((0, embedder.dim), np.float32)
-        frame = batch.chunks.with_columns(
-            pl.Series("vector", matrix, dtype=pl.Array(pl.Float32, embedder.dim))
-        )
-        computed = sum(1 for h in set(hs) if h in missing_set)
-        out.append(
-            EmbeddedChunks(
-                tenant=batch.tenant,
-                chunks=frame,
-                prepared=batch,
-                computed=computed,
-                cache_hits=len(set(hs)) - computed,
-            )
-        )
-    return out, {"cache_lookup_s": lookup_s, "embed_s": embed_s, "texts_embedded": len(missing)}
-
-
-def write_tenant(store: MemoryStore, embedded: EmbeddedChunks, model: str) -> dict[str, int]:
-    """Replace the chunks of every changed or deleted file in one commit, then the manifest."""
-    prepared = embedded.prepared
-    now = datetime.now(UTC)
-    frame = embedded.chunks.with_columns(
-        pl.lit(model).alias("model"), pl.lit(now).cast(pl.Datetime("us", "UTC")).alias("updated_at")
+            texts.setdefault(h, t)
+    cached = store.cached_hashes(embedder.name, list(texts))
+    missing = sorted((h for h in texts if h not in cached), key=lambda h: len(texts[h]))
+    cache_s = time.perf_counter() - started
+    embed_s = 0.0
+    for start in range(0, len(missing), block):
+        hashes = missing[start : start + block]
+        t0 = time.perf_counter()
+        vectors = embedder.embed([texts[h] for h in hashes])
+        embed_s += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        store.put_cached_vectors(embedder.name, hashes, vectors)
+        cache_s += time.perf_counter() - t0
+    return EmbeddingReport(
+        model=embedder.name,
+        distinct_texts=len(texts),
+        computed=len(missing),
+        cache_hits=len(texts) - len(missing),
+        embed_s=embed_s,
+        cache_s=cache_s,
     )
+
+
+def _chunk_batches(store: MemoryStore, chunks: pl.DataFrame, model: str, schema: pa.Schema):
+    """Chunk rows with their cached vectors, as Arrow batches of WRITE_BATCH rows."""
+    now = datetime.now(UTC)
+    for start in range(0, chunks.height, WRITE_BATCH):
+        part = chunks.slice(start, WRITE_BATCH)
+        hashes = part["text_hash"].to_list()
+        found = store.cached_vectors(model, hashes)
+        absent = sorted(set(hashes) - set(found))
+        if absent:
+            raise RuntimeError(
+                f"{len(absent)} chunk text(s) have no cached {model} vector (e.g. {absent[0]}); "
+                "the embedding step did not complete: re-run memory_embeddings and memory_index"
+            )
+        matrix = np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
+        frame = part.with_columns(
+            pl.Series("vector", matrix, dtype=pl.Array(pl.Float32, store.dim)),
+            pl.lit(model).alias("model"),
+            pl.lit(now).cast(pl.Datetime("us", "UTC")).alias("updated_at"),
+        )
+        yield from frame.select(schema.names).to_arrow().cast(schema).to_batches()
+
+
+def write_tenant(store: MemoryStore, prepared: TenantChunks, model: str) -> dict[str, int]:
+    """Replace the chunks of every changed or deleted file in one commit, then the manifest.
+
+    Rows are streamed into the commit batch by batch, each with vectors read from the cache, so
+    a tenant of any size is written holding one batch of vectors at a time.
+    """
     schema = chunks_schema(store.dim)
-    rows = frame.select(schema.names).to_arrow().cast(schema) if frame.height else schema.empty_table()
     before = 0
     if prepared.replaced_paths:
         before = _count_paths(store, prepared.tenant, prepared.replaced_paths)
-        store.replace_file_chunks(prepared.tenant, prepared.replaced_paths, rows)
+        store.replace_file_chunks(
+            prepared.tenant,
+            prepared.replaced_paths,
+            lambda: pa.RecordBatchReader.from_batches(schema, _chunk_batches(store, prepared.chunks, model, schema)),
+            empty=prepared.chunks.height == 0,
+        )
     # The manifest is written after the chunks: a crash in between leaves files that look
     # changed, so the next run redoes them, and the upsert above makes that harmless.
     store.upsert_files(prepared.files)
     store.delete_files(prepared.tenant, prepared.deleted_paths)
-    return {"chunks_written": rows.num_rows, "chunks_replaced_or_removed": before}
+    return {"chunks_written": prepared.chunks.height, "chunks_replaced_or_removed": before}
 
 
 def _count_paths(store: MemoryStore, tenant: str, paths: list[str]) -> int:

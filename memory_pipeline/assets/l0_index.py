@@ -12,7 +12,6 @@ from typing import Any
 import dagster as dg
 
 from memory_pipeline.indexing import (
-    EmbeddedChunks,
     TenantChunks,
     embed_tenants,
     prepare_tenant,
@@ -112,23 +111,22 @@ def memory_chunks(
 def memory_embeddings(
     context: dg.AssetExecutionContext, memory_chunks: Any, lancedb: LanceDBResource, embedder: EmbedderResource
 ) -> dg.Output:
-    """A unit vector for every new chunk; texts seen before come from the embedding cache."""
+    """A cached unit vector for every new chunk text; texts seen before are not embedded again."""
     started = time.perf_counter()
     batches = list(by_partition(context, memory_chunks).values())
     model = embedder.get() if any(b.chunks.height for b in batches) else _NoModel(embedder)
-    embedded, timing = embed_tenants(batches, model, lancedb.store(dim=embedder.dim))
-    computed = sum(e.computed for e in embedded)
-    hits = sum(e.cache_hits for e in embedded)
+    report = embed_tenants(batches, model, lancedb.store(dim=embedder.dim))
     metadata = {
         "model": embedder.model_name,
-        "chunks": sum(e.chunks.height for e in embedded),
-        "embeddings_computed": computed,
-        "cache_hits": hits,
-        "embed_seconds": round(timing["embed_s"], 3),
-        "cache_lookup_seconds": round(timing["cache_lookup_s"], 3),
+        "chunks": sum(b.chunks.height for b in batches),
+        "distinct_texts": report.distinct_texts,
+        "embeddings_computed": report.computed,
+        "cache_hits": report.cache_hits,
+        "embed_seconds": round(report.embed_s, 3),
+        "cache_seconds": round(report.cache_s, 3),
         "seconds": round(time.perf_counter() - started, 3),
     }
-    return dg.Output(for_output(context, {e.tenant: e for e in embedded}), metadata=metadata)
+    return dg.Output(for_output(context, {b.tenant: report for b in batches}), metadata=metadata)
 
 
 class _NoModel:
@@ -150,15 +148,20 @@ class _NoModel:
     check_specs=[dg.AssetCheckSpec(name, asset="memory_index") for name in ALL_CHECKS],
 )
 def memory_index(
-    context: dg.AssetExecutionContext, memory_embeddings: Any, lancedb: LanceDBResource, embedder: EmbedderResource
+    context: dg.AssetExecutionContext,
+    memory_chunks: Any,
+    memory_embeddings: Any,
+    lancedb: LanceDBResource,
+    embedder: EmbedderResource,
 ) -> dg.MaterializeResult:
     """The tenant's searchable chunks in LanceDB (vector + full-text), matching its files exactly."""
     started = time.perf_counter()
     store = lancedb.store(dim=embedder.dim)
     written = Counter()
-    per_tenant: dict[str, EmbeddedChunks] = by_partition(context, memory_embeddings)
-    for key, embedded in per_tenant.items():
-        written.update(write_tenant(store, embedded, embedder.model_name))
+    per_tenant: dict[str, TenantChunks] = by_partition(context, memory_chunks)
+    del memory_embeddings  # its vectors are read from the cache; the input orders the steps
+    for key, prepared in per_tenant.items():
+        written.update(write_tenant(store, prepared, embedder.model_name))
     fts_started = time.perf_counter()
     fts_complete = store.ensure_fts_index()
     fts_s = time.perf_counter() - fts_started

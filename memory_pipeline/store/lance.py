@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -178,6 +178,19 @@ class MemoryStore:
             self.files().delete(f"tenant = {sql_str(tenant)} AND {sql_in('path', paths)}")
 
     # -- embedding cache ------------------------------------------------------------------
+    def cached_hashes(self, model: str, text_hashes: Sequence[str]) -> set[str]:
+        """Which of these text hashes already have a vector from ``model`` (reads no vectors)."""
+        if not text_hashes or EMBEDDING_CACHE not in self.table_names():
+            return set()
+        table = self.cache()
+        found: set[str] = set()
+        unique = sorted(set(text_hashes))
+        for start in range(0, len(unique), 4000):
+            ids = [f"{model}|{h}" for h in unique[start : start + 4000]]
+            arrow = table.search().where(sql_in("id", ids)).select(["text_hash"]).limit(None).to_arrow()
+            found.update(arrow.column("text_hash").to_pylist())
+        return found
+
     def cached_vectors(self, model: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Vectors already computed by ``model`` for these text hashes."""
         if not text_hashes or EMBEDDING_CACHE not in self.table_names():
@@ -228,17 +241,27 @@ class MemoryStore:
 
     # -- chunks ---------------------------------------------------------------------------
     @_retry_commit
-    def replace_file_chunks(self, tenant: str, paths: Sequence[str], rows: pa.Table) -> None:
+    def replace_file_chunks(
+        self,
+        tenant: str,
+        paths: Sequence[str],
+        rows: pa.Table | Callable[[], pa.RecordBatchReader],
+        empty: bool | None = None,
+    ) -> None:
         """Make the chunks of ``paths`` in ``tenant`` exactly ``rows``, in one commit.
 
         Rows whose id is present are updated, new ids inserted, and rows of those paths that are
         not in ``rows`` deleted (a changed file's old chunks, or every chunk of a deleted file).
+        ``rows`` is a table, or a function returning a fresh stream of batches (so a retried
+        commit can read them again).
         """
         if not paths:
             return
         table = self.chunks()
         scope = f"tenant = {sql_str(tenant)} AND {sql_in('path', paths)}"
-        if rows.num_rows == 0:
+        if empty is None:
+            empty = isinstance(rows, pa.Table) and rows.num_rows == 0
+        if empty:
             table.delete(scope)
             return
         (
@@ -246,7 +269,7 @@ class MemoryStore:
             .when_matched_update_all()
             .when_not_matched_insert_all()
             .when_not_matched_by_source_delete(scope)
-            .execute(rows)
+            .execute(rows if isinstance(rows, pa.Table) else rows())
         )
 
     def chunk_rows(self, tenant: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
@@ -274,7 +297,28 @@ class MemoryStore:
                 table.create_scalar_index("tenant", index_type="BITMAP", replace=True)
         elif self.unindexed_rows() > 0:
             table.optimize(cleanup_older_than=timedelta(days=7))
+        self._maintain_cache_index()
         return self.unindexed_rows() == 0
+
+    CACHE_INDEX_MIN_ROWS = 5_000
+
+    def _maintain_cache_index(self) -> None:
+        """Keep lookups by id in the embedding cache indexed once the cache is big enough.
+
+        Maintenance is triggered by row counts: the index is built at CACHE_INDEX_MIN_ROWS rows
+        and brought up to date when a fifth of the rows are not yet covered by it.
+        """
+        if EMBEDDING_CACHE not in self.table_names():
+            return
+        table = self.cache()
+        rows = table.count_rows()
+        if rows < self.CACHE_INDEX_MIN_ROWS:
+            return
+        names = {idx.name for idx in table.list_indices()}
+        if "id_idx" not in names:
+            table.create_scalar_index("id", index_type="BTREE", replace=True)
+        elif table.index_stats("id_idx").num_unindexed_rows > rows // 5:
+            table.optimize(cleanup_older_than=timedelta(days=7))
 
     def unindexed_rows(self) -> int:
         table = self.db.open_table(CHUNKS)
