@@ -53,7 +53,7 @@ def typed_memories(
     source, max_age = _options(context)
     graph = MemoryGraph.open(lancedb.uri, embedder.get())
     totals = {"files_extracted": 0, "files_unchanged": 0, "files_removed": 0, "memories_written": 0,
-              "memories_removed": 0, "blocked": 0}
+              "memories_removed": 0, "blocked": 0, "secrets_redacted": 0}
     by_type: dict[str, int] = {}
     preview = []
     for key in context.partition_keys:

@@ -69,9 +69,9 @@ def _line(row: dict, tz: ZoneInfo, show: str | None = None) -> str:
 
 
 def _recent(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.with_columns(pl.coalesce(pl.col("occurred_at"), pl.col("created_at")).alias("_when")).sort(
-        ["_when", "confidence"], descending=True, nulls_last=True
-    )
+    """Newest statement first; undated profile lines (a MEMORY.md) after every dated one, since a
+    dated statement ("I moved to Porto") is what supersedes the profile ("Lives in Lisbon")."""
+    return frame.sort(["occurred_at", "confidence", "created_at"], descending=True, nulls_last=True)
 
 
 def _memory(frame: pl.DataFrame, heading: str, n: int, now: datetime, tz: ZoneInfo) -> str:

@@ -93,11 +93,13 @@ def find_when(text: str, said_at: datetime, tz: ZoneInfo) -> datetime | None:
                 return after[0]
         return found[0][1]
     if end_of:
-        month = dateparser.parse(end_of.group(1), settings={"RELATIVE_BASE": base, "PREFER_DATES_FROM": "future"})
+        month = dateparser.parse(end_of.group(1), languages=["en"], settings={"RELATIVE_BASE": base})
         if month is not None:
-            last = calendar.monthrange(month.year, month.month)[1]
-            local = datetime(month.year, month.month, last, tzinfo=tz)
-            return local.astimezone(UTC)
+            year = base.year
+            if (month.month, calendar.monthrange(year, month.month)[1]) < (base.month, base.day):
+                year += 1  # "the end of March" said in November: next March
+            last = calendar.monthrange(year, month.month)[1]
+            return datetime(year, month.month, last, tzinfo=tz).astimezone(UTC)
     return None
 
 

@@ -215,8 +215,8 @@ def extract(passages: Sequence[Passage], tz: ZoneInfo, nlp=None) -> list[Extract
                     happens_at = when
                 elif passage.dated:
                     occurred_at = when
-            if kind == "event" and happens_at is None and occurred_at is None:
-                continue
+            if kind == "event" and (happens_at is None and occurred_at is None or len(text.split()) < 5):
+                continue  # "Several things today." is not an event
             people = sorted({e.text for e in unit.ents if e.label_ in ("PERSON", "ORG", "GPE")})
             reasoning = why + (f"; mentions {', '.join(people)}" if people else "")
             out.append(Extracted(

@@ -8,7 +8,7 @@ and memories that were forgotten or skipped are not stored again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, read_text_file, scan_workspace
 from memory_pipeline.store.lance import sql_in
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.text.scrub import scrub_secrets
 
 SOURCE_KINDS = {"markdown": (KIND_MEMORY,), "transcript": (KIND_SESSIONS,), "all": (KIND_MEMORY, KIND_SESSIONS)}
 
@@ -41,6 +42,7 @@ class IngestReport:
     memories_written: int = 0
     memories_removed: int = 0
     blocked: int = 0
+    secrets_redacted: int = 0
     by_type: dict[str, int] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     preview: list[dict] = field(default_factory=list)
@@ -62,7 +64,8 @@ def ingest_tenant(
         raise ValueError(f"unknown source {source!r}: use markdown, transcript or all")
     now = now or now_utc()
     cutoff = now - timedelta(days=max_age_days) if max_age_days is not None else None
-    options = f"{EXTRACTOR_VERSION}|max_age={max_age_days}"
+    # "scrubbed": files extracted before secrets were scrubbed here are extracted again.
+    options = f"{EXTRACTOR_VERSION}|max_age={max_age_days}|scrubbed"
     root = Path(root).resolve()
     files = [f for f in scan_workspace(root, only=[tenant]).files.get(tenant, []) if f.kind in SOURCE_KINDS[source]]
     memory_files = [root / f.path for f in files if f.kind == KIND_MEMORY and f.scope_path.lower() == "memory.md"]
@@ -82,11 +85,19 @@ def ingest_tenant(
         if known and known["content_hash"] == read.content_hash and known.get("options") == options:
             report.files_unchanged += 1
             continue
+        # Secrets are scrubbed before extraction, as everywhere else: a memory must never hold one.
         if f.kind == KIND_SESSIONS:
-            passages = transcript_passages(parse_transcript(read.text).turns, f.path)
+            turns = []
+            for turn in parse_transcript(read.text).turns:
+                scrubbed = scrub_secrets(turn.content)
+                report.secrets_redacted += sum(scrubbed.counts.values())
+                turns.append(replace(turn, content=scrubbed.text) if scrubbed.counts else turn)
+            passages = transcript_passages(turns, f.path)
         else:
             written = datetime.fromtimestamp(f.mtime_ns / 1e9, tz=UTC)
-            passages = markdown_passages(read.text, f.path, tz, written)
+            scrubbed = scrub_secrets(read.text)  # keeps every line where it was
+            report.secrets_redacted += sum(scrubbed.counts.values())
+            passages = markdown_passages(scrubbed.text, f.path, tz, written)
         if cutoff is not None:
             passages = [p for p in passages if p.said_at >= cutoff or not p.dated]
         todo.append((f.path, read.content_hash, passages))

@@ -7,12 +7,14 @@ holds at time t when ``valid_from <= t`` (or unknown) and ``valid_to`` is unset 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import polars as pl
 from rapidfuzz import fuzz, process
 
 from memory_pipeline.consolidation.graph import normalize_name
+from memory_pipeline.graph.dates import find_when
 from memory_pipeline.graph.operations import MemoryOperationError, public
 from memory_pipeline.graph.query import ReadScope
 from memory_pipeline.graph.store import GraphStore
@@ -29,6 +31,7 @@ def knowledge_graph_search(
     scope: ReadScope,
     *,
     as_of: datetime | None = None,
+    tz: ZoneInfo | None = None,
     include_history: bool = False,
     max_results: int = 20,
 ) -> dict:
@@ -40,7 +43,7 @@ def knowledge_graph_search(
     for tenants in (scope.primary, scope.fallback):
         if not tenants:
             continue
-        found = _search(store, tenants, entity, wanted, when, include_history, max_results)
+        found = _search(store, tenants, entity, wanted, when, include_history, max_results, tz or ZoneInfo("UTC"))
         if found["entities"] or found["relations"] or found["memories"]:
             return found
     return {"entity": entity, "as_of": when.isoformat(), "entities": [], "relations": [], "neighbours": [],
@@ -59,7 +62,7 @@ def _read(store: GraphStore, name: str, tenants: list[str]) -> pl.DataFrame:
     return pl.from_arrow(store.db.open_table(name).search().where(sql_in("tenant", tenants)).limit(None).to_arrow())
 
 
-def _search(store, tenants, entity, wanted, when, include_history, max_results) -> dict:
+def _search(store, tenants, entity, wanted, when, include_history, max_results, tz) -> dict:
     entities = _read(store, ENTITIES, tenants)
     matched: dict[str, str] = {}  # entity id -> name
     if entities.height:
@@ -67,12 +70,13 @@ def _search(store, tenants, entity, wanted, when, include_history, max_results) 
         for row in entities.select("id", "name", "aliases").iter_rows(named=True):
             for name in [row["name"], *(row["aliases"] or [])]:
                 names[(row["id"], name)] = normalize_name(name)
-        for (eid, name), score, _ in process.extract(wanted, names, scorer=fuzz.token_set_ratio, limit=10):
+        for _, score, (eid, name) in process.extract(wanted, names, scorer=fuzz.token_set_ratio, limit=10):
             if score >= MATCH_THRESHOLD:
-                matched.setdefault(eid[0], eid[1])
+                matched.setdefault(eid, name)
     relations = _read(store, RELATIONS, tenants)
     rel_rows: list[dict] = []
     if relations.height:
+        relations = effective_validity(relations, tz)
         by_id = pl.col("subject_id").is_in(list(matched)) | pl.col("object_id").is_in(list(matched))
         by_name = pl.col("subject").map_elements(normalize_name, return_dtype=pl.String).eq(wanted) | pl.col(
             "object").map_elements(normalize_name, return_dtype=pl.String).eq(wanted)
@@ -83,6 +87,7 @@ def _search(store, tenants, entity, wanted, when, include_history, max_results) 
                 rel_rows.append({
                     "subject": row["subject"], "predicate": row["predicate"], "object": row["object"],
                     "valid_from": _iso(row["valid_from"]), "valid_to": _iso(row["valid_to"]), "valid": valid,
+                    "said_at": _iso(row["said_at"]),
                     "confidence": round(float(row["confidence"]), 3), "evidence": row["evidence"],
                     "citation": f"{row['path']}#L{row['line']}",
                 })
@@ -114,6 +119,42 @@ def _search(store, tenants, entity, wanted, when, include_history, max_results) 
     }
 
 
+def effective_validity(relations: pl.DataFrame, tz: ZoneInfo) -> pl.DataFrame:
+    """Relations with validity taken from what was said, not only from when it was said.
+
+    Consolidation dates a relation by the message that states it; "From 1 December my manager is
+    Tomás" said on 18 November holds from 1 December. A relation whose evidence names a later
+    date starts then (``said_at`` keeps the message time), and the single-valued relation it
+    replaces ends then, so "who is Alice's manager on 25 November?" still answers Dana.
+    """
+    rows = relations.to_dicts()
+    for row in rows:
+        row["said_at"] = row["valid_from"]
+        said = row["valid_from"]
+        if said is not None and row.get("evidence"):
+            stated = find_when(row["evidence"], _utc(said), tz)
+            if stated is not None and stated - _utc(said) > timedelta(days=1):
+                row["valid_from"] = stated
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for row in rows:
+        if row.get("single_valued"):
+            groups.setdefault((row["subject_id"], row["predicate"]), []).append(row)
+    floor = datetime.min.replace(tzinfo=UTC)
+    for items in groups.values():
+        items.sort(key=lambda r: (_utc(r["valid_from"]) if r["valid_from"] else floor, r["id"]))
+        for i, row in enumerate(items):
+            row["valid_to"] = next(
+                (later["valid_from"] for later in items[i + 1:]
+                 if _object_key(later) != _object_key(row) and later["valid_from"] is not None),
+                None,
+            )
+    return pl.DataFrame(rows, schema={**relations.schema, "said_at": relations.schema["valid_from"]}, strict=False)
+
+
+def _object_key(row: dict) -> str:
+    return row.get("object_id") or normalize_name(row["object"])
+
+
 def _valid_at(row: dict, when: datetime) -> bool:
     start, end = row["valid_from"], row["valid_to"]
     if start is not None and _utc(start) > when:
@@ -132,6 +173,8 @@ def _iso(value: datetime | None) -> str | None:
 def relation_counts(store: GraphStore, tenants: list[str], when: datetime | None = None) -> dict:
     """Relations in the graph for these tenants: total, valid now, and per predicate."""
     relations = _read(store, RELATIONS, tenants)
+    if relations.height:
+        relations = effective_validity(relations, ZoneInfo("UTC"))
     if not relations.height:
         return {"total": 0, "valid_now": 0, "by_predicate": {}, "entities": _read(store, ENTITIES, tenants).height}
     when = when or datetime.now(UTC)

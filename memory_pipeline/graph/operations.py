@@ -20,6 +20,7 @@ from memory_pipeline.graph.store import (
     now_utc,
 )
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.text.scrub import scrub_secrets
 
 READ_ONLY_MESSAGE = "memory is read-only for team members"
 MAX_CONTENT_CHARS = 4000
@@ -55,7 +56,8 @@ def check_text(value: str | None, what: str, limit: int, required: bool = True) 
         raise MemoryOperationError(f"{what} must be a string")
     if len(value) > limit:
         raise MemoryOperationError(f"{what} is {len(value)} characters; the limit is {limit}")
-    return value.strip()
+    # Every text a tool hands in (content, reasoning, reason) is scrubbed before it is stored.
+    return scrub_secrets(value.strip()).text
 
 
 def check_confidence(value: float | None) -> float:
@@ -186,7 +188,10 @@ class MemoryGraph:
                 value = check_confidence(value)
             elif key not in ("happens_at", "occurred_at"):
                 raise MemoryOperationError(f"cannot update {key!r}: content, memory_type, reasoning, happens_at, occurred_at or confidence")
-            if new.get(key) != value:
+            old_value = new.get(key)
+            if isinstance(value, float) and isinstance(old_value, float) and abs(old_value - value) < 1e-6:
+                continue  # stored as float32: 0.8 reads back as 0.800000011920929
+            if old_value != value:
                 new[key] = value
                 changed.append(key)
         if not changed:
@@ -209,6 +214,7 @@ class MemoryGraph:
         if self.store.get_memory(tenant.key, mid) is None:
             raise MemoryNotFoundError(f"no memory {mid!r} for {tenant.key}: nothing to forget")
         self.store.delete_memories(tenant.key, [mid])
+        self.store.redact_audit(tenant.key, mid)
         self.store.purge_deleted()
         # Only id, reason and time: what was forgotten is not written anywhere.
         self.store.append_audit([{

@@ -95,7 +95,8 @@ class MemoryService:
 
     def knowledge(self, entity: str, as_of: str | None = None, include_history: bool = False) -> dict:
         return knowledge_graph_search(
-            self.store, entity, self.scope, as_of=self.time(as_of, "as_of"), include_history=include_history,
+            self.store, entity, self.scope, as_of=self.time(as_of, "as_of"), tz=self.tz,
+            include_history=include_history,
         )
 
     def bulletin(self, kind: str = "memory", per_section: int = 5, now: datetime | None = None) -> str:

@@ -212,24 +212,35 @@ class GraphStore:
         if ids and self.has(MEMORIES):
             self.memories().delete(f"tenant = {sql_str(tenant)} AND {sql_in('id', ids)}")
 
-    def purge_deleted(self) -> None:
-        """Rewrite the memories table from its live rows and drop every older version.
+    @_retry_commit
+    def redact_audit(self, tenant: str, mid: str) -> None:
+        """Drop the reasons of a memory's earlier audit rows: a reason may quote what is forgotten.
 
-        A delete in LanceDB only marks rows: their bytes stay in data files (compaction keeps a
-        fragment with few deletions as it is), in older versions and in the full-text index.
-        Rewriting the table, rebuilding the index and removing old versions leaves none of them.
-        Tables of typed memories are small (thousands of rows), so the rewrite takes well under a
-        second; a write racing it is retried by its caller's commit retry.
+        The only change ever made to audit rows; the rows themselves (op, fields, actor, time) stay.
         """
-        live = self.memories().to_arrow()
-        with self.base._lock:
-            table = self.db.create_table(
-                MEMORIES, live, schema=memories_schema(self.dim), mode="overwrite", on_bad_vectors="null"
-            )
-        self.ensure_fts_index(rebuild=True)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # "removes every version": that is the point
-            table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+        if self.has(MEMORY_AUDIT):
+            where = f"tenant = {sql_str(tenant)} AND memory_id = {sql_str(mid)}"
+            self.audit().update(where=where, values={"reason": None})
+
+    def purge_deleted(self) -> None:
+        """Rewrite the memory and audit tables from their live rows and drop every older version.
+
+        A delete or update in LanceDB only marks rows: their bytes stay in data files (compaction
+        keeps a fragment with few deletions as it is), in older versions and in the full-text
+        index. Rewriting the table, rebuilding the index and removing old versions leaves none of
+        them. These tables are small (thousands of rows), so a rewrite takes well under a second.
+        """
+        for name, schema in ((MEMORIES, memories_schema(self.dim)), (MEMORY_AUDIT, AUDIT_SCHEMA)):
+            if not self.has(name):
+                continue
+            live = self.db.open_table(name).to_arrow()
+            with self.base._lock:
+                table = self.db.create_table(name, live, schema=schema, mode="overwrite", on_bad_vectors="null")
+            if name == MEMORIES:
+                self.ensure_fts_index(rebuild=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "removes every version": that is the point
+                table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
 
     def ensure_fts_index(self, rebuild: bool = False) -> None:
         """The full-text index on memory content, built or brought up to date."""

@@ -1,0 +1,162 @@
+"""The MCP server, driven by the official MCP client over stdio as an agent would drive it.
+
+The server runs as its own process (``python -m memory_pipeline.mcp_server``) on a private
+workspace and LanceDB folder with the hashing embedder. The tests cover the tool list, a write
+and reads through the typed tools, a team member's refused write, and bad arguments answered
+with error results that say what was wrong, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import UTC, datetime, timedelta
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from memory_pipeline.embedding import HashEmbedder
+from memory_pipeline.graph.operations import MemoryGraph
+from memory_pipeline.tenancy import Tenant
+from memory_pipeline_tests.conftest import REPO
+
+TOOLS = {
+    "memory_search", "memory_get", "memory_graph_recall", "memory_graph_query", "memory_graph_store",
+    "memory_graph_update", "memory_graph_forget", "memory_graph_skip", "knowledge_graph_search", "memory_bulletin",
+}
+
+
+@pytest.fixture
+def env(sample_root, lance_uri) -> dict[str, str]:
+    soon = datetime.now(UTC) + timedelta(days=2)
+    graph = MemoryGraph.open(lance_uri, HashEmbedder())
+    carol = Tenant("research-assistant", "carol")
+    rows = [
+        graph.row(carol, "fact", "Emma's birthday is March 14", happens_at=datetime(2027, 3, 14, 5, tzinfo=UTC)),
+        graph.row(carol, "preference", "Prefers concise answers, no preamble"),
+        graph.row(carol, "todo", "Ask Jonah whether the magazine pays for photos", happens_at=soon),
+    ]
+    graph.embed_rows(rows)
+    graph.store.upsert_memories(rows)
+    graph.store.ensure_fts_index()
+    return {
+        **os.environ,
+        "MEMORY_PIPELINE_ROOT": str(sample_root),
+        "MEMORY_PIPELINE_LANCEDB_URI": lance_uri,
+        "MEMORY_PIPELINE_EMBEDDER": "hash",
+        "MEMORY_PIPELINE_TEAMS": json.dumps({"research-intern": "research-assistant"}),
+    }
+
+
+def run_session(env: dict, agent: str, user: str, calls: list, extra: list[str] = ()) -> tuple[set, list]:
+    """Start the server, list its tools, make the calls; returns (tool names, [(is_error, text)])."""
+
+    async def main():
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "memory_pipeline.mcp_server", "--agent", agent, "--user", user, *extra],
+            env=env,
+            cwd=str(REPO),
+        )
+        with open(os.devnull, "w") as devnull:
+            async with stdio_client(params, errlog=devnull) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    names = {t.name for t in (await session.list_tools()).tools}
+                    answers = []
+                    for name, args in calls:
+                        if callable(args):  # arguments that depend on an earlier answer
+                            args = args(answers)
+                        result = await session.call_tool(name, args)
+                        answers.append((result.is_error, result.content[0].text))
+                    return names, answers
+
+    return anyio.run(main)
+
+
+def test_tools_read_and_write_the_users_memory(env):
+    names, answers = run_session(env, "research-assistant", "carol", [
+        ("memory_graph_recall", {"query": "when is Emma's birthday", "k": 1}),
+        ("memory_graph_query", {"memory_type": "todo", "happens_within": "7d", "sort_by": "scheduled"}),
+        ("memory_graph_store", {"memory_type": "goal", "content": "Finish the Meridian piece before January"}),
+        ("memory_graph_query", {"memory_type": "goal"}),
+        ("memory_bulletin", {"kind": "memory"}),
+        ("memory_get", {"path": "research-assistant/users/carol/MEMORY.md", "from_line": 1, "lines": 1}),
+        ("knowledge_graph_search", {"entity": "Emma"}),
+    ])
+    assert names == TOOLS
+    assert not any(error for error, _ in answers), answers
+    recall, todos, stored, goals, bulletin, lines, graph = (text for _, text in answers)
+    assert json.loads(recall)[0]["content"] == "Emma's birthday is March 14"
+    assert [m["content"] for m in json.loads(todos)] == ["Ask Jonah whether the magazine pays for photos"]
+    stored = json.loads(stored)
+    assert (stored["memory_type"], stored["source"], stored["tenant"]) == ("goal", "live", "research-assistant~carol")
+    assert [m["id"] for m in json.loads(goals)] == [stored["id"]]
+    assert "## Preferences\n- Prefers concise answers, no preamble" in bulletin
+    assert json.loads(lines)["text"] == "# Carol Mensah"
+    assert [m["content"] for m in json.loads(graph)["memories"]] == ["Emma's birthday is March 14"]
+
+
+def _stored_id(answers) -> str:
+    return json.loads(answers[0][1])["id"]
+
+
+def test_update_forget_and_skip_through_tools(env):
+    _, answers = run_session(env, "research-assistant", "carol", [
+        ("memory_graph_store", {"memory_type": "event", "content": "Plant visit on Friday", "confidence": 0.6}),
+        ("memory_graph_update", lambda a: {"memory_id": _stored_id(a), "confidence": 0.9, "reason": "confirmed"}),
+        ("memory_graph_forget", lambda a: {"memory_id": _stored_id(a), "reason": "visit is done"}),
+        ("memory_graph_query", {"memory_type": "event"}),
+        ("memory_graph_skip", {"content": "It rained today", "reason": "weather small talk"}),
+    ])
+    assert not any(error for error, _ in answers), answers
+    mid = _stored_id(answers)
+    assert json.loads(answers[1][1])["confidence"] == 0.9
+    assert json.loads(answers[2][1]) == {"id": mid, "forgotten": True, "reason": "visit is done"}
+    assert json.loads(answers[3][1]) == []
+    assert json.loads(answers[4][1])["skipped"] is True
+
+
+def test_a_team_members_server_reads_its_leader_and_refuses_writes(env):
+    _, answers = run_session(env, "research-intern", "carol", [
+        ("memory_graph_store", {"memory_type": "fact", "content": "Anything at all"}),
+        ("memory_graph_forget", {"memory_id": "m_" + "0" * 24, "reason": "x"}),
+        ("memory_graph_query", {"memory_type": "preference"}),
+    ])
+    (store_err, store_text), (forget_err, forget_text), (query_err, query_text) = answers
+    assert store_err and "memory is read-only for team members" in store_text
+    assert forget_err and "memory is read-only for team members" in forget_text
+    assert not query_err and json.loads(query_text)[0]["content"] == "Prefers concise answers, no preamble"
+
+
+def test_read_only_flag_refuses_writes_for_anyone(env):
+    _, answers = run_session(env, "research-assistant", "carol", [
+        ("memory_graph_skip", {"content": "x y z", "reason": "r"}),
+    ], extra=["--read-only"])
+    assert answers[0][0] and "read-only" in answers[0][1]
+
+
+def test_bad_arguments_get_clear_errors_not_tracebacks(env):
+    _, answers = run_session(env, "research-assistant", "carol", [
+        ("memory_graph_query", {"happens_within": "next week"}),
+        ("memory_graph_query", {"max_results": "lots"}),
+        ("memory_graph_store", {"memory_type": "mood", "content": "happy"}),
+        ("memory_graph_store", {"content": "missing its type"}),
+        ("memory_graph_forget", {"memory_id": "../../etc/passwd", "reason": "x"}),
+        ("memory_graph_update", {"memory_id": "m_" + "a" * 24, "content": "x"}),
+        ("memory_get", {"path": "/etc/passwd"}),
+        ("memory_get", {"path": "support-bot/users/alice/MEMORY.md"}),
+        ("knowledge_graph_search", {"entity": "Emma", "as_of": "the day after"}),
+        ("memory_bulletin", {"kind": "weather"}),
+    ])
+    expected = [
+        "not a duration", "max_results", "unknown memory_type", "memory_type", "not a memory id", "no memory",
+        "absolute path", "not in the memory", "not ISO-8601", "use 'memory' or 'context'",
+    ]
+    for (is_error, text), fragment in zip(answers, expected, strict=True):
+        assert is_error, text
+        assert fragment in text
+        assert "Traceback" not in text
