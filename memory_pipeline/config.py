@@ -40,6 +40,12 @@ class RecallConfig(BaseModel):
     context_sources: tuple[str, ...] = Field(
         ("sessions",), description="Sources whose rows are read with their neighbours."
     )
+    ann_min_rows: int = Field(
+        50_000, ge=0, description="Tenants with this many rows are searched through an IVF index "
+        "instead of an exact scan (0: always exact)."
+    )
+    ann_lists: int | None = Field(None, description="IVF clusters (default 2 x sqrt(rows)).")
+    ann_nprobe: int = Field(24, ge=1, description="IVF clusters scanned per query.")
     speaker_boost: float = Field(
         0.0, ge=0, description="Added to the score (times the share of turns) of transcript turns "
         "spoken by a person the query names.",

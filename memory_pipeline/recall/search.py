@@ -252,52 +252,69 @@ def _source_candidates(
 
     out: list[_Candidate] = []
     for scope, rows in by_scope:
-        cos = rows.vectors @ qvec
         allowed = rows.source_mask(tuple(names)) if len(names) < len(source.names) else None
-        masked = cos if allowed is None else np.where(allowed, cos, -np.inf)
-        n = min(limit, int(np.isfinite(masked).sum()))
-        picked: set[int] = set()
-        if n > 0:
-            top = np.argpartition(-masked, n - 1)[:n] if n < len(masked) else np.arange(len(masked))
-            picked.update(int(i) for i in top if np.isfinite(masked[i]))
-        for (tenant, row_id), _ in text_norm.items():
-            if tenant == scope.key and row_id in rows.position:
-                picked.add(rows.position[row_id])
-        vector_hits = bool(picked) and bool(np.any(cos > 0))
-        text_of = np.zeros(len(rows))
+        picked = set(_vector_top(rows, qvec, allowed, limit, config))
+        text_of: dict[int, float] = {}
         for (tenant, row_id), value in text_norm.items():
             if tenant == scope.key and row_id in rows.position:
                 text_of[rows.position[row_id]] = value
-
-        def base(i: int) -> float:
-            return float(
-                scoring.hybrid(
-                    scoring.cosine_to_unit(cos[i : i + 1]),
-                    text_of[i : i + 1],
-                    vector_weight=config.vector_weight,
-                    text_weight=config.text_weight,
-                    vector_hits=vector_hits,
-                    text_hits=text_hits,
-                )[0]
-            )
+        picked.update(text_of)
+        if not picked:
+            continue
+        # Only the picked rows and their neighbours are scored: a large tenant is never scanned
+        # twice, and the approximate index never has to be exact.
+        needed = set(picked)
+        for i in picked:
+            needed.update(int(j) for j in (rows.prev_row[i], rows.next_row[i]) if j >= 0)
+        order = np.fromiter(needed, dtype=np.int64, count=len(needed))
+        vector_unit = dict(zip(order.tolist(), scoring.cosine_to_unit(rows.vectors[order] @ qvec).tolist()))
+        vector_hits = any(vector_unit[i] > 0 for i in picked)
+        fused = scoring.hybrid(
+            np.array([vector_unit[i] for i in order.tolist()]),
+            np.array([text_of.get(i, 0.0) for i in order.tolist()]),
+            vector_weight=config.vector_weight,
+            text_weight=config.text_weight,
+            vector_hits=vector_hits,
+            text_hits=text_hits,
+        )
+        base = dict(zip(order.tolist(), fused.tolist()))
 
         for i in picked:
-            relevance = base(i)
+            relevance = float(base[i])
             around: dict[int, float] = {}
             if rows.source[i] in config.context_sources:
-                around = {int(j): base(int(j)) for j in (rows.prev_row[i], rows.next_row[i]) if j >= 0}
+                around = {int(j): float(base[j]) for j in (rows.prev_row[i], rows.next_row[i]) if j >= 0}
                 if around and config.context_weight > 0:
                     best = max(around.values())
                     relevance = (relevance + config.context_weight * best) / (1 + config.context_weight)
             bonus = _signals(info, rows, i, config)
             decay = scoring.decay_factor(rows.day[i], today, config.half_life_days)
             cand = _Candidate(
-                scope=scope, rows=rows, row=i, vector=float(scoring.cosine_to_unit(cos[i : i + 1])[0]),
-                text=float(text_of[i]), relevance=relevance, bonus=bonus, decay=decay, around=around,
+                scope=scope, rows=rows, row=i, vector=vector_unit[i],
+                text=text_of.get(i, 0.0), relevance=relevance, bonus=bonus, decay=decay, around=around,
             )
             cand.score = (relevance + bonus) * decay * scope.boost
             out.append(cand)
     return out
+
+
+def _vector_top(
+    rows: Rows, qvec: np.ndarray, allowed: np.ndarray | None, limit: int, config: RecallConfig
+) -> list[int]:
+    """The ``limit`` rows nearest the query: an exact scan, or the IVF index for big tenants."""
+    if config.ann_min_rows and len(rows) >= config.ann_min_rows:
+        want = limit if allowed is None else limit * 4
+        ids, scores = rows.ann_index(config.ann_lists).search(qvec, want, config.ann_nprobe)
+        ranked = ids[np.argsort(-scores)].tolist()
+        return [i for i in ranked if allowed is None or allowed[i]][:limit]
+    cos = rows.vectors @ qvec
+    if allowed is not None:
+        cos = np.where(allowed, cos, -np.inf)
+    n = min(limit, int(np.isfinite(cos).sum()))
+    if n <= 0:
+        return []
+    top = np.argpartition(-cos, n - 1)[:n] if n < len(cos) else np.arange(len(cos))
+    return [int(i) for i in top if np.isfinite(cos[i])]
 
 
 def _signals(info: QueryInfo, rows: Rows, i: int, config: RecallConfig) -> float:

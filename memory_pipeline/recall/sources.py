@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from memory_pipeline.store.lance import sql_in, sql_str
 
+_ANN_LOCK = threading.Lock()
 _SPEAKER_RE = re.compile(r"^([^\n():]{1,60}?) \(\d{4}-\d{2}-\d{2}[ T][\d:]+\): ", re.MULTILINE)
 
 
@@ -63,6 +64,16 @@ class Rows:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def ann_index(self, lists: int | None = None):
+        """The IVF index of these rows, built on first use (rows never change once loaded)."""
+        with _ANN_LOCK:
+            index = self.__dict__.get("_ann")
+            if index is None:
+                from memory_pipeline.recall.ann import IvfIndex
+
+                index = self.__dict__["_ann"] = IvfIndex(self.vectors, lists)
+            return index
 
     def source_mask(self, names: tuple[str, ...]) -> np.ndarray:
         """Rows of these sources (computed once per set of names; rows never change)."""
