@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.recall.scope import path_tenant, recall_scopes
 from memory_pipeline.text.chunking import split_lines
+from memory_pipeline.text.scrub import scrub_secrets
 
 _CITATION_RE = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
 
@@ -112,7 +113,9 @@ def get(
         text = full.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         raise GetError(f"{rel!r} is not a UTF-8 text file") from None
-    all_lines = split_lines(text)
+    # The file is read raw, so a secret sitting in it is scrubbed here as it is for the index
+    # (line count unchanged, so line numbers still match the citation).
+    all_lines = split_lines(scrub_secrets(text).text)
     if all_lines and all_lines[-1] == "" and text.endswith(("\n", "\r")):
         all_lines = all_lines[:-1]
     total = len(all_lines)
