@@ -161,6 +161,7 @@ def semantic_graph(
             "validity_closed": sum(1 for r in report.validity_changed if r["valid_to"] is not None),
         })
         totals["nlp_ms"] += int(report.nlp_s * 1000)
+        totals["secrets_redacted"] += sum(report.secrets.values())
         predicates.update(report.predicates)
         failures += [[tenant.key, f] for f in report.failures]
         for failure in report.failures:
@@ -178,6 +179,7 @@ def semantic_graph(
             "relations_removed": totals["relations_removed"],
             "relations_closed": totals["validity_closed"],
             "extraction_failures": len(failures),
+            "secrets_redacted": totals["secrets_redacted"],
             "nlp_seconds": round(totals["nlp_ms"] / 1000, 3),
             "seconds": round(time.perf_counter() - started, 3),
             "predicates": dg.MetadataValue.json(dict(predicates.most_common())),

@@ -95,6 +95,7 @@ class GraphReport:
     predicates: Counter = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
     nlp_s: float = 0.0
+    secrets: Counter = field(default_factory=Counter)
 
 
 def _episode_session(root: Path, episode: dict, tenant: Tenant) -> Session | str:
@@ -125,7 +126,8 @@ def build_graph(
             session = _episode_session(root, episode, tenant)
             if isinstance(session, str):
                 raise RuntimeError(session)
-            turns, compactions, _ = scrubbed_session(session)
+            turns, compactions, secrets = scrubbed_session(session)
+            report.secrets.update(secrets)
             started = time.perf_counter()
             extraction = extract(utterances(turns, compactions, tenant.user_id), nlp=nlp or load_nlp())
             report.nlp_s += time.perf_counter() - started
