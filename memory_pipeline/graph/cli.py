@@ -198,11 +198,11 @@ def entity_command(
     console.print(f"[bold]{name}[/] as of {found['as_of'][:16]}")
     for r in found["relations"]:
         span = f"{(r['valid_from'] or '?')[:10]} .. {(r['valid_to'] or 'now')[:10]}"
-        console.print(f"  {r['subject']} -[{r['predicate']}]-> {r['object']}  ({span}) {r['citation']}")
+        console.print(f"  {r['subject']} -[{r['predicate']}]-> {r['object']}  ({span}) {r['citation']}", markup=False)
     if found["neighbours"]:
-        console.print("  neighbours: " + ", ".join(found["neighbours"]))
+        console.print("  neighbours: " + ", ".join(found["neighbours"]), markup=False)
     for m in found["memories"][:10]:
-        console.print(f"  [{m['memory_type']}] {m['content'][:160]}")
+        console.print(f"  [{m['memory_type']}] {m['content'][:160]}", markup=False)
     if found.get("note"):
         console.print(f"  [dim]{found['note']}[/]")
 

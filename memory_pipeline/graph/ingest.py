@@ -135,10 +135,15 @@ def ingest_tenant(
     still = {i for p, m in manifest.items() if p not in redone and p not in gone_paths for i in (m["memory_ids"] or [])}
     stale = sorted(old_ids - set(rows) - still)
 
+    known_ids: set[str] = set()
     if rows:
-        existing = graph.store.memory_rows(tenant.key, sql_in("id", list(rows)))
+        existing = graph.store.memory_rows(tenant.key, sql_in("id", list(rows)), vectors=True)
+        known_ids = set(existing["id"].to_list()) if existing.height else set()
         for old in existing.iter_rows(named=True):
-            rows[old["id"]]["created_at"] = old["created_at"]
+            row = rows[old["id"]]
+            row["created_at"] = old["created_at"]
+            if old["content_hash"] == row["content_hash"] and old["model"] == graph.embedder.name:
+                row["vector"], row["model"] = old["vector"], old["model"]  # no need to embed again
         graph.embed_rows(list(rows.values()))
         graph.store.upsert_memories(list(rows.values()))
     if stale:
@@ -148,10 +153,11 @@ def ingest_tenant(
     graph.store.upsert_manifest(manifest_rows)
     graph.store.delete_manifest(tenant.key, gone_paths)
     graph.store.ensure_fts_index()
+    # A memory re-read from a changed file is the same row: only new memories are a store.
     audit = [
         {"tenant": tenant.key, "memory_id": mid, "op": "store", "memory_type": row["memory_type"],
          "fields": ["content"], "reason": f"extracted from {row['source_ref']}", "actor": actor}
-        for mid, row in rows.items()
+        for mid, row in rows.items() if mid not in known_ids
     ]
     audit += [
         {"tenant": tenant.key, "memory_id": mid, "op": "forget", "memory_type": None,

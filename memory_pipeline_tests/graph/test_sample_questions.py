@@ -12,6 +12,7 @@ import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from memory_pipeline.config import Settings
@@ -138,6 +139,9 @@ def test_ingest_is_incremental_and_a_forgotten_memory_stays_forgotten(world, tmp
     carol.forget_memory(emma["id"], reason="not needed")
     note = Path(world["root"]) / "research-assistant/sessions/carol/sess-20261031-cm01.jsonl"
     note.write_text(note.read_text() + "\n", encoding="utf-8")  # changed bytes, same content
+    stores_before = graph.store.audit_rows(CAROL.key).filter(pl.col("op") == "store").height
     rerun = ingest_tenant(graph, world["root"], CAROL, now=utc(2026, 11, 22))
     assert rerun.files_extracted == 1 and rerun.blocked == 1
     assert graph.store.get_memory(CAROL.key, emma["id"]) is None
+    # The memories read again are the same rows: no new store in the audit.
+    assert graph.store.audit_rows(CAROL.key).filter(pl.col("op") == "store").height == stores_before
