@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import pytest
 
+import yaml
+
 from memory_pipeline_tests.production.service import (
     LOCATION,
+    REPO,
+    REPOSITORY,
     create_database,
     drop_database,
     pg_admin_connection,
+    start_daemon,
     start_service,
     stop_service,
 )
@@ -43,6 +48,20 @@ query {
 """
 
 
+POOLS_QUERY = """
+query Pools($selector: RepositorySelector!) {
+  repositoryOrError(repositorySelector: $selector) {
+    __typename
+    ... on Repository { usedSolids { definition { name pools } } }
+  }
+}
+"""
+
+SET_POOL_LIMIT = """
+mutation SetPool($pool: String!, $limit: Int!) { setConcurrencyLimit(concurrencyKey: $pool, limit: $limit) }
+"""
+
+
 @pytest.fixture(scope="session")
 def pg_database():
     """A new, empty database on the local PostgreSQL server; dropped afterwards."""
@@ -68,6 +87,23 @@ def location_loaded(service) -> tuple[bool, object]:
     return False, entries
 
 
+def set_pool_limits(service) -> dict[str, int]:
+    """Gives every pool the code declares an explicit limit, as an operator does when deploying.
+
+    The limit is dagster.yaml's ``pools.default_limit``. Left to that default, the first steps of
+    a pool to run at once in two runs race to create its row and one run fails (dagster 1.13 on
+    PostgreSQL, dagster-io/dagster#33552).
+    """
+    default = yaml.safe_load((REPO / "dagster.yaml").read_text())["concurrency"]["pools"]["default_limit"]
+    selector = {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY}
+    repo = service.graphql(POOLS_QUERY, {"selector": selector})["repositoryOrError"]
+    pools = sorted({pool for used in repo["usedSolids"] for pool in used["definition"]["pools"]})
+    assert pools, f"no pools declared by the code location: {repo}"
+    for pool in pools:
+        assert service.graphql(SET_POOL_LIMIT, {"pool": pool, "limit": default})["setConcurrencyLimit"] is True
+    return {pool: default for pool in pools}
+
+
 @pytest.fixture(scope="session")
 def dagster_service(pg_database, tmp_path_factory):
     """Code server, daemon and webserver on the production dagster.yaml, with the code loaded."""
@@ -78,6 +114,8 @@ def dagster_service(pg_database, tmp_path_factory):
             service.wait_for("the webserver to serve the memory_pipeline code location", lambda: location_loaded(service), STARTUP_TIMEOUT_S)
         except RuntimeError as exc:
             pytest.fail(f"{exc}\n{service.logs()}")
+        set_pool_limits(service)
+        start_daemon(service)
         yield service
     finally:
         outcomes = stop_service(service)

@@ -215,7 +215,7 @@ def write_home(home: Path, code_port: int) -> None:
 
 
 def start_service(base: Path, db_name: str, pg_user: str, extra_env: dict[str, str]) -> DagsterService:
-    """Code server, daemon and webserver on the instance in ``base/home`` (callers must stop it)."""
+    """Code server and webserver on the instance in ``base/home`` (callers must stop them)."""
     home, root, logs = base / "home", base / "agents", base / "logs"
     root.mkdir(parents=True)
     logs.mkdir()
@@ -253,7 +253,6 @@ def start_service(base: Path, db_name: str, pg_user: str, extra_env: dict[str, s
     except BaseException:
         stop_service(service)
         raise
-    service.procs.append(start_process("daemon", [bin_path("dagster-daemon"), "run", "-w", workspace], env, home, logs))
     service.procs.append(
         start_process(
             "webserver",
@@ -262,6 +261,13 @@ def start_service(base: Path, db_name: str, pg_user: str, extra_env: dict[str, s
         )
     )
     return service
+
+
+def start_daemon(service: DagsterService) -> None:
+    """The daemon comes last: sensors and schedules start launching runs as soon as it is up."""
+    workspace = str(service.home / "workspace.yaml")
+    logs = service.procs[0].log.parent
+    service.procs.append(start_process("daemon", [bin_path("dagster-daemon"), "run", "-w", workspace], service.env, service.home, logs))
 
 
 def code_server_serving(port: int, env: dict[str, str]) -> tuple[bool, str]:
