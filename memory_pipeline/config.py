@@ -22,7 +22,9 @@ class RecallConfig(BaseModel):
     min_score: float = Field(0.35, description="Results scoring below this are dropped.")
     vector_weight: float = Field(0.7, ge=0, description="Weight of the cosine channel.")
     text_weight: float = Field(0.3, ge=0, description="Weight of the BM25 channel.")
-    text_norm: str = Field("max", description="BM25 to 0..1: 'max' (score / best) or 'minmax'.")
+    text_norm: str = Field(
+        "minmax", description="BM25 to 0..1: 'minmax' (worst hit 0, best 1) or 'max' (score / best)."
+    )
     half_life_days: float = Field(30.0, gt=0, description="Decay half-life of dated notes.")
     mmr: bool = False
     mmr_lambda: float = Field(0.7, ge=0, le=1)

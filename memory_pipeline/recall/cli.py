@@ -143,7 +143,7 @@ def eval_locomo_command(
     console.print(table)
     console.print(f"mean result length: {report.mean_tokens} tokens")
     console.print("timings: " + ", ".join(f"{key} {value}" for key, value in report.timings.items()))
-    console.print(f"results: {report.results_path}")
+    console.print(f"results: {report.results_path} (ingest log: {report.results_path.parent / 'ingest.log'})")
 
 
 def register(app: typer.Typer) -> None:

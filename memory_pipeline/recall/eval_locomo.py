@@ -12,6 +12,7 @@ reciprocal rank of the first such result (cut at 10), and a result's length is i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -97,8 +98,11 @@ def stage_workspace(data: Path, workdir: Path) -> list[str]:
     return conversations
 
 
-def ingest(workdir: Path, conversations: list[str], embedder: str) -> float:
-    """Run the L0 index job over the staged conversations on a temporary Dagster instance."""
+def ingest(workdir: Path, conversations: list[str], embedder: str, log_path: Path | None = None) -> float:
+    """Run the L0 index job over the staged conversations on a temporary Dagster instance.
+
+    The run's event log goes to ``log_path`` (when given) instead of the terminal.
+    """
     import dagster as dg
 
     from memory_pipeline.assets.l0_index import l0_assets, l0_index_job
@@ -120,7 +124,12 @@ def ingest(workdir: Path, conversations: list[str], embedder: str) -> float:
     started = time.perf_counter()
     # An in-memory instance: the run, its events and the tenant partitions vanish with the process.
     instance = dg.DagsterInstance.ephemeral()
-    run_partitioned_job(defs, "l0_index_job", instance, [Tenant(AGENT, c).key for c in conversations])
+    keys = [Tenant(AGENT, c).key for c in conversations]
+    if log_path is None:
+        run_partitioned_job(defs, "l0_index_job", instance, keys)
+    else:
+        with log_path.open("w", encoding="utf-8") as log, contextlib.redirect_stderr(log):
+            run_partitioned_job(defs, "l0_index_job", instance, keys)
     return time.perf_counter() - started
 
 
@@ -194,7 +203,7 @@ def run_locomo_eval(
         started = time.perf_counter()
         conversations = stage_workspace(data, workdir)
         timings["stage_s"] = time.perf_counter() - started
-        timings["ingest_s"] = ingest(workdir, conversations, embedder)
+        timings["ingest_s"] = ingest(workdir, conversations, embedder, out / "ingest.log")
         settings = get_settings().model_copy(update={"embedder": embedder})
         model = make_embedder(embedder)
         lance = str(workdir / "lancedb")

@@ -326,7 +326,7 @@ def _signals(info: QueryInfo, rows: Rows, i: int, config: RecallConfig) -> float
             named = {p.lower() for p in info.people}
             share = sum(1 for s in speakers if s.lower() in named) / len(speakers)
             bonus += config.speaker_boost * share
-    if info.asks_when and config.time_boost and TIME_WORDS_RE.search(rows.text[i]):
+    if info.asks_when and config.time_boost and TIME_WORDS_RE.search(rows.content(i)):
         bonus += config.time_boost
     if info.period is not None and config.date_boost:
         when = rows.day[i] or (rows.when[i].date() if rows.when[i] is not None else None)

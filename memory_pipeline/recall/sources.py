@@ -82,6 +82,12 @@ class Rows:
             masks[names] = np.isin(self.source, list(names))
         return masks[names]
 
+    def content(self, i: int) -> str:
+        """Row text without the ``Speaker (date time): `` prefixes of transcript turns."""
+        if self.source[i] != "sessions":
+            return self.text[i]
+        return _SPEAKER_RE.sub("", self.text[i])
+
     def speakers(self, i: int) -> tuple[str, ...]:
         """Speakers of the transcript turns in row ``i`` (lines written by ``format_turn``)."""
         if self._speakers is None:

@@ -72,6 +72,7 @@ def test_eval_writes_ranked_turns_for_every_question(tmp_path):
     assert set(report.table) == {"overall", "2 temporal", "4 single-hop"}
     assert report.mean_tokens > 0 and report.timings["ingest_s"] > 0
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["queries"] == len(QUERIES)
+    assert "RUN_SUCCESS" in (tmp_path / "out" / "ingest.log").read_text()
 
 
 def test_score_counts_first_evidence_rank():
