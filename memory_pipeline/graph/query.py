@@ -142,8 +142,8 @@ def _sort(frame: pl.DataFrame, sort_by: str) -> pl.DataFrame:
         return frame.sort(["happens_at", "confidence"], descending=[False, True], nulls_last=True)
     if sort_by == "confidence":
         return frame.sort(["confidence", "updated_at"], descending=[True, True], nulls_last=True)
-    recent = pl.coalesce(pl.col("occurred_at"), pl.col("created_at")).alias("_when")
-    return frame.with_columns(recent).sort(["_when", "updated_at"], descending=True, nulls_last=True).drop("_when")
+    # Dated statements newest first, then undated ones (profile lines) by when they were stored.
+    return frame.sort(["occurred_at", "created_at"], descending=True, nulls_last=True)
 
 
 def recall_memories(

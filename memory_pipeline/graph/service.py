@@ -42,7 +42,8 @@ class MemoryService:
         validate_id(self.agent, "agent id")
         validate_id(self.user, "user id")
         # A team member never writes, whatever it was started with.
-        self.read_only = self.read_only or is_read_only(self.agent, self.settings)
+        self.team_member = is_read_only(self.agent, self.settings)
+        self.read_only = self.read_only or self.team_member
 
     @property
     def tenant(self) -> Tenant:
@@ -72,8 +73,10 @@ class MemoryService:
         return MemoryGraph(self.store, embedder)
 
     def _writable(self) -> None:
+        if self.team_member:
+            raise ReadOnlyError()  # "memory is read-only for team members"
         if self.read_only:
-            raise ReadOnlyError()
+            raise ReadOnlyError("this memory is read-only here (started with --read-only): nothing was written")
 
     def time(self, value: str | None, what: str) -> datetime | None:
         if value is None or value == "":
