@@ -28,6 +28,7 @@ FEATURE_MODULES = (
     "memory_pipeline.graph.cli",
     "memory_pipeline.mcp_server",
     "memory_pipeline.maintenance_cli",
+    "memory_pipeline.forget",
 )
 
 

@@ -1,0 +1,404 @@
+"""Right to be forgotten: ``forget_tenant(agent, user)`` removes everything the pipeline keeps of
+one user (or, without a user, of a whole agent and every one of its users).
+
+What goes:
+- every row of the tenant in every LanceDB table that has a ``tenant`` column (chunks, the file
+  manifest, episodes, entities, relations, entity merges, typed memories, their manifest and
+  their audit log), found by reading the tables the database holds, not a fixed list;
+- embedding-cache rows no remaining chunk uses: the cache is keyed by (model, text hash) and
+  holds no tenant, so the only safe rule is to keep exactly the vectors of text another tenant
+  still has (this also drops vectors of the tenant's earlier file versions, which nothing else
+  can attribute to it); the cost is re-embedding such text if it comes back;
+- the audit log's rows of the tenant, replaced by one row saying the tenant was forgotten, when
+  and by whom: a memory id is a hash of the content, so keeping old ids would let someone
+  confirm a guessed fact;
+- the bytes: a LanceDB delete only marks rows, and their text stays in data files, older
+  versions and the full-text index. Every table that held the tenant is rewritten from its live
+  rows, its scalar and full-text indices rebuilt, and every older version removed;
+- files the pipeline wrote for the tenant: dreamed files (``_system/dreaming/*.md`` that start
+  with the dreaming marker) and the IO manager's per-partition hand-off files;
+- with a Dagster instance: the tenant's partition and the runs that materialized it (their event
+  logs carry metadata previews of the tenant's text).
+
+What stays, and is reported: files a person or agent wrote (``MEMORY.md``, notes, transcripts,
+and dated notes that flush appended to, which a person may also write). Unless they are deleted
+too (``delete_sources=True``), the next L0 run indexes them again.
+
+Run it while no pipeline run writes to the database: a table is rewritten from a snapshot of its
+rows, and a write committed between the snapshot and the rewrite would be lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import warnings
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from memory_pipeline.store.lance import CHUNKS, EMBEDDING_CACHE, MemoryStore
+from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
+
+log = logging.getLogger(__name__)
+
+AUDIT_TABLE = "memory_audit"
+DREAMING_MARKER_PREFIX = "<!-- memory_pipeline:dreaming"
+PARTITION_TAG = "dagster/partition"
+TENANT_DIMENSION_TAG = "dagster/partition/tenant"
+RANGE_START_TAG = "dagster/asset_partition_range_start"
+RANGE_END_TAG = "dagster/asset_partition_range_end"
+
+
+@dataclass
+class ForgetReport:
+    """What ``forget_tenant`` removed, and what it left because a person wrote it."""
+
+    tenants: list[str]
+    rows_deleted: dict[str, int] = field(default_factory=dict)  # table -> rows
+    cache_rows_deleted: int = 0
+    tables_rewritten: list[str] = field(default_factory=list)
+    files_deleted: list[str] = field(default_factory=list)
+    sources_left: list[str] = field(default_factory=list)
+    sources_deleted: list[str] = field(default_factory=list)
+    partitions_deleted: list[str] = field(default_factory=list)
+    runs_deleted: int = 0
+
+    def to_dict(self) -> dict:
+        return {
+            "tenants": self.tenants,
+            "rows_deleted": self.rows_deleted,
+            "cache_rows_deleted": self.cache_rows_deleted,
+            "tables_rewritten": self.tables_rewritten,
+            "files_deleted": self.files_deleted,
+            "sources_left": self.sources_left,
+            "sources_deleted": self.sources_deleted,
+            "partitions_deleted": self.partitions_deleted,
+            "runs_deleted": self.runs_deleted,
+        }
+
+
+def _matches(key: str, agent: str, user: str | None) -> bool:
+    return key == f"{agent}~{user}" if user is not None else key.startswith(f"{agent}~")
+
+
+def forget_tenant(
+    agent: str,
+    user: str | None = None,
+    *,
+    root: str | Path,
+    lancedb_uri: str | Path,
+    io_dir: str | Path | None = None,
+    instance=None,
+    delete_sources: bool = False,
+    actor: str = "forget-tenant",
+    now: datetime | None = None,
+) -> ForgetReport:
+    """Forget user ``user`` of ``agent`` (every user and the agent-wide memory when ``user`` is None)."""
+    validate_id(agent, "agent id")
+    if user is not None:
+        Tenant(agent, user)  # refuses a crafted user id
+    now = now or datetime.now(UTC)
+    root = Path(root).resolve()
+    store = MemoryStore(lancedb_uri)
+    tenants: set[str] = {f"{agent}~{user}"} if user is not None else set()
+
+    tables = store.table_names()
+    doomed: dict[str, pa.Table] = {}  # table -> its live rows without the tenant
+    for name in tables:
+        table = store.db.open_table(name)
+        if "tenant" not in table.schema.names:
+            continue
+        keys = table.search().select(["tenant"]).limit(None).to_arrow().column("tenant")
+        present = {k for k in pc.unique(keys).to_pylist() if k and _matches(k, agent, user)}
+        if not present:
+            continue
+        tenants |= present
+        live = table.to_arrow()
+        keep = pc.invert(pc.is_in(live.column("tenant"), value_set=pa.array(sorted(present))))
+        doomed[name] = live.filter(keep)
+    if user is None:
+        tenants |= {t.key for t in _workspace_tenants(root, agent)}
+    report = ForgetReport(tenants=sorted(tenants))
+
+    for name, remaining in doomed.items():
+        before = store.db.open_table(name).count_rows()
+        report.rows_deleted[name] = before - remaining.num_rows
+        if name == AUDIT_TABLE:
+            remaining = _with_forget_row(remaining, report.tenants, report.rows_deleted[name], actor, now)
+        _rewrite(store, name, remaining)
+        report.tables_rewritten.append(name)
+
+    if EMBEDDING_CACHE in tables:
+        report.cache_rows_deleted = _prune_cache(store)
+        if report.cache_rows_deleted:
+            report.tables_rewritten.append(EMBEDDING_CACHE)
+
+    report.files_deleted += _delete_dreamed_files(root, report.tenants)
+    if io_dir is not None:
+        report.files_deleted += _delete_handoff_files(Path(io_dir), report.tenants)
+    left = _source_files(root, agent, user)
+    if delete_sources:
+        report.sources_deleted = _delete_sources(root, agent, user)
+    else:
+        report.sources_left = left
+    if instance is not None:
+        from memory_pipeline.partitions import TENANTS_PARTITION
+
+        registered = [k for k in instance.get_dynamic_partitions(TENANTS_PARTITION) if _matches(k, agent, user)]
+        report.tenants = sorted(set(report.tenants) | set(registered))
+        report.partitions_deleted, report.runs_deleted = _forget_in_instance(instance, report.tenants)
+    log.info("forgot %s: %s", ", ".join(report.tenants) or f"{agent}/{user}", report.rows_deleted)
+    return report
+
+
+def _workspace_tenants(root: Path, agent: str) -> list[Tenant]:
+    from memory_pipeline.sources.workspace import scan_workspace
+
+    if not (root / agent).is_dir():
+        return []
+    return [t for t in scan_workspace(root).tenants if t.agent_id == agent]
+
+
+def _with_forget_row(remaining: pa.Table, tenants: list[str], removed: int, actor: str, now: datetime) -> pa.Table:
+    """The audit keeps one row per forgotten tenant: that it was forgotten, by whom and when."""
+    import uuid
+
+    rows = [
+        {
+            "id": uuid.uuid4().hex, "tenant": key, "memory_id": "*", "op": "forget", "memory_type": None,
+            "fields": ["tenant"], "reason": f"right to be forgotten: every memory of the tenant deleted "
+            f"({removed} audit row(s) removed)", "actor": actor, "at": now,
+        }
+        for key in tenants
+    ]
+    return pa.concat_tables([remaining, pa.Table.from_pylist(rows, schema=remaining.schema)])
+
+
+def _rewrite(store: MemoryStore, name: str, rows: pa.Table) -> None:
+    """Replace a table by ``rows``, rebuild its scalar and full-text indices, drop old versions."""
+    old = store.db.open_table(name)
+    indices = [(i.name, i.index_type, list(i.columns)) for i in old.list_indices()]
+    with store._lock:
+        table = store.db.create_table(name, rows, schema=old.schema, mode="overwrite", on_bad_vectors="null")
+    if rows.num_rows:  # an index built on an empty table covers nothing; the writers build it later
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for index_name, kind, columns in indices:
+                kind = kind.upper()
+                if kind in ("FTS", "INVERTED"):
+                    table.create_fts_index(columns[0], use_tantivy=False, replace=True, with_position=False, name=index_name)
+                elif kind in ("BITMAP", "BTREE", "LABEL_LIST"):
+                    table.create_scalar_index(columns[0], index_type=kind, replace=True, name=index_name)
+                else:  # vector indices are rebuilt by recall when a tenant grows past its threshold
+                    log.warning("index %s (%s) of %s not rebuilt after forgetting", index_name, kind, name)
+    _drop_old_versions(table)
+
+
+def _drop_old_versions(table) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "removes every version": that is the point
+        table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+
+
+def _prune_cache(store: MemoryStore) -> int:
+    """Drop cache vectors whose text no remaining chunk has; returns how many went."""
+    cache = store.db.open_table(EMBEDDING_CACHE)
+    if CHUNKS in store.table_names():
+        used = store.db.open_table(CHUNKS).search().select(["text_hash"]).limit(None).to_arrow().column("text_hash")
+        used = pc.unique(used)
+    else:
+        used = pa.array([], pa.string())
+    live = cache.to_arrow()
+    keep = pc.is_in(live.column("text_hash"), value_set=used)
+    remaining = live.filter(keep)
+    removed = live.num_rows - remaining.num_rows
+    if removed:
+        _rewrite(store, EMBEDDING_CACHE, remaining)
+    return removed
+
+
+def _tenant_memory_dirs(root: Path, key: str) -> list[Path]:
+    tenant = Tenant.from_key(key)
+    if tenant.is_global:
+        return [root / tenant.agent_id / "memory"]
+    return [root / tenant.agent_id / "users" / tenant.user_id / "memory"]
+
+
+def _delete_dreamed_files(root: Path, tenants: list[str]) -> list[str]:
+    """Dreamed files carry a marker line; a file without it was written by a person and stays."""
+    deleted = []
+    for key in tenants:
+        for memory in _tenant_memory_dirs(root, key):
+            folder = memory / "_system" / "dreaming"
+            if not folder.is_dir() or folder.is_symlink():
+                continue
+            for path in sorted(folder.iterdir()):
+                if path.is_symlink() or not path.is_file():
+                    continue
+                ours = path.name.startswith(".") and path.name.endswith(".tmp")  # an interrupted write
+                if not ours and path.suffix == ".md":
+                    with path.open("r", encoding="utf-8", errors="replace") as fh:
+                        ours = fh.read(len(DREAMING_MARKER_PREFIX)) == DREAMING_MARKER_PREFIX
+                if ours:
+                    path.unlink()
+                    deleted.append(path.relative_to(root).as_posix())
+            for empty in (folder, folder.parent):
+                try:
+                    empty.rmdir()
+                except OSError:
+                    pass
+    return deleted
+
+
+def _delete_handoff_files(io_dir: Path, tenants: list[str]) -> list[str]:
+    """The IO manager's pickled step outputs (chunk text, vectors) of the tenant's partitions."""
+    if not io_dir.is_dir():
+        return []
+    deleted = []
+    names = {f"{k}.pkl" for k in tenants}
+    for path in io_dir.rglob("*.pkl"):
+        stem = path.name
+        # Multi-partition keys (day|tenant) are stored with '|' escaped.
+        if stem in names or any(stem.endswith(f"%7C{k}.pkl") for k in tenants):
+            path.unlink()
+            deleted.append(str(path))
+    return deleted
+
+
+def _source_roots(root: Path, agent: str, user: str | None) -> list[Path]:
+    if user is None:
+        return [root / agent]
+    if user == GLOBAL_USER:
+        return [root / agent / "MEMORY.md", root / agent / "memory.md", root / agent / "memory"]
+    return [root / agent / "users" / user, root / agent / "sessions" / user]
+
+
+def _source_files(root: Path, agent: str, user: str | None) -> list[str]:
+    files = []
+    for base in _source_roots(root, agent, user):
+        if base.is_file():
+            files.append(base)
+        elif base.is_dir():
+            files += [p for p in base.rglob("*") if p.is_file()]
+    return sorted(p.relative_to(root).as_posix() for p in files)
+
+
+def _delete_sources(root: Path, agent: str, user: str | None) -> list[str]:
+    deleted = _source_files(root, agent, user)
+    for base in _source_roots(root, agent, user):
+        if base.is_symlink() or base.is_file():
+            base.unlink()
+        elif base.is_dir():
+            shutil.rmtree(base)
+    return deleted
+
+
+def _forget_in_instance(instance, tenants: list[str]) -> tuple[list[str], int]:
+    """Delete the tenants' partitions and every run that materialized one of them."""
+    from memory_pipeline.partitions import TENANTS_PARTITION
+
+    ordered = list(instance.get_dynamic_partitions(TENANTS_PARTITION))
+    position = {k: i for i, k in enumerate(ordered)}
+    wanted = set(tenants)
+    run_ids = set()
+    for record in instance.get_run_records():
+        tags = record.dagster_run.tags
+        if tags.get(PARTITION_TAG) in wanted or tags.get(TENANT_DIMENSION_TAG) in wanted:
+            run_ids.add(record.dagster_run.run_id)
+        elif RANGE_START_TAG in tags and RANGE_END_TAG in tags:
+            lo, hi = position.get(tags[RANGE_START_TAG]), position.get(tags[RANGE_END_TAG])
+            if lo is not None and hi is not None and any(lo <= position.get(k, -1) <= hi for k in wanted):
+                run_ids.add(record.dagster_run.run_id)
+    for run_id in run_ids:
+        instance.delete_run(run_id)
+    _clear_cached_materializations(instance, run_ids)
+    deleted = [k for k in tenants if k in position]
+    for key in deleted:
+        instance.delete_dynamic_partition(TENANTS_PARTITION, key)
+    return deleted, len(run_ids)
+
+
+def _clear_cached_materializations(instance, run_ids: set[str]) -> None:
+    """Deleting a run leaves a copy of its last materialization (metadata previews included) in
+    the asset index of the event log storage; clear it and the partition status cache so Dagster
+    reads both again from the events that remain. SQLite storage is vacuumed so the freed pages
+    do not keep the bytes."""
+    if not run_ids:
+        return
+    from dagster._core.storage.event_log.schema import AssetKeyTable
+    from dagster._core.storage.event_log.sql_event_log import SqlEventLogStorage
+
+    storage = instance.event_log_storage
+    if not isinstance(storage, SqlEventLogStorage):
+        log.warning("event log storage %s: cached materializations not cleared", type(storage).__name__)
+        return
+    with storage.index_connection() as conn:
+        conn.execute(
+            AssetKeyTable.update()
+            .where(AssetKeyTable.c.last_run_id.in_(sorted(run_ids)))
+            .values(last_materialization=None, cached_status_data=None)
+        )
+        url = conn.engine.url
+    if url.get_backend_name() == "sqlite":
+        import sqlalchemy
+
+        engine = sqlalchemy.create_engine(url)
+        with engine.connect() as vacuum:
+            vacuum.exec_driver_sql("VACUUM")
+        engine.dispose()
+
+
+def register(app) -> None:
+    import typer
+
+    @app.command("forget-tenant")
+    def forget_tenant_command(
+        agent: str = typer.Option(..., "--agent", help="The agent whose memory is forgotten."),
+        user: str = typer.Option(None, "--user", help="Only this user (default: the agent and all its users)."),
+        yes: bool = typer.Option(False, "--yes", help="Confirm: this cannot be undone."),
+        delete_sources: bool = typer.Option(
+            False, "--delete-sources", help="Also delete the workspace files (notes, transcripts) of the tenant."
+        ),
+        as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    ) -> None:
+        """Forget a user (or a whole agent): every row in every table, every file the pipeline wrote."""
+        import json
+
+        from memory_pipeline.cli import console, fail
+        from memory_pipeline.config import get_settings
+        from memory_pipeline.resources import default_resources
+        from memory_pipeline.runner import local_instance
+        from memory_pipeline.tenancy import InvalidTenantError
+
+        who = f"user {user!r} of agent {agent!r}" if user else f"agent {agent!r} and every one of its users"
+        if not yes:
+            fail(f"this deletes all memory of {who} and cannot be undone; run again with --yes")
+        settings = get_settings()
+        io_manager = default_resources()["io_manager"]
+        try:
+            report = forget_tenant(
+                agent, user, root=settings.root, lancedb_uri=settings.lancedb_uri,
+                io_dir=io_manager._base(), instance=local_instance(), delete_sources=delete_sources,
+            )
+        except InvalidTenantError as exc:
+            fail(str(exc))
+        if as_json:
+            print(json.dumps(report.to_dict(), indent=2))
+            return
+        console.print(f"forgot {who}: tenants {', '.join(report.tenants) or 'none found'}")
+        for name, count in sorted(report.rows_deleted.items()):
+            console.print(f"  {name}: {count} row(s) deleted")
+        console.print(f"  embedding_cache: {report.cache_rows_deleted} vector(s) no other tenant uses deleted")
+        console.print(f"  files the pipeline wrote, deleted: {len(report.files_deleted)}")
+        console.print(f"  partitions deleted: {len(report.partitions_deleted)}, runs deleted: {report.runs_deleted}")
+        if report.sources_left:
+            console.print(
+                f"[yellow]{len(report.sources_left)} workspace file(s) written by a person or agent remain "
+                "(the next index run reads them again); delete them or rerun with --delete-sources:[/]"
+            )
+            for path in report.sources_left[:20]:
+                console.print(f"    {path}")

@@ -1,0 +1,170 @@
+"""Shared pieces of the hardening tests: a workspace of two agents and four users whose notes and
+transcripts carry realistic (fake) secrets, and one function that pushes it through every stage
+the pipeline has (flush, L0 index, episodes, semantic graph, dedup, dreaming, typed memories, the
+L0 index again for the dreamed files), through real Dagster runs with the hashing embedder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from memory_pipeline.assets.l0_index import l0_assets, l0_index_job
+from memory_pipeline.consolidation import defs as consolidation
+from memory_pipeline.consolidation.flush import flush
+from memory_pipeline.consolidation.runner import completed_partitions, run_consolidation, run_dreaming
+from memory_pipeline.graph.assets import graph_assets, graph_ingest_job
+from memory_pipeline.runner import discover_tenants, run_partitioned_job
+from memory_pipeline_tests.conftest import make_resources, write
+
+# Fake secrets in the formats of the providers the scrubber knows. Each is assembled from parts
+# so this file itself does not look like a leaked credential to a repository scanner.
+SECRETS = {
+    "aws_access_key": "AKIA" + "Q7RZ4XK2PLM9WB3T",
+    "aws_secret": "wJalrXUtnF" + "EMI/K7MDENG/bPxRfiCY9Q2Lm4Tz",
+    "openai": "sk-proj-" + "T9vQ2mXk7LpR4sWz8bNc3yHd6FgJ1aE5",
+    "anthropic": "sk-ant-api03-" + "Zq8Lm2Vx7Nc4Rt9Kp3Wy6Hb1Jd5Gf0Sa",
+    "github": "ghp_" + "R8mK2xQ7vL4pN9sW3zT6yB1cH5dJ0fG2aE4u",
+    "slack": "xoxb-" + "2847193650-5829173640-Qm7Rk2Xv9Lp4Nt8W",
+    "stripe": "sk_live_" + "51HqRt7Km2Xv9Lp4Nt8WzB3c",
+    "google": "AIza" + "SyB7x9Q2mK4vL8pN3sW6zT1yH5dJ0fG2aE4",
+    "jwt": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    + ".eyJzdWIiOiJhbGljZS0xMjM0IiwibmFtZSI6IkFsaWNlIn0"
+    + ".Qm7Rk2Xv9Lp4Nt8WzB3cY6dF1gH5jK0sA2eU4iO",
+    "bearer": "d8f2c9a1" + "7b4e4f0c9a3d2e1f6b8c7a5d",
+    "url_password": "Tr0ub4dor" + "-Horse-77",
+    "assigned_password": "hunter2" + "-Correct-Battery-9",
+    "pem_body": "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + "BKcwggSjAgEAAoIBAQC7k3Xv9Lp4Nt8W",
+}
+
+PEM = (
+    "-----BEGIN PRIVATE KEY-----\n"
+    f"{SECRETS['pem_body']}\n"
+    "zB3cY6dF1gH5jK0sA2eU4iOq8Lm2Vx7Nc4Rt9Kp3Wy6Hb1Jd5Gf0Sa7Xm2Qv\n"
+    "-----END PRIVATE KEY-----"
+)
+
+CANARY = "Marmalade-quokka-lighthouse"
+"""An ordinary word that is stored: proves a raw-byte scan can see stored text at all."""
+
+USER_WORDS = {"alice": "Periwinkle-armadillo", "bob": "Tangerine-narwhal", "carol": "Saffron-pelican"}
+"""A word only one user ever says: where its bytes are, that user's memory is."""
+
+DAYS = ("2026-11-02", "2026-11-03", "2026-11-04", "2026-11-05", "2026-11-06")
+
+
+def _leaky_lines() -> list[str]:
+    s = SECRETS
+    return [
+        f"I prefer deploys on Tuesdays. Our AWS key is {s['aws_access_key']} and "
+        f"aws_secret_access_key = {s['aws_secret']}",
+        f"We decided to rotate the OpenAI key {s['openai']} next week, {CANARY} project.",
+        f"The Anthropic key is {s['anthropic']} and GitHub token {s['github']}.",
+        f"Slack bot token {s['slack']}; Stripe uses {s['stripe']}; maps key {s['google']}.",
+        f"Call the API with Authorization: Bearer {s['bearer']} and the session JWT {s['jwt']}",
+        f"The database is postgres://admin:{s['url_password']}@db.internal:5432/app and "
+        f"password = \"{s['assigned_password']}\"",
+    ]
+
+
+def _session(day: str, user: str, lines: Iterable[str], sid: str) -> str:
+    start = datetime.fromisoformat(day).replace(hour=9, tzinfo=UTC)
+    records = []
+    for i, text in enumerate(lines):
+        role = "user" if i % 2 == 0 else "assistant"
+        ts = start + timedelta(minutes=i)
+        records.append({"role": role, "content": text, "ts": ts.isoformat(), "turn_id": f"{sid}-t{i}"})
+    records.append({"type": "compaction", "summary": f"They discussed keys; the key {SECRETS['openai']} was shared.",
+                    "ts": (start + timedelta(minutes=30)).isoformat()})
+    records.append({"type": "session.completed", "ts": (start + timedelta(minutes=40)).isoformat()})
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def build_leaky_workspace(root: Path) -> None:
+    """Two agents, four tenants; every secret appears in notes and in transcripts of each user."""
+    lines = _leaky_lines()
+    note = "# Ops notes\n\n" + "\n\n".join(lines) + "\n\n## Keys\n\n```\n" + PEM + "\n```\n"
+    write(root, "ops-bot/MEMORY.md", f"# Ops bot\n\nThe {CANARY} runbook lives in the wiki.\n\n" + note)
+    for user in ("alice", "bob"):
+        word = USER_WORDS[user]
+        write(root, f"ops-bot/users/{user}/MEMORY.md", f"# {user.title()}\n\n{user.title()} works on {word}.\n\n" + note)
+        for n, day in enumerate(DAYS):
+            said = [f"{user.title()} here, about {word}. {lines[(n + k) % len(lines)]}" for k in range(4)]
+            said.append(f"My private key is:\n{PEM}")
+            write(root, f"ops-bot/sessions/{user}/s{n}.jsonl", _session(day, user, said, f"{user}{n}"))
+    carol = USER_WORDS["carol"]
+    write(root, "crm-bot/users/carol/MEMORY.md", f"# Carol\n\nCarol prefers email about {carol}.\n\n" + note)
+    write(root, "crm-bot/sessions/carol/c1.jsonl", _session(DAYS[0], "carol", [f"{carol}: {x}" for x in lines], "carol1"))
+
+
+def flush_messages() -> list[dict]:
+    return [{"role": "user", "content": f"Remember: I prefer the staging stack. {line}"} for line in _leaky_lines()]
+
+
+def pipeline_defs(root: Path, lance_uri: str) -> dg.Definitions:
+    return dg.Definitions(
+        assets=[*l0_assets, *consolidation.ASSETS, *graph_assets],
+        jobs=[l0_index_job, *consolidation.JOBS, graph_ingest_job],
+        resources=make_resources(root, lance_uri),
+    )
+
+
+def run_everything(root: Path, lance_uri: str, instance: dg.DagsterInstance) -> dict[str, list]:
+    """Every stage, as the sensors would trigger them; returns the Dagster results by stage."""
+    defs = pipeline_defs(root, lance_uri)
+    flush(flush_messages(), "ops-bot", "alice", root=root, now=datetime(2026, 11, 6, 18, tzinfo=UTC))
+    tenants = discover_tenants(root)
+    results: dict[str, list] = {"l0": [run_partitioned_job(defs, "l0_index_job", instance, tenants)]}
+    results["consolidation"] = run_consolidation(defs, instance, completed_partitions(root, 30))
+    results["dreaming"] = run_dreaming(defs, instance, tenants)
+    results["typed_memories"] = [run_partitioned_job(defs, "graph_ingest_job", instance, tenants)]
+    results["l0_again"] = [run_partitioned_job(defs, "l0_index_job", instance, tenants)]
+    return results
+
+
+def stage_metadata(results: Iterable[dg.ExecuteInProcessResult]) -> dict[str, dict]:
+    """{asset: summed numeric metadata} over the results."""
+    out: dict[str, dict] = {}
+    for result in results:
+        for event in result.get_asset_materialization_events():
+            mat = event.step_materialization_data.materialization
+            into = out.setdefault(mat.asset_key.to_user_string(), {})
+            for key, value in mat.metadata.items():
+                if isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
+                    into[key] = into.get(key, 0) + value.value
+    return out
+
+
+def files_containing(folder: Path, needles: dict[str, str], skip: Path | None = None) -> dict[str, list[str]]:
+    """{needle name: [files whose raw bytes contain it]} for every file under ``folder``."""
+    found: dict[str, list[str]] = {}
+    encoded = {name: value.encode() for name, value in needles.items()}
+    for path in folder.rglob("*"):
+        if not path.is_file() or (skip is not None and path.is_relative_to(skip)):
+            continue
+        data = path.read_bytes()
+        for name, value in encoded.items():
+            if value in data:
+                found.setdefault(name, []).append(str(path.relative_to(folder)))
+    return found
+
+
+@pytest.fixture(scope="session")
+def leaky(tmp_path_factory):
+    """The leaky workspace after every stage ran: (base folder, root, LanceDB URI, results).
+
+    The Dagster instance lives in ``base/dagster``; tests that change anything work on a copy.
+    """
+    base = tmp_path_factory.mktemp("leaky")
+    root, lance_uri = base / "agents", str(base / "lancedb")
+    root.mkdir()
+    (base / "dagster").mkdir()
+    build_leaky_workspace(root)
+    with dg.instance_for_test(temp_dir=str(base / "dagster")) as instance:
+        results = run_everything(root, lance_uri, instance)
+    return base, root, lance_uri, results
