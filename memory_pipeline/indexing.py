@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from memory_pipeline.config import Settings
 from memory_pipeline.embedding import Embedder
+from memory_pipeline.faults import fault_point
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import (
     KIND_MEMORY,
@@ -308,6 +309,7 @@ def embed_tenants(
         embed_s += time.perf_counter() - t0
         t0 = time.perf_counter()
         store.put_cached_vectors(embedder.name, hashes, vectors)
+        fault_point("after_embed_block")
         cache_s += time.perf_counter() - t0
     return EmbeddingReport(
         model=embedder.name,
@@ -338,6 +340,7 @@ def _chunk_batches(store: MemoryStore, chunks: pl.DataFrame, model: str, schema:
             pl.lit(model).alias("model"),
             pl.lit(now).cast(pl.Datetime("us", "UTC")).alias("updated_at"),
         )
+        fault_point("write_batch")  # inside the LanceDB commit, which is reading this stream
         yield from frame.select(schema.names).to_arrow().cast(schema).to_batches()
 
 
@@ -357,6 +360,7 @@ def write_tenant(store: MemoryStore, prepared: TenantChunks, model: str) -> dict
             lambda: pa.RecordBatchReader.from_batches(schema, _chunk_batches(store, prepared.chunks, model, schema)),
             empty=prepared.chunks.height == 0,
         )
+        fault_point("after_chunks_commit")
     # The manifest is written after the chunks: a crash in between leaves files that look
     # changed, so the next run redoes them, and the upsert above makes that harmless.
     store.upsert_files(prepared.files)
