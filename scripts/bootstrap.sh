@@ -19,11 +19,22 @@ PY="$VENV/bin/python"
 
 stamp="$VENV/.memory_pipeline-installed"
 want="$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -d' ' -f1) $TORCH_SPEC"
+log="$VENV/install.log"
+pip_install() {
+  # pip's chatter goes to a log; on failure its tail is shown.
+  if ! "$PY" -m pip install --quiet --disable-pip-version-check "$@" >>"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    echo "pip install $* failed; full log in $log" >&2
+    exit 1
+  fi
+}
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  "$PY" -m pip install --quiet --upgrade pip
+  echo "installing memory_pipeline and its dependencies into $VENV (log: $log)" >&2
+  : >"$log"
+  pip_install --upgrade pip
   # torch first, so nothing later can pull a multi-GB CUDA build.
-  "$PY" -m pip install --quiet $TORCH_SPEC
-  "$PY" -m pip install --quiet -e ".[test,bench]"
+  pip_install $TORCH_SPEC
+  pip_install -e ".[test,bench]"
   echo "$want" > "$stamp"
 fi
 
