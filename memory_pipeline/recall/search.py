@@ -279,7 +279,10 @@ def _source_candidates(
         )
         base = dict(zip(order.tolist(), fused.tolist()))
 
+        instant = datetime.now(UTC)
         for i in picked:
+            if rows.expired(i, instant):
+                continue
             relevance = float(base[i])
             around: dict[int, float] = {}
             if rows.source[i] in config.context_sources:
@@ -356,38 +359,38 @@ def _build_results(
     candidates: list[_Candidate], config: RecallConfig, k: int, min_score: float
 ) -> list[SearchResult]:
     results: list[SearchResult] = []
-    used: set[tuple[str, int]] = set()  # (tenant, row) already shown
+    used: set[tuple[int, int]] = set()  # (id of the Rows, row) already shown
     for cand in candidates:
         if len(results) >= k:
             break
         if cand.score < min_score:
             continue
         rows, i = cand.rows, cand.row
-        if config.collapse_overlaps and (rows.tenant, i) in used:
+        if config.collapse_overlaps and (id(rows), i) in used:
             continue
         unit = [i]
         if rows.source[i] in config.context_sources and config.context_rows > 0:
             unit = _with_context(cand, config.context_rows, used)
         if config.collapse_overlaps:
-            used.update((rows.tenant, j) for j in unit)
+            used.update((id(rows), j) for j in unit)
             # Windows that overlap the shown lines are covered too.
             path = rows.path[i]
             lo, hi = int(rows.start_line[min(unit)]), int(rows.end_line[max(unit)])
             for j in (rows.prev_row[min(unit)], rows.next_row[max(unit)]):
                 if j >= 0 and rows.path[j] == path and rows.start_line[j] >= lo and rows.end_line[j] <= hi:
-                    used.add((rows.tenant, int(j)))
+                    used.add((id(rows), int(j)))
         results.append(_result(cand, unit, config))
     return results
 
 
-def _with_context(cand: _Candidate, count: int, used: set[tuple[str, int]]) -> list[int]:
+def _with_context(cand: _Candidate, count: int, used: set[tuple[int, int]]) -> list[int]:
     """The row plus up to ``count`` adjacent rows of the same file, the more relevant first."""
     rows, i = cand.rows, cand.row
     unit = [i]
     for _ in range(count):
         options = [
             int(j) for j in (rows.prev_row[min(unit)], rows.next_row[max(unit)])
-            if j >= 0 and (rows.tenant, int(j)) not in used
+            if j >= 0 and (id(rows), int(j)) not in used
         ]
         if not options:
             break
@@ -407,7 +410,7 @@ def _result(cand: _Candidate, unit: list[int], config: RecallConfig) -> SearchRe
     snippet = text if len(text) <= config.snippet_chars else text[: config.snippet_chars - 1] + "…"
     path = rows.path[cand.row]
     source = str(rows.source[cand.row])
-    citation = f"{path}#L{start}-L{end}" if source != "episodes" else path
+    citation = path if path.startswith("episodes/") else f"{path}#L{start}-L{end}"
     return SearchResult(
         source=source,
         path=path,

@@ -46,6 +46,7 @@ class Rows:
     day: list[date | None]  # the date that decays (dated notes), else None
     when: list[datetime | None]  # when the row happened (transcript window start, creation)
     vectors: np.ndarray  # float32, one unit row per id
+    expires: list[datetime | None] | None = None  # rows past this instant are not recalled
     position: dict[str, int] = field(default_factory=dict)
     prev_row: np.ndarray | None = None  # index of the adjacent row before in the same file, -1
     next_row: np.ndarray | None = None
@@ -53,6 +54,8 @@ class Rows:
 
     def __post_init__(self) -> None:
         self.position = {row_id: i for i, row_id in enumerate(self.ids)}
+        if self.expires is not None and all(e is None for e in self.expires):
+            self.expires = None
         n = len(self.ids)
         prev_row = np.full(n, -1, dtype=np.int64)
         next_row = np.full(n, -1, dtype=np.int64)
@@ -81,6 +84,9 @@ class Rows:
         if names not in masks:
             masks[names] = np.isin(self.source, list(names))
         return masks[names]
+
+    def expired(self, i: int, now: datetime) -> bool:
+        return self.expires is not None and self.expires[i] is not None and self.expires[i] <= now
 
     def content(self, i: int) -> str:
         """Row text without the ``Speaker (date time): `` prefixes of transcript turns."""
@@ -149,33 +155,38 @@ class ChunkSource(RecallSource):
 class EpisodeSource(RecallSource):
     """Episodic summaries of consolidated sessions (table ``episodes``), once they exist.
 
-    An episode has no file lines: its path is ``episodes/<id>`` and its citation names the id.
-    Episodes do not decay here; they expire by their own TTL.
+    An episode cites the transcript lines it summarizes and carries their turn ids. Episodes do
+    not decay here; past ``expires_at`` they are not recalled (pruning removes them later).
     """
 
     names = ("episodes",)
     table = "episodes"
     text_column = "summary"
-    columns = ("id", "summary", "l0_abstract", "vector", "created_at")
+    columns = ("id", "path", "start_line", "end_line", "turn_ids", "summary", "vector", "created_at", "expires_at")
 
     def to_rows(self, tenant: str, arrow: pa.Table) -> Rows:
         arrow = arrow.sort_by([("created_at", "ascending")])
         n = arrow.num_rows
         ids = arrow.column("id").to_pylist()
-        text = arrow.column("summary").to_pylist()
+        names = set(arrow.schema.names)
+
+        def column(name, default):
+            return arrow.column(name).to_pylist() if name in names else [default(i) for i in ids]
+
         return Rows(
             tenant=tenant,
             ids=ids,
             source=np.array(["episodes"] * n, dtype=object),
-            path=[f"episodes/{i}" for i in ids],
-            start_line=np.ones(n, dtype=np.int64),
-            end_line=np.ones(n, dtype=np.int64),
-            turn_ids=[[] for _ in range(n)],
-            text=text,
+            path=column("path", lambda i: f"episodes/{i}"),
+            start_line=np.asarray(column("start_line", lambda i: 1), dtype=np.int64),
+            end_line=np.asarray(column("end_line", lambda i: 1), dtype=np.int64),
+            turn_ids=[list(t or []) for t in column("turn_ids", lambda i: [])],
+            text=arrow.column("summary").to_pylist(),
             text_hash=[f"episode:{i}" for i in ids],
             day=[None] * n,
             when=arrow.column("created_at").to_pylist(),
             vectors=_vectors(arrow),
+            expires=column("expires_at", lambda i: None),
         )
 
 

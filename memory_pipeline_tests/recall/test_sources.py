@@ -1,0 +1,62 @@
+"""Sources are pluggable: an ``episodes`` table, once consolidation writes one, is searched
+beside the L0 chunks with the same tenant filter, expired episodes are not recalled, and a
+source whose table does not exist is skipped without an error.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime, timedelta
+
+import pyarrow as pa
+import pytest
+
+from memory_pipeline.consolidation.store import episodes_schema
+from memory_pipeline.embedding import HashEmbedder
+from memory_pipeline.recall.search import search
+from memory_pipeline_tests.recall.conftest import recall_settings
+
+
+def _episode(tenant: str, ident: str, summary: str, expires: datetime, embedder: HashEmbedder) -> dict:
+    agent, user = tenant.split("~")
+    now = datetime.now(UTC)
+    return {
+        "id": ident, "tenant": tenant, "agent_id": agent, "user_id": user,
+        "path": f"{agent}/sessions/{user}/s1.jsonl", "start_line": 1, "end_line": 4, "turn_ids": ["t1", "t4"],
+        "summary": summary, "l0_abstract": summary[:200], "key_topics": [], "source_id": ident, "session_id": "s1",
+        "day": "2026-11-04", "created_at": now, "completed_at": now, "completed_by": "session.completed",
+        "expires_at": expires, "promoted_at": None, "produced_by": "extractive", "llm_model": None,
+        "model": embedder.name, "vector": embedder.embed([summary])[0].tolist(),
+    }
+
+
+@pytest.fixture
+def with_episodes(indexed, tmp_path, embedder):
+    root, lance_uri = indexed
+    copy = str(tmp_path / "lancedb")
+    shutil.copytree(lance_uri, copy)
+    import lancedb
+
+    later, earlier = datetime.now(UTC) + timedelta(days=30), datetime.now(UTC) - timedelta(days=1)
+    rows = [
+        _episode("support-bot~alice", "e1", "Alice asked about throttled API calls; her rate limit was raised to 2,000 requests per minute.", later, embedder),
+        _episode("support-bot~alice", "e2", "Alice asked about throttled API calls long ago; nothing was changed.", earlier, embedder),
+        _episode("support-bot~bob", "e3", "Bob asked about throttled API calls and a rate limit for his team tier.", later, embedder),
+    ]
+    lancedb.connect(copy).create_table("episodes", pa.Table.from_pylist(rows, schema=episodes_schema(embedder.dim)))
+    return root, copy
+
+
+def test_episodes_are_searched_with_the_tenant_filter_and_expiry(with_episodes, embedder):
+    settings = recall_settings(*with_episodes)
+    results = search("throttled API calls rate limit", "support-bot", "alice", sources=["episodes"], store=with_episodes[1], embedder=embedder, settings=settings, min_score=0, k=10)
+    assert [r.citation for r in results] == ["support-bot/sessions/alice/s1.jsonl#L1-L4"]
+    assert results[0].source == "episodes" and results[0].turn_ids == ["t1", "t4"]
+    mixed = search("throttled API calls rate limit", "support-bot", "alice", store=with_episodes[1], embedder=embedder, settings=settings, min_score=0, k=10)
+    assert {r.source for r in mixed} >= {"episodes", "sessions"}
+    assert all(r.tenant in {"support-bot~alice", "support-bot~_global"} for r in mixed)
+
+
+def test_a_source_without_a_table_is_skipped(indexed, settings, embedder):
+    assert search("throttled API calls", "support-bot", "alice", sources=["episodes"], store=indexed[1], embedder=embedder, settings=settings, min_score=0) == []
+    assert search("throttled API calls", "support-bot", "alice", sources=["episodes", "sessions"], store=indexed[1], embedder=embedder, settings=settings, min_score=0)
