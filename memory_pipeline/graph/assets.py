@@ -81,10 +81,10 @@ def typed_memories(
             totals[name] += getattr(report, name)
         for kind, n in report.by_type.items():
             by_type[kind] = by_type.get(kind, 0) + n
-        preview += [[key, p["type"], p["content"], p["happens_at"] or ""] for p in report.preview[:4]]
+        preview += [[key, p["type"], p["source_ref"], p["happens_at"] or ""] for p in report.preview[:4]]
         for path, reason in report.skipped:
             context.log.warning(f"{key}: {path} not read: {reason}")
-    table = ["| tenant | type | content | happens_at |", "|---|---|---|---|"]
+    table = ["| tenant | type | from | happens_at |", "|---|---|---|---|"]
     table += ["| " + " | ".join(str(c).replace("|", "\\|")[:120] for c in row) + " |" for row in preview[:12]]
     return dg.MaterializeResult(
         metadata={

@@ -170,8 +170,9 @@ def ingest_tenant(
     report.memories_removed = len(stale)
     for row in rows.values():
         report.by_type[row["memory_type"]] = report.by_type.get(row["memory_type"], 0) + 1
+    # Where each memory came from, not what it says: run metadata outlives a forgotten memory.
     report.preview = [
-        {"type": r["memory_type"], "content": r["content"][:120], "happens_at": r["happens_at"]}
+        {"type": r["memory_type"], "source_ref": r["source_ref"], "happens_at": r["happens_at"]}
         for r in list(rows.values())[:8]
     ]
     return report
