@@ -3,6 +3,8 @@ from the sample transcripts, and the dreamed file indexed back into L0."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console
 from rich.table import Table
 
@@ -56,17 +58,14 @@ def demo_consolidation(console: Console, defs, instance, tenant_keys: list[str])
     console.rule("[bold]Dreaming: >= 5 unpromoted episodes -> long-term Markdown")
     due = list(tenants_to_dream(settings.lancedb_uri, dim))
     if not due:
-        console.print("no tenant has 5 unpromoted episodes (already dreamed?)")
-        return
+        console.print("no tenant has 5 unpromoted episodes (already dreamed on an earlier run)")
     for result, key in zip(run_dreaming(defs, instance, due), due):
         for event in result.get_asset_materialization_events():
             meta = event.step_materialization_data.materialization.metadata
             console.print(f"{key}: promoted {meta['episodes_promoted'].value} episodes, +{meta['lines_added'].value} lines")
-    from pathlib import Path
-
-    dreamed = sorted(Path(settings.root).glob("*/users/*/memory/_system/dreaming/*-consolidated.md"))
-    for path in dreamed:
-        console.print(f"[bold]{path}[/]")
+    for path in sorted(Path(settings.root).glob("*/users/*/memory/_system/dreaming/*-consolidated.md")):
+        console.print(f"[bold]dreamed file {path}[/]")
         console.print(path.read_text(encoding="utf-8")[:2500], markup=False)
-    result = run_partitioned_job(defs, "l0_index_job", instance, due)
-    console.print(f"L0 index re-run for {', '.join(due)}: {'success' if result.success else 'FAILED'} (the dreamed file is now searchable)")
+    if due:
+        result = run_partitioned_job(defs, "l0_index_job", instance, due)
+        console.print(f"L0 index run for {', '.join(due)}: {'success' if result.success else 'FAILED'} (the dreamed file is now searchable)")

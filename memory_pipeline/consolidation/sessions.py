@@ -133,7 +133,16 @@ def tenant_sessions(
 ) -> TenantSessions:
     """The tenant's sessions, split into complete (optionally only those of ``days``) and open."""
     result = TenantSessions([], [], [])
+    # A session completes no later than its file was last written (the closing line, or the last
+    # turn before the idle timeout), so files untouched since before the first day cannot belong to
+    # these days: skipping them keeps a daily run from re-reading a tenant's whole history. A day of
+    # slack covers clocks that disagree.
+    since = None
+    if days:
+        since = datetime.fromisoformat(min(days)).replace(tzinfo=UTC) - timedelta(days=1)
     for file in session_files(root, tenant):
+        if since is not None and file.modified_at < since:
+            continue
         session = load_session(root, file, now, idle)
         if isinstance(session, str):
             result.unreadable.append((file.path, session))
