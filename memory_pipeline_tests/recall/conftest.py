@@ -55,8 +55,8 @@ def recall_settings(root: Path, lance_uri: str, **recall) -> Settings:
     return base.model_copy(update={"recall": base.recall.model_copy(update=recall)}) if recall else base
 
 
-def ingest(root: Path, lance_uri: str) -> None:
-    defs = dg.Definitions(assets=l0_assets, jobs=[l0_index_job], resources=make_resources(root, lance_uri))
+def ingest(root: Path, lance_uri: str, embedder: str = "hash") -> None:
+    defs = dg.Definitions(assets=l0_assets, jobs=[l0_index_job], resources=make_resources(root, lance_uri, embedder))
     run_partitioned_job(defs, "l0_index_job", dg.DagsterInstance.ephemeral(), discover_tenants(root))
 
 

@@ -50,3 +50,24 @@ def test_token_budget_is_never_exceeded(indexed, settings, embedder):
 def test_nothing_scores_above_a_high_threshold(indexed, settings, embedder):
     result = inject("completely unrelated zebra migration patterns", "support-bot", "alice", store=indexed[1], embedder=embedder, settings=settings, min_score=0.99)
     assert (result.injected, result.section) == (0, "")
+
+
+@pytest.mark.slow
+def test_budget_is_counted_with_the_real_models_tokenizer(tmp_path):
+    from memory_pipeline.embedding import MiniLMEmbedder
+    from memory_pipeline_tests.recall.conftest import build_workspace, ingest, recall_settings
+
+    root = tmp_path / "agents"
+    build_workspace(root)
+    lance_uri = str(tmp_path / "lancedb")
+    ingest(root, lance_uri, embedder="minilm")
+    settings = recall_settings(root, lance_uri).model_copy(update={"embedder": "minilm"})
+    model = MiniLMEmbedder()
+    message = "What did you change about my API rate limit, and how should invoices reach finance?"
+    full = inject(message, "support-bot", "alice", store=lance_uri, embedder=model, settings=settings, min_score=0.0, token_budget=10_000)
+    assert full.injected >= 2
+    first = model.count_tokens(format_memory_line(full.results[0]))
+    tight = inject(message, "support-bot", "alice", store=lance_uri, embedder=model, settings=settings, min_score=0.0, token_budget=first)
+    assert tight.injected >= 1 and tight.tokens <= first
+    assert tight.tokens == sum(model.count_tokens(format_memory_line(r)) for r in tight.results)
+    assert "2,000 requests per minute" in full.section
