@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memory_pipeline.consolidation.cues import ACTION, DECISION, PREFERENCE, cues
+from memory_pipeline.consolidation.cues import DECISION, PREFERENCE, cues
 from memory_pipeline.consolidation.llm import DREAMING_MAX_TOKENS, LLMClient, LLMError
 from memory_pipeline.consolidation.summarize import shorten
 from memory_pipeline.sources.transcripts import parse_transcript

@@ -255,15 +255,12 @@ def _residence_and_work(s: _Sentence) -> Iterable[Fact]:
                     phrase = _phrase_without_conjuncts(obj)
                     if 2 <= len(phrase) <= 80:
                         yield s.fact(person, "PERSON", "prefers", phrase, "CONCEPT", "preference", 0.75)
-        for obj in tok.children:
-            if obj.dep_ == "dobj" or obj.lower_ in _JOB:
-                for prep in ([obj] if obj.lower_ in _JOB else []):
-                    for p in prep.children:
-                        if p.dep_ == "prep" and p.lower_ == "at":
-                            for o in p.children:
-                                org = s.entity(o, {"ORG"})
-                                if org is not None and o.dep_ == "pobj":
-                                    yield s.fact(person, "PERSON", "works_at", org.text, "ORG", "employer", 0.7)
+        for job in (c for c in tok.children if c.lower_ in _JOB):  # "I accepted a job at X"
+            for prep in (c for c in job.children if c.dep_ == "prep" and c.lower_ == "at"):
+                for obj in (c for c in prep.children if c.dep_ == "pobj"):
+                    org = s.entity(obj, {"ORG"})
+                    if org is not None:
+                        yield s.fact(person, "PERSON", "works_at", org.text, "ORG", "employer", 0.7)
 
 
 def _entity_links(s: _Sentence) -> Iterable[Fact]:

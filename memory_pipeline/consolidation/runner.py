@@ -17,7 +17,7 @@ from memory_pipeline.runner import register_tenants
 
 def completed_partitions(root: str | Path, idle_minutes: int, tenants: Sequence[str] | None = None) -> list[tuple[str, str]]:
     """Every (day, tenant) holding a completed session, as the sensor would request them."""
-    due, _, _ = plan_consolidation(Path(root).resolve(), {}, datetime.now(UTC), timedelta(minutes=idle_minutes))
+    due, _, _ = plan_consolidation(Path(root).resolve(), {}, datetime.now(UTC), timedelta(minutes=idle_minutes), horizon=None)
     return sorted(key for key in due if tenants is None or key[1] in tenants)
 
 

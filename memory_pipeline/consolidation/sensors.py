@@ -3,7 +3,8 @@
 ``consolidation_sensor`` stats the transcripts every tick and reads only those whose size or
 modification time moved; a session still open is remembered with its last activity, so its idle
 timeout is noticed on a later tick without reading it again. It requests the partition
-(day of completion, tenant) once per new set of completed sessions (the run key).
+(day of completion, tenant) once per new set of completed sessions (the run key). The cursor only
+remembers transcripts written in the last 14 days, so it stays small however long the history.
 
 ``dreaming_sensor`` counts unpromoted episodes per tenant (one two-column scan) and requests a
 dreaming run for a tenant with at least 5, at most once per 10 minutes per tenant: its cursor
@@ -32,7 +33,10 @@ from memory_pipeline.resources import EmbedderResource, LanceDBResource, Workspa
 from memory_pipeline.tenancy import InvalidTenantError, Tenant
 
 DREAM_DEBOUNCE = timedelta(minutes=10)
-MAX_READS_PER_TICK = 2000  # transcripts parsed per tick; the rest wait for the next tick
+MAX_READS_PER_TICK = 2000
+CURSOR_HORIZON = timedelta(days=14)
+"""Transcripts untouched for longer leave the cursor once done, so it stays small on a deployment
+with years of sessions; sessions older than this on a fresh deployment are backfilled, not sensed."""  # transcripts parsed per tick; the rest wait for the next tick
 DONE = "done"
 OPEN = "open"
 
@@ -62,17 +66,23 @@ def all_session_files(root: Path) -> list[SessionFile]:
 
 
 def plan_consolidation(
-    root: Path, cursor: dict, now: datetime, idle: timedelta
+    root: Path, cursor: dict, now: datetime, idle: timedelta, horizon: timedelta | None = CURSOR_HORIZON
 ) -> tuple[dict[tuple[str, str], list[str]], dict, list[str]]:
-    """What one tick asks for: ({(day, tenant): [session paths]}, new cursor, notes)."""
+    """What one tick asks for: ({(day, tenant): [session paths]}, new cursor, notes).
+
+    ``horizon=None`` considers every transcript however old (the CLI's one-off consolidation).
+    """
     seen = cursor.get("sessions", {})
     new: dict[str, list] = {}
     due: dict[tuple[str, str], list[str]] = defaultdict(list)
     notes: list[str] = []
     reads = 0
     today = now.date().isoformat()
+    oldest = now - horizon if horizon is not None else None
     for file in all_session_files(root):
         previous = seen.get(file.path)
+        if oldest is not None and file.modified_at < oldest and (previous is None or previous[1] == DONE):
+            continue  # history: consolidated already, or a backfill's job; the cursor forgets it
         if previous and previous[0] == file.fingerprint:
             state, value = previous[1], previous[2]
             if state == DONE or value is None or now - datetime.fromisoformat(value) < idle:

@@ -113,3 +113,21 @@ def test_dreaming_threshold_and_debounce(lance_uri, instance, monkeypatch):
     store.mark_promoted(store.episode_rows(ALICE)["id"].to_list(), clock["now"])
     clock["now"] = NOW + timedelta(minutes=30)
     assert tick(dreaming_sensor, instance, later.cursor, **resources).run_requests == []
+
+
+def test_cursor_forgets_old_transcripts(root, instance, monkeypatch):
+    import os
+
+    monkeypatch.setattr(sensors, "utcnow", lambda: NOW)
+    ws = WorkspaceResource(root=str(root))
+    old = write(root, "bot/sessions/ann/old.jsonl", jsonl(say("user", "Long ago we met.", "2026-01-01T10:00:00Z"), completed="2026-01-01T10:05:00Z"))
+    new = write(root, "bot/sessions/ann/new.jsonl", jsonl(say("user", "Today we met.", "2026-11-20T10:00:00Z"), completed="2026-11-20T10:05:00Z"))
+    stamp = (NOW - timedelta(days=30)).timestamp()
+    os.utime(old, (stamp, stamp))  # untouched for a month: history, left to a backfill
+    os.utime(new, (NOW.timestamp(), NOW.timestamp()))
+    result = tick(consolidation_sensor, instance, None, workspace=ws)
+    assert [partition(r) for r in result.run_requests] == [("2026-11-20", "bot~ann")]
+    assert list(json.loads(result.cursor)["sessions"]) == ["bot/sessions/ann/new.jsonl"]
+    from memory_pipeline.consolidation.runner import completed_partitions
+
+    assert completed_partitions(root, 30) == [("2026-01-01", "bot~ann"), ("2026-11-20", "bot~ann")]
