@@ -8,10 +8,11 @@ invocation:
 2. full: one Dagster run of ``l0_index_job`` over every tenant on a fresh instance and LanceDB
    (scan, read, scrub, chunk, cache lookup, embed, write, full-text index, asset checks);
 3. rerun: the same job again with nothing changed;
-4. sensor: one tick of the workspace sensor over the files.
+4. 1% changed: a paragraph appended to 1% of the files (at least one), and the job again;
+5. sensor: one tick of the workspace sensor over the files.
 
 Each phase runs in its own process so its peak RSS is its own. Prints ratios (bare/full
-throughput, rerun/full time) and writes ``bench/results/ingest.json``.
+throughput, rerun/full and 1%-changed/full time) and writes ``bench/results/ingest.json``.
 
     python bench/ingest.py [--files 2000] [--tenants 20] [--quick]
 """
@@ -21,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import resource
 import shutil
@@ -102,6 +102,17 @@ def generate(root: Path, files: int, tenants: int, seed: int = 7) -> dict:
     return {"files": files, "bytes": total}
 
 
+def change_files(root: Path, share: float, seed: int = 11) -> dict:
+    """Append a new paragraph to ``share`` of the Markdown files (at least one)."""
+    rng = random.Random(seed)
+    notes = sorted(root.rglob("*.md"))
+    picked = rng.sample(notes, max(1, round(len(notes) * share)))
+    for path in picked:
+        with path.open("a") as fh:
+            fh.write("\n## Update\n\n" + " ".join(sentence(rng) for _ in range(4)) + "\n")
+    return {"files_changed": len(picked)}
+
+
 def phase_bare(root: Path) -> dict:
     from memory_pipeline.config import get_settings
     from memory_pipeline.embedding import MiniLMEmbedder
@@ -131,19 +142,14 @@ def phase_pipeline(root: Path, lance: Path, home: Path) -> dict:
     os.environ["MEMORY_PIPELINE_LANCEDB_URI"] = str(lance)
     os.environ["DAGSTER_HOME"] = str(home)
     from memory_pipeline.definitions import defs
-    from memory_pipeline.runner import discover_tenants, local_instance, run_partitioned_job
+    from memory_pipeline.runner import discover_tenants, local_instance, materialization_metadata, run_partitioned_job
 
     instance = local_instance(home)
     keys = discover_tenants(root)
     started = time.perf_counter()
     result = run_partitioned_job(defs, "l0_index_job", instance, keys)
     seconds = time.perf_counter() - started
-    meta = {}
-    for event in result.get_asset_materialization_events():
-        mat = event.step_materialization_data.materialization
-        for k, v in mat.metadata.items():
-            if isinstance(v.value, (int, float)):
-                meta[f"{mat.asset_key.to_user_string()}.{k}"] = v.value
+    meta = {f"{asset}.{k}": v for asset, values in materialization_metadata(result).items() for k, v in values.items()}
     return {"seconds": seconds, "tenants": len(keys), "success": result.success, "metadata": meta}
 
 
@@ -176,7 +182,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--tenants", type=int, default=20)
-    parser.add_argument("--quick", action="store_true", help="200 files: a smoke run in about a minute")
+    parser.add_argument("--quick", action="store_true", help="60 files: a smoke run in about a minute")
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--args", nargs="*", help=argparse.SUPPRESS)
     parser.add_argument("--out", default=str(HERE / "results" / "ingest.json"))
@@ -188,7 +194,8 @@ def main() -> None:
         print(json.dumps(result, default=str))
         return
 
-    files = 200 if opts.quick else opts.files
+    files = 60 if opts.quick else opts.files
+    load_at_start = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="mp-bench-ingest-"))
     try:
         root, lance, home = work / "agents", work / "lancedb", work / "home"
@@ -201,20 +208,32 @@ def main() -> None:
         print(f"full ingest (Dagster run, {full['tenants']} tenants): {full['seconds']:.1f} s, peak RSS {full['peak_rss_mb']:.0f} MB")
         rerun = run_phase("pipeline", str(root), str(lance), str(home))
         print(f"no-change rerun: {rerun['seconds']:.2f} s, embeddings computed {rerun['metadata'].get('memory_embeddings.embeddings_computed')}")
+        changed = change_files(root, 0.01)
+        partial = run_phase("pipeline", str(root), str(lance), str(home))
+        print(f"1% changed ({changed['files_changed']} files): {partial['seconds']:.2f} s, embeddings computed "
+              f"{partial['metadata'].get('memory_embeddings.embeddings_computed')}")
         sensor = run_phase("sensor", str(root), str(home))
         print(f"sensor tick over {files} files: {sensor['seconds']:.2f} s")
         throughput_ratio = bare["seconds"] / full["seconds"]
         rerun_ratio = rerun["seconds"] / full["seconds"]
+        partial_ratio = partial["seconds"] / full["seconds"]
         print(f"RATIO full-ingest throughput / bare embedder: {throughput_ratio:.2f} (target >= 0.80)")
         print(f"RATIO no-change rerun / full ingest time: {rerun_ratio:.3f} (target <= 0.03)")
+        print(f"RATIO 1%-changed rerun / full ingest time: {partial_ratio:.3f}")
         report = {
-            "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+            "quick": opts.quick,
+            "load_average_at_start": load_at_start,
             "workspace": info,
             "bare": bare,
             "full": full,
             "rerun": rerun,
+            "changed": {**changed, **partial},
             "sensor": sensor,
-            "ratios": {"ingest_vs_bare_throughput": throughput_ratio, "rerun_vs_full_time": rerun_ratio},
+            "ratios": {
+                "ingest_vs_bare_throughput": throughput_ratio,
+                "rerun_vs_full_time": rerun_ratio,
+                "changed_1pct_vs_full_time": partial_ratio,
+            },
         }
         out = Path(opts.out)
         out.parent.mkdir(parents=True, exist_ok=True)

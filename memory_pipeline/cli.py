@@ -69,12 +69,14 @@ def ingest(
 
 
 def _run_summary(result) -> dict:
-    metadata: dict = {}
-    for event in result.get_asset_materialization_events():
-        mat = event.step_materialization_data.materialization
-        for key, value in mat.metadata.items():
-            if isinstance(value.value, (int, float, bool)) and not key.endswith("seconds"):
-                metadata[f"{mat.asset_key.to_user_string()}.{key}"] = value.value
+    from memory_pipeline.runner import materialization_metadata
+
+    metadata = {
+        f"{asset}.{key}": value
+        for asset, values in materialization_metadata(result).items()
+        for key, value in values.items()
+        if not key.endswith("seconds")
+    }
     checks = {
         ev.asset_check_evaluation_data.check_name: ev.asset_check_evaluation_data.passed
         for ev in result.all_events

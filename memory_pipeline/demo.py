@@ -13,7 +13,12 @@ from memory_pipeline.config import get_settings
 def run_demo(console: Console, *, query: str, agent: str, user: str) -> None:
     from memory_pipeline.definitions import defs
     from memory_pipeline.recall.search import search
-    from memory_pipeline.runner import discover_tenants, local_instance, run_partitioned_job
+    from memory_pipeline.runner import (
+        discover_tenants,
+        local_instance,
+        materialization_metadata,
+        run_partitioned_job,
+    )
 
     settings = get_settings()
     instance = local_instance()
@@ -24,10 +29,8 @@ def run_demo(console: Console, *, query: str, agent: str, user: str) -> None:
     started = time.perf_counter()
     result = run_partitioned_job(defs, "l0_index_job", instance, keys)
     console.print(f"run {result.run_id[:8]}: {'success' if result.success else 'FAILED'} in {time.perf_counter() - started:.1f} s")
-    for event in result.get_asset_materialization_events():
-        mat = event.step_materialization_data.materialization
-        shown = {k: v.value for k, v in mat.metadata.items() if isinstance(v.value, (int, float)) and not isinstance(v.value, bool)}
-        console.print(f"  {mat.asset_key.to_user_string()}: " + ", ".join(f"{k}={v}" for k, v in shown.items()))
+    for asset, values in materialization_metadata(result).items():
+        console.print(f"  {asset}: " + ", ".join(f"{k}={v}" for k, v in values.items()))
 
     for step in _extra_steps():
         step(console, defs, instance, keys)
@@ -36,8 +39,10 @@ def run_demo(console: Console, *, query: str, agent: str, user: str) -> None:
     console.print(f"query: {query!r}")
     results = search(query, agent, user)
     table = Table(show_lines=True)
-    for column in ("#", "score", "citation", "snippet"):
-        table.add_column(column)
+    table.add_column("#")
+    table.add_column("score")
+    table.add_column("citation", overflow="fold", min_width=24)
+    table.add_column("snippet")
     for i, r in enumerate(results, 1):
         table.add_row(str(i), f"{r.score:.3f}", r.citation, r.snippet[:300])
     console.print(table)

@@ -59,6 +59,27 @@ CHUNK_COLUMNS = {
 }
 
 
+CHUNKER_VERSION = 1
+"""Bump when chunking or turn formatting changes what a file's chunks are."""
+
+
+def index_signature(model: str, settings: Settings) -> str:
+    """What a file's chunks depend on besides its bytes: the model and the chunking settings.
+
+    The manifest stores it per file; a file is only unchanged if its hash and this signature
+    both match, so changing the model or a chunk size re-indexes every file on the next run.
+    """
+    parts = (
+        CHUNKER_VERSION,
+        settings.chunk_target_chars,
+        settings.chunk_max_chars,
+        settings.chunk_overlap_chars,
+        settings.session_window_turns,
+        settings.session_window_stride,
+    )
+    return f"{model}#" + hashlib.sha256(repr(parts).encode()).hexdigest()[:12]
+
+
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -149,6 +170,7 @@ def prepare_tenant(
         skipped = list(scan.skipped)
     else:
         skipped = []
+    signature = index_signature(model, settings)
     manifest = store.manifest(tenant.key)
     known = {row["path"]: row for row in manifest.iter_rows(named=True)}
     now = datetime.now(UTC)
@@ -172,7 +194,7 @@ def prepare_tenant(
             previous is not None
             and read.content_hash is not None
             and previous["content_hash"] == read.content_hash
-            and previous["model"] == model
+            and previous["model"] == signature
             and previous["status"] in ("indexed", "skipped")
         ):
             stats["files_unchanged"] += 1
@@ -183,7 +205,7 @@ def prepare_tenant(
             stats["files_skipped"] += 1
             skipped.append((wf.path, read.reason))
             log.warning("skipping %s (tenant %s): %s", wf.path, tenant.key, read.reason)
-            file_rows.append(_file_row(tenant, wf, "skipped", read.reason, read.content_hash, model, 0, now))
+            file_rows.append(_file_row(tenant, wf, "skipped", read.reason, read.content_hash, signature, 0, now))
             replaced.append(wf.path)
             continue
         try:
@@ -193,7 +215,7 @@ def prepare_tenant(
             stats["files_skipped"] += 1
             skipped.append((wf.path, reason))
             log.exception("skipping %s (tenant %s)", wf.path, tenant.key)
-            file_rows.append(_file_row(tenant, wf, "skipped", reason, read.content_hash, model, 0, now))
+            file_rows.append(_file_row(tenant, wf, "skipped", reason, read.content_hash, signature, 0, now))
             replaced.append(wf.path)
             continue
         if bad_lines:
@@ -227,7 +249,7 @@ def prepare_tenant(
                 }
             )
         reason = "empty file" if not spans else None
-        file_rows.append(_file_row(tenant, wf, "indexed", reason, read.content_hash, model, len(spans), now))
+        file_rows.append(_file_row(tenant, wf, "indexed", reason, read.content_hash, signature, len(spans), now))
 
     seen = {wf.path for wf in files}
     deleted = sorted(p for p in known if p not in seen)
@@ -248,7 +270,7 @@ def prepare_tenant(
     )
 
 
-def _file_row(tenant, wf, status, reason, content_hash, model, chunk_count, now) -> dict:
+def _file_row(tenant, wf, status, reason, content_hash, signature, chunk_count, now) -> dict:
     return {
         "id": f"{tenant.key}|{wf.path}",
         "tenant": tenant.key,
@@ -259,7 +281,7 @@ def _file_row(tenant, wf, status, reason, content_hash, model, chunk_count, now)
         "content_hash": content_hash,
         "size": wf.size,
         "mtime_ns": wf.mtime_ns,
-        "model": model,
+        "model": signature,  # the index signature: model and chunking settings
         "chunk_count": chunk_count,
         "indexed_at": now,
     }

@@ -67,3 +67,17 @@ def run_partitioned_job(
     for key in ordered:  # not contiguous: one run each
         result = job.execute_in_process(instance=instance, partition_key=key, tags=tags, raise_on_error=True)
     return result
+
+
+def materialization_metadata(result: dg.ExecuteInProcessResult, numeric_only: bool = True) -> dict[str, dict]:
+    """Each asset's metadata in a run, once per asset (a run over many tenants reports an asset
+    once per partition, with the same run-wide figures)."""
+    out: dict[str, dict] = {}
+    for event in result.get_asset_materialization_events():
+        mat = event.step_materialization_data.materialization
+        out[mat.asset_key.to_user_string()] = {
+            key: value.value
+            for key, value in mat.metadata.items()
+            if not numeric_only or (isinstance(value.value, (int, float)) and not isinstance(value.value, bool))
+        }
+    return out

@@ -190,3 +190,28 @@ def test_same_text_in_another_tenant_is_not_embedded_again(instance, root, lance
     assert (meta["embeddings_computed"], meta["cache_hits"]) == (0, 1)
     # Each tenant still has its own row, and only its own.
     assert rows(lance_uri, "bot~bob")["path"].to_list() == ["bot/users/bob/memory/ops.md"]
+
+
+def test_changed_chunking_settings_reindex_unchanged_files(workspace, lance_uri):
+    """A file is unchanged only if its bytes and the index signature (model, chunking) match."""
+    from memory_pipeline.config import Settings
+    from memory_pipeline.embedding import HashEmbedder
+    from memory_pipeline.indexing import embed_tenants, prepare_tenant, write_tenant
+    from memory_pipeline.tenancy import Tenant
+
+    embedder = HashEmbedder()
+    store = MemoryStore(lance_uri, dim=embedder.dim)
+    tenant = Tenant("bot", "alice")
+
+    def run(settings):
+        batch = prepare_tenant(store, workspace, tenant, settings, embedder.name)
+        embed_tenants([batch], embedder, store)
+        write_tenant(store, batch, embedder.name)
+        return batch
+
+    run(Settings(session_window_turns=1, session_window_stride=1))
+    assert run(Settings(session_window_turns=1, session_window_stride=1)).stats["files_unchanged"] == 3
+    again = run(Settings(session_window_turns=3, session_window_stride=2))
+    assert again.stats["files_changed"] == 3
+    sessions = rows(lance_uri, ALICE).filter(pl.col("source") == "sessions")
+    assert sessions.height == 1 and sessions["turn_ids"].to_list()[0] == ["t1", "t2", "t3"]
