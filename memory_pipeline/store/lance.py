@@ -8,9 +8,12 @@ ones, never both and never neither.
 
 from __future__ import annotations
 
+import fcntl
+import functools
 import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -95,12 +98,52 @@ def _is_commit_conflict(exc: BaseException) -> bool:
 
 # Two writers committing to one table at once can conflict; LanceDB reports it and the write is
 # safe to retry because every write here is an idempotent upsert or delete.
-_retry_commit = retry(
+_retry_on_conflict = retry(
     retry=retry_if_exception(_is_commit_conflict),
     stop=stop_after_attempt(8),
     wait=wait_exponential_jitter(initial=0.05, max=2.0),
     reraise=True,
 )
+
+COMMIT_LOCK = ".commit.lock"
+_locks_held = threading.local()
+
+
+@contextmanager
+def commit_lock(uri: str):
+    """Hold the database's commit lock (a local folder only; elsewhere Dagster pools serialize).
+
+    LanceDB 0.40 raises no conflict when two ``merge_insert`` commits insert the same new id at
+    once: both rows land, and the table holds a duplicate. Writers on one machine (threads,
+    processes, several Dagster runs) therefore commit one at a time.
+    """
+    held = _locks_held.__dict__.setdefault("uris", set())
+    if "://" in uri or uri in held:  # re-entrant: a write may call another write
+        yield
+        return
+    path = Path(uri) / COMMIT_LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        held.add(uri)
+        try:
+            yield
+        finally:
+            held.discard(uri)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _retry_commit(method):
+    """A store write: under the database's commit lock, retried on a commit conflict."""
+    retrying = _retry_on_conflict(method)
+
+    @functools.wraps(method)
+    def write(self, *args, **kwargs):
+        uri = getattr(self, "uri", None) or self.base.uri
+        with commit_lock(uri):
+            return retrying(self, *args, **kwargs)
+
+    return write
 
 
 class MemoryStore:
