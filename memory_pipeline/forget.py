@@ -24,8 +24,10 @@ What stays, and is reported: files a person or agent wrote (``MEMORY.md``, notes
 and dated notes that flush appended to, which a person may also write). Unless they are deleted
 too (``delete_sources=True``), the next L0 run indexes them again.
 
-Run it while no pipeline run writes to the database: a table is rewritten from a snapshot of its
-rows, and a write committed between the snapshot and the rewrite would be lost.
+A table is rewritten from a snapshot of its rows, under the database's commit lock, so writers on
+the same machine wait meanwhile. With LanceDB on object storage there is no such lock: run it
+while no pipeline run writes (stop the sensors and schedules), or a write committed between the
+snapshot and the rewrite would be lost. Readers holding an older version fail once it is gone.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memory_pipeline.store.lance import CHUNKS, EMBEDDING_CACHE, MemoryStore
+from memory_pipeline.store.lance import CHUNKS, EMBEDDING_CACHE, MemoryStore, commit_lock
 from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
 
 log = logging.getLogger(__name__)
@@ -106,6 +108,31 @@ def forget_tenant(
     store = MemoryStore(lancedb_uri)
     tenants: set[str] = {f"{agent}~{user}"} if user is not None else set()
 
+    # Writers on this machine wait while the tables are read and rewritten (see commit_lock).
+    with commit_lock(store.uri):
+        report = _forget_rows(store, agent, user, tenants, root, actor, now)
+    report.files_deleted += _delete_dreamed_files(root, report.tenants)
+    if io_dir is not None:
+        report.files_deleted += _delete_handoff_files(Path(io_dir), report.tenants)
+    left = _source_files(root, agent, user)
+    if delete_sources:
+        report.sources_deleted = _delete_sources(root, agent, user)
+    else:
+        report.sources_left = left
+    if instance is not None:
+        from memory_pipeline.partitions import TENANTS_PARTITION
+
+        registered = [k for k in instance.get_dynamic_partitions(TENANTS_PARTITION) if _matches(k, agent, user)]
+        report.tenants = sorted(set(report.tenants) | set(registered))
+        report.partitions_deleted, report.runs_deleted = _forget_in_instance(instance, report.tenants)
+    log.info("forgot %s: %s", ", ".join(report.tenants) or f"{agent}/{user}", report.rows_deleted)
+    return report
+
+
+def _forget_rows(
+    store: MemoryStore, agent: str, user: str | None, tenants: set[str], root: Path, actor: str, now: datetime
+) -> ForgetReport:
+    """Rewrite every table that holds the tenants without their rows; prune the cache."""
     tables = store.table_names()
     doomed: dict[str, pa.Table] = {}  # table -> its live rows without the tenant
     for name in tables:
@@ -136,22 +163,6 @@ def forget_tenant(
         report.cache_rows_deleted = _prune_cache(store)
         if report.cache_rows_deleted:
             report.tables_rewritten.append(EMBEDDING_CACHE)
-
-    report.files_deleted += _delete_dreamed_files(root, report.tenants)
-    if io_dir is not None:
-        report.files_deleted += _delete_handoff_files(Path(io_dir), report.tenants)
-    left = _source_files(root, agent, user)
-    if delete_sources:
-        report.sources_deleted = _delete_sources(root, agent, user)
-    else:
-        report.sources_left = left
-    if instance is not None:
-        from memory_pipeline.partitions import TENANTS_PARTITION
-
-        registered = [k for k in instance.get_dynamic_partitions(TENANTS_PARTITION) if _matches(k, agent, user)]
-        report.tenants = sorted(set(report.tenants) | set(registered))
-        report.partitions_deleted, report.runs_deleted = _forget_in_instance(instance, report.tenants)
-    log.info("forgot %s: %s", ", ".join(report.tenants) or f"{agent}/{user}", report.rows_deleted)
     return report
 
 

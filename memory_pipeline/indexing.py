@@ -376,6 +376,7 @@ def write_tenant(store: MemoryStore, prepared: TenantChunks, model: str) -> dict
     before = 0
     if prepared.replaced_paths:
         before = _count_paths(store, prepared.tenant, prepared.replaced_paths)
+        fault_point("before_chunks_commit")
         store.replace_file_chunks(
             prepared.tenant,
             prepared.replaced_paths,
