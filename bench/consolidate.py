@@ -123,7 +123,7 @@ def bench_functions(root: Path, sessions: dict, lance: Path, embedder_kind: str)
     }
 
 
-def bench_dagster(root: Path, sessions: dict, lance: Path, home: Path, embedder_kind: str) -> dict:
+def bench_dagster(root: Path, sessions: dict, lance: Path, home: Path, embedder_kind: str, which: str = "all") -> dict:
     # The Dagster instance's SQLite event log commits every event; on this machine's disk a commit
     # costs 6-11 ms (0.02 ms on tmpfs), which dominates small runs. Production uses PostgreSQL.
     shm = Path("/dev/shm")
@@ -133,6 +133,8 @@ def bench_dagster(root: Path, sessions: dict, lance: Path, home: Path, embedder_
         "per partition, instance on tmpfs": (fast / "a", False),
         "backfill per tenant, instance on tmpfs": (fast / "b", True),
     }
+    if which == "tmpfs":
+        modes = {k: v for k, v in modes.items() if "tmpfs" in k}
     out = {}
     try:
         for mode, (instance_dir, backfill) in modes.items():
@@ -185,6 +187,9 @@ def main() -> None:
     parser.add_argument("--eval", default=str(DEFAULT_EVAL), help="the locomo-dev folder (read only)")
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hash"])
     parser.add_argument("--out", default=str(HERE / "results" / "consolidate.json"))
+    parser.add_argument("--spacy-repeats", type=int, default=3, help="interleaved spaCy timings, best kept")
+    parser.add_argument("--dagster-modes", default="all", choices=["all", "tmpfs"],
+                        help="'tmpfs' skips the run with the Dagster instance on disk")
     opts = parser.parse_args()
     eval_dir = Path(opts.eval).resolve()
     if not (eval_dir / "sessions").is_dir():
@@ -198,9 +203,10 @@ def main() -> None:
         report = {
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
             "embedder": opts.embedder,
-            "spacy": bench_spacy(turns),
+            "load_average_at_start": os.getloadavg(),
+            "spacy": bench_spacy(turns, opts.spacy_repeats),
             "functions": bench_functions(root, sessions, work / "lance-functions", opts.embedder),
-            "dagster": bench_dagster(root, sessions, work / "lance-dagster", work / "home", opts.embedder),
+            "dagster": bench_dagster(root, sessions, work / "lance-dagster", work / "home", opts.embedder, opts.dagster_modes),
         }
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -1,33 +1,39 @@
-"""Recall latency benchmark: ``search`` on tenants of 10,000 and 100,000 chunks.
+"""Recall latency benchmark: ``search`` on tenants of 10,000, 100,000 and 1,000,000 chunks.
 
-Generated tenants (half transcript turns, half Markdown chunks; clustered synthetic unit vectors
-and text from a 3,000-word vocabulary) are written straight into a fresh LanceDB ``chunks`` table
-beside a small other tenant, with the full-text and tenant indices the L0 job builds. Then, in
-one process and on the same vectors:
+Each generated tenant (half transcript turns, half Markdown chunks, text from a 3,000-word
+vocabulary) is written straight into a fresh LanceDB ``chunks`` table, beside a small other
+tenant, with the full-text and tenant indices the L0 job builds. Its vectors come from a
+hierarchical mixture shaped like sentence embeddings: a few dozen topics, a subtopic per hundred
+chunks (a thread or a note), and each chunk's own direction; same-subtopic chunks have a cosine
+near 0.5, same-topic ones near 0.15, the rest near 0. Queries are new draws from the same
+mixture, which is how the ANN index is judged (its recall@10 against the exact scan); the
+generated words mean nothing to MiniLM, so MiniLM query vectors would measure nothing there.
 
-- ``search``: the whole recall path, query embedding (all-MiniLM-L6-v2) included;
+Then, in one process and on the same vectors, p50/p95 of:
+
+- ``search``: the whole recall path, the query's MiniLM embedding included;
 - ``embed``: the query embedding alone;
 - ``retrieval``: ``search`` given the query's vector already computed (everything but the model);
-- ``numpy``: a brute-force NumPy scan (matrix-vector product and top-k) over the tenant's vectors;
+- ``numpy``: a brute-force NumPy scan (matrix-vector product and top-k) over the tenant's vectors,
+  the baseline every other figure is divided by;
+- ``ann``: the IVF index ``search`` uses for tenants of ``ann_min_rows`` rows or more, alone, with
+  its recall@10 against the exact scan;
 - ``lancedb_flat``: LanceDB's own vector search over the table, filtered to the tenant;
 - ``fts``: LanceDB's full-text search alone, filtered to the tenant;
-- ``ann``: the IVF index ``search`` uses for tenants of ``ann_min_rows`` rows or more (built at
-  the tenant's first search), with its recall@6 and @50 against the exact scan, on queries near
-  the data (a stored vector plus noise; the generated texts do not mean what MiniLM reads);
-- ``cold``: the first search of a tenant, which loads its rows into the in-memory cache.
+- ``cold``: the first search of a tenant, which loads its rows (and builds its IVF index).
 
-Prints p50/p95 in milliseconds with ratios, and writes ``bench/results/recall.json``.
-
-    python bench/recall.py [--sizes 10000,100000] [--queries 200] [--quick]
+    python bench/recall.py [--sizes 10000,100000,1000000] [--queries 200] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
 import random
+import resource
 import sys
 import tempfile
 import time
@@ -52,8 +58,37 @@ from memory_pipeline.store.lance import MemoryStore, chunks_schema, sql_str  # n
 
 AGENT = "bench"
 DIM = 384
-CLUSTERS = 400
+TOPICS = 48
+CHUNKS_PER_SUBTOPIC = 100
 TURNS_PER_FILE = 50
+WRITE_SLICE = 50_000
+# Shares of a vector's energy: topic, subtopic, the chunk's own direction.
+TOPIC_SHARE, SUBTOPIC_SHARE, OWN_SHARE = 0.15, 0.35, 0.50
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(np.float32)
+
+
+class Mixture:
+    """Topics -> subtopics -> chunks, as unit vectors; ``draw`` samples chunks (or queries)."""
+
+    def __init__(self, n: int, seed: int):
+        rng = np.random.default_rng(seed)
+        self.topics = _unit(rng.normal(size=(TOPICS, DIM)))
+        subtopics = max(TOPICS, n // CHUNKS_PER_SUBTOPIC)
+        self.topic_of = rng.integers(0, TOPICS, size=subtopics)
+        self.subtopics = _unit(rng.normal(size=(subtopics, DIM)))
+
+    def draw(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        sub = rng.integers(0, len(self.subtopics), size=count)
+        own = _unit(rng.standard_normal(size=(count, DIM), dtype=np.float32))
+        x = (
+            np.sqrt(TOPIC_SHARE) * self.topics[self.topic_of[sub]]
+            + np.sqrt(SUBTOPIC_SHARE) * self.subtopics[sub]
+            + np.sqrt(OWN_SHARE) * own
+        )
+        return _unit(x)
 
 
 def vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
@@ -64,66 +99,66 @@ def vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
     return sorted(words)
 
 
-def zipf_words(rng: np.random.Generator, vocab: list[str], count: int) -> list[str]:
-    ranks = np.minimum(rng.zipf(1.3, size=count), len(vocab)) - 1
-    return [vocab[r] for r in ranks]
+def texts(rng: np.random.Generator, vocab: list[str], count: int) -> list[str]:
+    """``count`` texts of 12-29 Zipf-distributed words."""
+    lengths = rng.integers(12, 30, size=count)
+    ranks = np.minimum(rng.zipf(1.3, size=int(lengths.sum())), len(vocab)) - 1
+    words = np.array(vocab, dtype=object)[ranks]
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    return [" ".join(words[bounds[i] : bounds[i + 1]]) for i in range(count)]
 
 
-def generate_rows(tenant_user: str, n: int, seed: int, vocab: list[str]) -> pa.Table:
-    rng = np.random.default_rng(seed)
-    centers = rng.normal(size=(CLUSTERS, DIM)).astype(np.float32)
-    assignment = rng.integers(0, CLUSTERS, size=n)
-    vectors = centers[assignment] + 0.6 * rng.normal(size=(n, DIM)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+def tenant_slices(user: str, n: int, seed: int, vocab: list[str], mixture: Mixture):
+    """The tenant's rows as Arrow tables of at most WRITE_SLICE rows (never all in memory)."""
+    rng = np.random.default_rng(seed + 1)
+    tenant = f"{AGENT}~{user}"
+    schema = chunks_schema(DIM)
     now = datetime.now(UTC)
     half = n // 2
-    ids, sources, paths, starts, turn_ids, texts = [], [], [], [], [], []
-    for i in range(n):
-        words = zipf_words(rng, vocab, int(rng.integers(12, 30)))
-        if i < half:
-            file, line = divmod(i, TURNS_PER_FILE)
-            sources.append("sessions")
-            paths.append(f"{AGENT}/sessions/{tenant_user}/s{file:05d}.jsonl")
-            starts.append(line + 1)
-            turn_ids.append([f"s{file}:{line}"])
-            texts.append(f"{'user' if line % 2 else 'assistant'} (2026-11-01 10:{line % 60:02d}): " + " ".join(words))
-        else:
-            file, chunk = divmod(i - half, 20)
-            sources.append("memory")
-            paths.append(f"{AGENT}/users/{tenant_user}/memory/note{file:05d}.md")
-            starts.append(chunk * 5 + 1)
-            turn_ids.append([])
-            texts.append(" ".join(words))
-        ids.append(f"{tenant_user}-{i}")
-    tenant = f"{AGENT}~{tenant_user}"
-    schema = chunks_schema(DIM)
-    return pa.table(
-        {
-            "id": ids,
-            "tenant": [tenant] * n,
-            "agent_id": [AGENT] * n,
-            "user_id": [tenant_user] * n,
-            "path": paths,
-            "source": sources,
-            "start_line": pa.array(starts, pa.int32()),
-            "end_line": pa.array([s + (0 if src == "sessions" else 4) for s, src in zip(starts, sources)], pa.int32()),
-            "heading": [None] * n,
-            "turn_ids": turn_ids,
-            "text": texts,
-            "text_hash": [f"h-{x}" for x in ids],
-            "file_hash": ["f"] * n,
-            "model": ["all-MiniLM-L6-v2"] * n,
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIM),
-            "file_date": pa.array([None] * n, pa.date32()),
-            "ts_start": pa.array([now if s == "sessions" else None for s in sources], pa.timestamp("us", tz="UTC")),
-            "updated_at": pa.array([now] * n, pa.timestamp("us", tz="UTC")),
-        },
-        schema=schema,
-    )
+    for lo in range(0, n, WRITE_SLICE):
+        idx = np.arange(lo, min(n, lo + WRITE_SLICE))
+        m = len(idx)
+        session = idx < half
+        file_no = np.where(session, idx // TURNS_PER_FILE, (idx - half) // 20)
+        line = np.where(session, idx % TURNS_PER_FILE, ((idx - half) % 20) * 5)
+        paths = [
+            f"{AGENT}/sessions/{user}/s{f:06d}.jsonl" if s else f"{AGENT}/users/{user}/memory/note{f:06d}.md"
+            for s, f in zip(session.tolist(), file_no.tolist())
+        ]
+        body = texts(rng, vocab, m)
+        text = [
+            f"{'user' if ln % 2 else 'assistant'} (2026-11-01 10:{ln % 60:02d}): {t}" if s else t
+            for s, ln, t in zip(session.tolist(), line.tolist(), body)
+        ]
+        ids = [f"{user}-{i}" for i in idx.tolist()]
+        vectors = mixture.draw(m, rng)
+        yield pa.table(
+            {
+                "id": ids,
+                "tenant": [tenant] * m,
+                "agent_id": [AGENT] * m,
+                "user_id": [user] * m,
+                "path": paths,
+                "source": np.where(session, "sessions", "memory").tolist(),
+                "start_line": pa.array(line + 1, pa.int32()),
+                "end_line": pa.array(np.where(session, line + 1, line + 5), pa.int32()),
+                "heading": pa.nulls(m, pa.string()),
+                "turn_ids": [[f"s{f}:{ln}"] if s else [] for s, f, ln in zip(session.tolist(), file_no.tolist(), line.tolist())],
+                "text": text,
+                "text_hash": [f"h-{x}" for x in ids],
+                "file_hash": ["f"] * m,
+                "model": ["all-MiniLM-L6-v2"] * m,
+                "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIM),
+                "file_date": pa.nulls(m, pa.date32()),
+                "ts_start": pa.array([now if s else None for s in session.tolist()], pa.timestamp("us", tz="UTC")),
+                "updated_at": pa.array([now] * m, pa.timestamp("us", tz="UTC")),
+            },
+            schema=schema,
+        )
 
 
 class PrecomputedEmbedder:
-    """Hands ``search`` vectors computed beforehand, to time recall without the model."""
+    """Hands ``search`` a vector chosen beforehand for each query text."""
 
     name, dim = "all-MiniLM-L6-v2", DIM
 
@@ -139,136 +174,164 @@ class PrecomputedEmbedder:
 
 def percentiles(samples: list[float]) -> dict[str, float]:
     ms = np.array(samples) * 1000
-    return {"p50": round(float(np.percentile(ms, 50)), 2), "p95": round(float(np.percentile(ms, 95)), 2), "n": len(samples)}
+    return {"p50": round(float(np.percentile(ms, 50)), 3), "p95": round(float(np.percentile(ms, 95)), 3), "n": len(samples)}
 
 
-def timed(fn, args_list) -> tuple[list[float], list]:
+def timed(fn, items) -> tuple[list[float], list]:
     times, outs = [], []
-    for args in args_list:
+    for item in items:
         t0 = time.perf_counter()
-        outs.append(fn(*args))
+        outs.append(fn(item))
         times.append(time.perf_counter() - t0)
     return times, outs
 
 
+def rss_mb() -> float:
+    try:
+        import psutil
+
+        return psutil.Process().memory_info().rss / 2**20
+    except ImportError:  # pragma: no cover
+        return float("nan")
+
+
+def bench_size(size, uri, settings, embedder, queries, mixture, lancedb_queries) -> dict:
+    user = f"t{size}"
+    tenant = f"{AGENT}~{user}"
+    cfg = settings.recall
+    qvecs = mixture.draw(len(queries), np.random.default_rng(10_000 + size))
+    fixed = PrecomputedEmbedder(dict(zip(queries, qvecs)))
+    rss_before = rss_mb()
+    t0 = time.perf_counter()
+    first = search(queries[0], AGENT, user, store=uri, embedder=fixed, settings=settings, min_score=0)
+    cold_s = time.perf_counter() - t0
+    assert first and all(r.tenant == tenant for r in first), "search returned another tenant's rows"
+    rows = tenant_cache(uri).rows(ChunkSource(), tenant)
+    matrix = rows.vectors
+    uses_ann = bool(cfg.ann_min_rows and len(matrix) >= cfg.ann_min_rows)
+
+    search_t, _ = timed(lambda q: search(q, AGENT, user, store=uri, embedder=embedder, settings=settings, min_score=0), queries)
+    embed_t, _ = timed(lambda q: embedder.embed([q])[0], queries)
+    retrieval_t, _ = timed(lambda q: search(q, AGENT, user, store=uri, embedder=fixed, settings=settings, min_score=0), queries)
+
+    def numpy_scan(qv):
+        scores = matrix @ qv
+        top = np.argpartition(-scores, 10)[:10]
+        return top[np.argsort(-scores[top])]
+
+    numpy_t, exact = timed(numpy_scan, qvecs)
+    # The IVF index, on every size, so its recall is known before a tenant grows into it.
+    t0 = time.perf_counter()
+    ann = rows.ann_index(cfg.ann_lists)
+    ann_build_s = time.perf_counter() - t0 if not uses_ann else None
+    ann_t, ann_out = timed(lambda qv: ann.search(qv, 10, cfg.ann_nprobe), qvecs)
+    recall10 = [
+        len(set(ids.tolist()) & set(truth.tolist())) / 10 for (ids, _), truth in zip(ann_out, exact)
+    ]
+    sweep = {}
+    for nprobe in (1, 2, 4, 8, 16, 32, 64):
+        sweep_t, sweep_out = timed(lambda qv: ann.search(qv, 10, nprobe), qvecs[:50])
+        found = [len(set(ids.tolist()) & set(truth.tolist())) / 10 for (ids, _), truth in zip(sweep_out, exact)]
+        sweep[nprobe] = {"recall_at_10": round(float(np.mean(found)), 4), "p50": percentiles(sweep_t)["p50"]}
+    lance_table = tenant_cache(uri).table("chunks")
+    where = f"tenant = {sql_str(tenant)}"
+    lance_t, _ = timed(
+        lambda qv: lance_table.search(qv).where(where, prefilter=True).select(["id", "_distance"]).limit(10).to_arrow(),
+        qvecs[:lancedb_queries],
+    )
+    fts_t, _ = timed(
+        lambda q: lance_table.search(q, query_type="fts").where(where, prefilter=True).select(["id", "_score"]).limit(50).to_arrow(),
+        queries,
+    )
+    entry = {
+        "rows": len(matrix),
+        "path": f"IVF ({ann.lists} lists, nprobe {cfg.ann_nprobe})" if uses_ann else "exact in-memory scan",
+        "search": percentiles(search_t),
+        "embed": percentiles(embed_t),
+        "retrieval": percentiles(retrieval_t),
+        "numpy": percentiles(numpy_t),
+        "ann": {**percentiles(ann_t), "lists": ann.lists, "nprobe": cfg.ann_nprobe,
+                "recall_at_10": round(float(np.mean(recall10)), 4),
+                "recall_at_10_min": round(float(np.min(recall10)), 2),
+                "build_s": round(ann_build_s, 2) if ann_build_s is not None else "in cold search",
+                "nprobe_sweep": sweep},
+        "lancedb_flat": percentiles(lance_t),
+        "fts": percentiles(fts_t),
+        "cold_first_search_s": round(cold_s, 2),
+        "tenant_rss_mb": round(rss_mb() - rss_before, 1),
+    }
+    entry["ratios"] = {
+        "search_p95_over_numpy_p95": round(entry["search"]["p95"] / entry["numpy"]["p95"], 2),
+        "retrieval_p95_over_numpy_p95": round(entry["retrieval"]["p95"] / entry["numpy"]["p95"], 2),
+        "ann_p95_over_numpy_p95": round(entry["ann"]["p95"] / entry["numpy"]["p95"], 3),
+        "lancedb_flat_p95_over_numpy_p95": round(entry["lancedb_flat"]["p95"] / entry["numpy"]["p95"], 1),
+        "ann_recall_at_10_vs_exact": entry["ann"]["recall_at_10"],
+    }
+    return entry
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--lancedb-queries", type=int, default=30, help="LanceDB flat scans are slow; fewer.")
-    ap.add_argument("--quick", action="store_true", help="2,000 and 10,000 chunks, 40 queries.")
+    ap.add_argument("--lancedb-queries", type=int, default=20, help="LanceDB flat scans are slow; fewer.")
+    ap.add_argument("--quick", action="store_true", help="one tenant of 20,000 chunks, 40 queries.")
     ap.add_argument("--out", default=str(HERE / "results" / "recall.json"))
     args = ap.parse_args()
-    sizes = [2000, 10000] if args.quick else [int(s) for s in args.sizes.split(",")]
+    sizes = [20_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     n_queries = 40 if args.quick else args.queries
 
-    rng = random.Random(7)
-    vocab = vocabulary(rng)
+    vocab = vocabulary(random.Random(7))
     workdir = tempfile.mkdtemp(prefix="recall-bench-")
     uri = str(Path(workdir) / "lancedb")
     store = MemoryStore(uri, dim=DIM)
     table = store.chunks()
+    mixtures = {size: Mixture(size, size) for size in sizes}
     started = time.perf_counter()
-    table.add(generate_rows("other", 2000, 1, vocab))
+    for part in tenant_slices("other", 2000, 1, vocab, Mixture(2000, 1)):
+        table.add(part)
     for size in sizes:
-        data = generate_rows(f"t{size}", size, size, vocab)
-        for lo in range(0, size, 20000):
-            table.add(data.slice(lo, 20000))
+        for part in tenant_slices(f"t{size}", size, size, vocab, mixtures[size]):
+            table.add(part)
     write_s = time.perf_counter() - started
     t0 = time.perf_counter()
     store.ensure_fts_index()
     index_s = time.perf_counter() - t0
-    print(f"wrote {sum(sizes) + 2000} rows in {write_s:.1f} s; full-text + tenant indices in {index_s:.1f} s")
+    print(f"wrote {sum(sizes) + 2000:,} rows in {write_s:.1f} s; full-text + tenant indices in {index_s:.1f} s", flush=True)
 
     embedder = MiniLMEmbedder()
     settings = Settings(root=workdir, lancedb_uri=uri, embedder="minilm")
+    if args.quick:  # the quick tenant is below ann_min_rows: search goes through the IVF anyway
+        settings = settings.model_copy(update={"recall": settings.recall.model_copy(update={"ann_min_rows": 10_000})})
     qrng = np.random.default_rng(11)
-    queries = [" ".join(zipf_words(qrng, vocab, 3) + [vocab[int(qrng.integers(0, 300))]]) for _ in range(n_queries)]
+    queries = [" ".join(texts(qrng, vocab, 1)[0].split()[:4]) + f" q{i}" for i in range(n_queries)]
     embedder.embed(queries[:2])  # load and warm the model
 
     report: dict = {
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                    "load_average_at_start": os.getloadavg()},
-        "rows_total": sum(sizes) + 2000, "write_s": round(write_s, 2), "index_s": round(index_s, 2), "sizes": {},
+        "quick": args.quick,
+        "load_average_at_start": os.getloadavg(),
+        "rows_total": sum(sizes) + 2000,
+        "write_s": round(write_s, 2),
+        "index_s": round(index_s, 2),
+        "settings": {"ann_min_rows": settings.recall.ann_min_rows, "ann_nprobe": settings.recall.ann_nprobe,
+                     "ann_lists": settings.recall.ann_lists or "2 x sqrt(rows)", "candidates": settings.recall.candidates},
+        "sizes": {},
     }
-    source = ChunkSource()
     for size in sizes:
-        user = f"t{size}"
-        tenant = f"{AGENT}~{user}"
-        t0 = time.perf_counter()
-        first = search(queries[0], AGENT, user, store=uri, embedder=embedder, settings=settings, min_score=0)
-        cold_s = time.perf_counter() - t0
-        assert first and all(r.tenant == tenant for r in first)
-        search_t, _ = timed(lambda q: search(q, AGENT, user, store=uri, embedder=embedder, settings=settings, min_score=0), [(q,) for q in queries])
-        embed_t, qvecs = timed(lambda q: embedder.embed([q])[0], [(q,) for q in queries])
-        fixed = PrecomputedEmbedder(dict(zip(queries, qvecs)))
-        retrieval_t, _ = timed(lambda q: search(q, AGENT, user, store=uri, embedder=fixed, settings=settings, min_score=0), [(q,) for q in queries])
-        rows = tenant_cache(uri).rows(source, tenant)
-        matrix = rows.vectors
-
-        def numpy_scan(qv):
-            scores = matrix @ qv
-            top = np.argpartition(-scores, 6)[:6]
-            return top[np.argsort(-scores[top])]
-
-        numpy_t, exact = timed(numpy_scan, [(qv,) for qv in qvecs])
-        ann_entry = None
-        cfg = settings.recall
-        if cfg.ann_min_rows and len(matrix) >= cfg.ann_min_rows:
-            nrng = np.random.default_rng(5)
-            near = matrix[nrng.choice(len(matrix), size=len(queries), replace=False)]
-            near = near + 0.05 * nrng.normal(size=near.shape).astype(np.float32)
-            near /= np.linalg.norm(near, axis=1, keepdims=True)
-            ann = rows.ann_index(cfg.ann_lists)
-            ann_t, ann_out = timed(lambda qv: ann.search(qv, 50, cfg.ann_nprobe), [(qv,) for qv in near])
-            recalls = {6: [], 50: []}
-            for qv, (ids, scores) in zip(near, ann_out):
-                truth = np.argsort(-(matrix @ qv))[:50]
-                got = ids[np.argsort(-scores)]
-                for k in recalls:
-                    recalls[k].append(len(set(truth[:k].tolist()) & set(got[:k].tolist())) / k)
-            ann_entry = {
-                "lists": ann.lists, "nprobe": cfg.ann_nprobe, **percentiles(ann_t),
-                "recall_at_6": round(float(np.mean(recalls[6])), 3), "recall_at_50": round(float(np.mean(recalls[50])), 3),
-            }
-        lance_table = tenant_cache(uri).table("chunks")
-        where = f"tenant = {sql_str(tenant)}"
-
-        def lance_flat(qv):
-            return lance_table.search(qv).where(where, prefilter=True).select(["id"]).limit(6).to_arrow()
-
-        lance_t, _ = timed(lance_flat, [(qv,) for qv in qvecs[: args.lancedb_queries]])
-
-        def fts(q):
-            return lance_table.search(q, query_type="fts").where(where, prefilter=True).select(["id", "_score"]).limit(50).to_arrow()
-
-        fts_t, _ = timed(fts, [(q,) for q in queries])
-        entry = {
-            "search": percentiles(search_t),
-            "embed": percentiles(embed_t),
-            "retrieval": percentiles(retrieval_t),
-            "numpy": percentiles(numpy_t),
-            "lancedb_flat": percentiles(lance_t),
-            "fts": percentiles(fts_t),
-            "cold_first_search_ms": round(cold_s * 1000, 1),
-            "index": "IVF (NumPy)" if ann_entry else "exact in-memory scan",
-            "ann": ann_entry,
-        }
-        entry["ratios"] = {
-            "search_p95_over_numpy_p95": round(entry["search"]["p95"] / max(entry["numpy"]["p95"], 1e-9), 1),
-            "retrieval_p95_over_numpy_p95": round(entry["retrieval"]["p95"] / max(entry["numpy"]["p95"], 1e-9), 1),
-            "lancedb_flat_p95_over_numpy_p95": round(entry["lancedb_flat"]["p95"] / max(entry["numpy"]["p95"], 1e-9), 1),
-            "lancedb_flat_p95_over_search_p95": round(entry["lancedb_flat"]["p95"] / max(entry["search"]["p95"], 1e-9), 1),
-        }
+        lance_q = max(3, min(args.lancedb_queries, 2_000_000 // size))
+        entry = bench_size(size, uri, settings, embedder, queries, mixtures[size], lance_q)
         report["sizes"][str(size)] = entry
-        print(f"\n{size:,} chunks (tenant {tenant}); cold first search {entry['cold_first_search_ms']} ms")
-        for name in ("search", "embed", "retrieval", "numpy", "lancedb_flat", "fts"):
+        print(f"\n{size:,} chunks, {entry['path']}; cold first search {entry['cold_first_search_s']} s, "
+              f"tenant in memory +{entry['tenant_rss_mb']:.0f} MB", flush=True)
+        for name in ("search", "embed", "retrieval", "numpy", "ann", "lancedb_flat", "fts"):
             p = entry[name]
-            print(f"  {name:13s} p50 {p['p50']:8.2f} ms  p95 {p['p95']:8.2f} ms  (n={p['n']})")
-        if ann_entry:
-            print(f"  ann (IVF {ann_entry['lists']} lists, nprobe {ann_entry['nprobe']}) p50 {ann_entry['p50']} ms p95 {ann_entry['p95']} ms, "
-                  f"recall@6 {ann_entry['recall_at_6']} recall@50 {ann_entry['recall_at_50']} vs exact")
-        print("  ratios: " + ", ".join(f"{k} {v}x" for k, v in entry["ratios"].items()))
+            print(f"  {name:13s} p50 {p['p50']:9.2f} ms  p95 {p['p95']:9.2f} ms  (n={p['n']})")
+        print(f"  ANN recall@10 vs exact scan: {entry['ann']['recall_at_10']} (worst query {entry['ann']['recall_at_10_min']})")
+        print("  recall@10 by nprobe: " + ", ".join(f"{k}: {v['recall_at_10']}" for k, v in entry["ann"]["nprobe_sweep"].items()))
+        print("  ratios: " + ", ".join(f"{k} {v}" for k, v in entry["ratios"].items()), flush=True)
+        tenant_cache(uri)._rows.clear()  # free the tenant before the next, bigger one
+        gc.collect()
+    report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2))
     print(f"\nwrote {args.out}")

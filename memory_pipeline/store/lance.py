@@ -340,16 +340,19 @@ class MemoryStore:
                 table.create_scalar_index("tenant", index_type="BITMAP", replace=True)
         elif self.unindexed_rows() > 0:
             table.optimize(cleanup_older_than=timedelta(days=7))
-        self._maintain_cache_index()
+        self.maintain_cache_index()
         return self.unindexed_rows() == 0
 
     CACHE_INDEX_MIN_ROWS = 5_000
 
-    def _maintain_cache_index(self) -> None:
+    @_retry_commit
+    def maintain_cache_index(self) -> None:
         """Keep lookups by id in the embedding cache indexed once the cache is big enough.
 
         Maintenance is triggered by row counts: the index is built at CACHE_INDEX_MIN_ROWS rows
-        and brought up to date when a fifth of the rows are not yet covered by it.
+        and brought up to date when a fifth of the rows are not yet covered by it. The embedding
+        step calls this after every block it caches: without it, each lookup and upsert by id
+        scans the whole cache, which made a first ingest quadratic in its chunk count.
         """
         if EMBEDDING_CACHE not in self.table_names():
             return

@@ -1,0 +1,1 @@
+"""The benchmark suite: `python -m bench` (see bench/run_all.py and bench/README.md)."""

@@ -1,0 +1,199 @@
+"""``bench/README.md`` from the results JSON: machine, targets, tables and plots.
+
+The README is generated; the hand-written analysis lives in ``bench/notes.md`` and is included
+as it is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _table(headers: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "**missed**"
+
+
+def _load(info: dict, name: str) -> str:
+    run = info["runs"].get(name)
+    if not run:
+        return "n/a"
+    return f"{run['load_average_at_start'][0]:.1f} → {run['load_average_at_end'][0]:.1f}"
+
+
+def machine_section(info: dict) -> str:
+    m = info["machine"]
+    rows = [
+        ["CPU", f"{m['cpu']} ({', '.join(m['simd']) or 'no AVX2'})"],
+        ["cores", f"{m['logical_cores']} logical ({m['physical_cores']} physical)"],
+        ["RAM", f"{m['ram_gb']} GB"],
+        ["OS / Python", f"{m['platform']} / {m['python']}"],
+        ["versions", ", ".join(f"{k} {v}" for k, v in m["versions"].items())],
+        ["run", f"{info['date']}; whole suite {info.get('suite_seconds', 0) / 60:.1f} min ("
+                + ", ".join(f"{n} {r['seconds'] / 60:.1f}" for n, r in info["runs"].items()) + ")"],
+        ["1-min load average (start → end)", "; ".join(f"{n} {_load(info, n)}" for n in info["runs"])],
+    ]
+    return _table(["", ""], rows)
+
+
+def targets_section(results: dict, info: dict) -> str:
+    rows = []
+    if "ingest" in results:
+        r = results["ingest"]["ratios"]
+        rows.append(["ingest throughput / bare embedder", f"{r['ingest_vs_bare_throughput']:.2f}", "≥ 0.80",
+                     _verdict(r["ingest_vs_bare_throughput"] >= 0.8), info["runs"]["ingest"]["command"]])
+        rows.append(["no-change rerun / full ingest time", f"{r['rerun_vs_full_time']:.3f}", "≤ 0.03",
+                     _verdict(r["rerun_vs_full_time"] <= 0.03), info["runs"]["ingest"]["command"]])
+        rows.append(["1%-changed rerun / full ingest time", f"{r['changed_1pct_vs_full_time']:.3f}", "(reported)",
+                     "", info["runs"]["ingest"]["command"]])
+    if "recall" in results:
+        sizes = results["recall"]["sizes"]
+        big = max(sizes, key=int)
+        e = sizes[big]
+        rows.append([f"search p95 at {int(big):,} chunks, query embedding included", f"{e['search']['p95']:.1f} ms",
+                     "< 50 ms", _verdict(e["search"]["p95"] < 50), info["runs"]["recall"]["command"]])
+        rows.append([f"retrieval p95 at {int(big):,} chunks (search without the embedding)", f"{e['retrieval']['p95']:.1f} ms",
+                     "(reported)", "", info["runs"]["recall"]["command"]])
+        worst = min(s["ann"]["recall_at_10"] for s in sizes.values())
+        rows.append(["IVF recall@10 vs. exact scan (worst size)", f"{worst:.3f}", "≥ 0.95", _verdict(worst >= 0.95),
+                     info["runs"]["recall"]["command"]])
+    if "memory" in results:
+        m = results["memory"]
+        rows.append([f"RSS rise while embedding + writing {m['chunks']:,} chunks / all their vectors",
+                     f"{m['rise_while_embedding_and_writing_mb']:.0f} MB / {m['all_vectors_mb']:.0f} MB "
+                     f"= {m['ratios']['rise_over_all_vectors']:.2f}", "one block of vectors at a time",
+                     _verdict(m["rise_while_embedding_and_writing_mb"] < 0.5 * m["all_vectors_mb"]), info["runs"]["memory"]["command"]])
+    if "consolidate" in results:
+        c = results["consolidate"]
+        best = max(c["dagster"].items(), key=lambda kv: kv[1]["sessions_per_min"])
+        rows.append(["consolidation, plain functions", f"{c['functions']['sessions_per_min']:.0f} sessions/min",
+                     "(reported)", "", info["runs"]["consolidate"]["command"]])
+        rows.append([f"consolidation through Dagster ({best[0]})", f"{best[1]['sessions_per_min']:.0f} sessions/min "
+                     f"= {best[1]['sessions_per_min'] / c['functions']['sessions_per_min']:.2f} of the functions",
+                     "(reported)", "", info["runs"]["consolidate"]["command"]])
+    return _table(["figure", "measured", "target", "", "command"], rows)
+
+
+def ingest_section(r: dict) -> str:
+    bare, full, rerun, changed = r["bare"], r["full"], r["rerun"], r["changed"]
+    meta = full["metadata"]
+    rows = [
+        ["bare embedder (MiniLM, same distinct texts)", f"{bare['seconds']:.1f}", f"{bare['tokens'] / bare['seconds']:,.0f}", "1.00", f"{bare['peak_rss_mb']:.0f}"],
+        ["full ingest (one Dagster run, every tenant)", f"{full['seconds']:.1f}", f"{bare['tokens'] / full['seconds']:,.0f}",
+         f"{r['ratios']['ingest_vs_bare_throughput']:.2f}", f"{full['peak_rss_mb']:.0f}"],
+        [f"1% changed ({changed['files_changed']} files)", f"{changed['seconds']:.2f}", "", f"time {r['ratios']['changed_1pct_vs_full_time']:.3f} of full", f"{changed['peak_rss_mb']:.0f}"],
+        ["no change", f"{rerun['seconds']:.2f}", "", f"time {r['ratios']['rerun_vs_full_time']:.3f} of full", f"{rerun['peak_rss_mb']:.0f}"],
+        ["sensor tick (stat only)", f"{r['sensor']['seconds']:.2f}", "", "", f"{r['sensor']['peak_rss_mb']:.0f}"],
+    ]
+    parts = (
+        f"Inside the full run: chunking {meta.get('memory_chunks.seconds', 0):.1f} s, embedding step "
+        f"{meta.get('memory_embeddings.seconds', 0):.1f} s (model {meta.get('memory_embeddings.embed_seconds', 0):.1f} s, cache "
+        f"{meta.get('memory_embeddings.cache_seconds', 0):.1f} s), index step {meta.get('memory_index.seconds', 0):.1f} s "
+        f"(full-text {meta.get('memory_index.fts_seconds', 0):.1f} s); the rest is Dagster and process start."
+    )
+    return (
+        f"{r['workspace']['files']:,} generated files, {r['workspace']['bytes'] / 1e6:.1f} MB, {full['tenants']} tenants; "
+        f"{bare['texts']:,} distinct chunk texts, {bare['tokens']:,} tokens.\n\n"
+        + _table(["phase", "seconds", "tokens/s", "ratio", "peak RSS MB"], rows)
+        + f"\n\n{parts}\n\n![ingest](results/ingest.png)\n"
+    )
+
+
+def recall_section(r: dict) -> str:
+    rows = []
+    for size in sorted(r["sizes"], key=int):
+        e = r["sizes"][size]
+        rows.append([
+            f"{int(size):,}", e["path"],
+            f"{e['search']['p50']:.1f} / {e['search']['p95']:.1f}",
+            f"{e['embed']['p50']:.1f} / {e['embed']['p95']:.1f}",
+            f"{e['retrieval']['p50']:.1f} / {e['retrieval']['p95']:.1f}",
+            f"{e['numpy']['p50']:.1f} / {e['numpy']['p95']:.1f}",
+            f"{e['ann']['p50']:.2f} / {e['ann']['p95']:.2f}",
+            f"{e['ann']['recall_at_10']:.3f}",
+            f"{e['lancedb_flat']['p50']:.0f} / {e['lancedb_flat']['p95']:.0f}",
+            f"{e['fts']['p50']:.1f} / {e['fts']['p95']:.1f}",
+            f"{e['cold_first_search_s']:.1f}",
+            f"{e['tenant_rss_mb']:.0f}",
+        ])
+    s = r["settings"]
+    return (
+        f"{r['rows_total']:,} rows written in {r['write_s']:.0f} s, full-text and tenant indices in {r['index_s']:.0f} s. "
+        f"IVF from {s['ann_min_rows']:,} rows, {s['ann_lists']} lists, nprobe {s['ann_nprobe']}. "
+        "Milliseconds, p50 / p95 over 200 queries (LanceDB flat: fewer).\n\n"
+        + _table(["chunks", "vector path", "search", "embed", "retrieval", "NumPy exact", "IVF alone", "IVF recall@10",
+                  "LanceDB flat", "full-text", "cold first search s", "tenant RSS MB"], rows)
+        + "\n\n![recall](results/recall.png)\n"
+    )
+
+
+def memory_section(r: dict) -> str:
+    rss = r["rss_mb"]
+    rows = [[phase, f"{peak:,.0f}"] for phase, peak in rss["peak_by_phase"].items()]
+    return (
+        f"{r['chunks']:,} chunks over {r['tenants']} tenants ({r['workspace']['files']:,} transcripts, "
+        f"{r['workspace']['bytes'] / 1e6:.0f} MB), stand-in 384-float embedder; seconds by phase {r['seconds']}.\n\n"
+        + _table(["phase", "peak RSS MB"], rows)
+        + f"\n\nAfter chunking: {rss['after_prepare']:,.0f} MB. Highest rise while embedding and writing: "
+        f"**{r['rise_while_embedding_and_writing_mb']:,.0f} MB**, against {r['all_vectors_mb']:,.0f} MB for every vector at "
+        f"once and {r['one_block_of_vectors_mb']:.0f} MB for one block of {r['embed_block']:,}. Process peak {rss['peak']:,.0f} MB.\n\n"
+        "![memory](results/memory.png)\n"
+    )
+
+
+def consolidate_section(r: dict) -> str:
+    f = r["functions"]
+    rows = [["plain functions", f["sessions"], f"{f['seconds']:.1f}", f"{f['sessions_per_min']:.0f}", "1.00"]]
+    for mode, m in r["dagster"].items():
+        rows.append([f"Dagster, {mode}", m["sessions"], f"{m['seconds']:.1f}", f"{m['sessions_per_min']:.0f}",
+                     f"{m['sessions_per_min'] / f['sessions_per_min']:.2f}"])
+    spacy = [[name, c["docs_per_s"], f"{c['docs_with_same_entities_as_full']:.1%}"] for name, c in r["spacy"]["configs"].items()]
+    return (
+        f"LoCoMo dev transcripts ({f['sessions']} sessions), embedder {r['embedder']}; parts of the function run (s): "
+        f"{f['parts_seconds']}.\n\n"
+        + _table(["path", "sessions", "seconds", "sessions/min", "vs. functions"], rows)
+        + "\n\n"
+        + _table(["spaCy configuration", "docs/s", "same entities as full"], spacy)
+        + "\n\n![consolidate](results/consolidate.png)\n"
+    )
+
+
+def write_readme(results: dict, info: dict, path: Path) -> None:
+    notes = HERE / "notes.md"
+    sections = [
+        "# Benchmarks\n",
+        "Generated by `python -m bench` from `bench/results/*.json` (do not edit by hand; the analysis is "
+        "in `bench/notes.md`, included below). Every figure is a ratio against a baseline measured in the "
+        "same run, on the machine below.\n",
+        "```\npython -m bench            # full suite: results, plots, this README\n"
+        "python -m bench --quick    # < 2 min, ratios checked against bench/baseline.json (CI)\n"
+        "python -m bench --only recall\n```\n",
+        "## Machine\n", machine_section(info) + "\n",
+        "## Targets\n", targets_section(results, info) + "\n",
+    ]
+    if notes.exists():
+        sections += [notes.read_text().strip() + "\n"]
+    for name, title, section in (
+        ("ingest", "Ingest: pipeline vs. bare embedder", ingest_section),
+        ("recall", "Recall latency vs. index size", recall_section),
+        ("memory", "Memory of a large ingest", memory_section),
+        ("consolidate", "Consolidation", consolidate_section),
+    ):
+        if name in results:
+            sections += [f"## {title}\n", f"`{info['runs'].get(name, {}).get('command', 'python bench/' + name + '.py')}`\n", section(results[name])]
+    sections += [
+        "## Regression guard\n",
+        "`memory_pipeline_tests/bench/test_bench_quick.py` (marked `slow`) runs `python -m bench --quick` and "
+        "fails only when a ratio measured in that run falls past its tolerance against `bench/baseline.json` "
+        "(below half of a higher-is-better ratio, above twice a lower-is-better one): pipeline vs. bare "
+        "embedder throughput, IVF recall@10 vs. the exact scan, no-change rerun vs. full ingest time. "
+        "Absolute times are never compared.\n",
+    ]
+    path.write_text("\n".join(sections))
