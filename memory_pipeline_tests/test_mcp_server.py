@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from datetime import UTC, datetime, timedelta
 
@@ -21,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.graph.operations import MemoryGraph
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.conftest import REPO
+from memory_pipeline_tests.conftest import REPO, SAMPLE_ROOT
 
 TOOLS = {
     "memory_search", "memory_get", "memory_graph_recall", "memory_graph_query", "memory_graph_store",
@@ -29,8 +30,12 @@ TOOLS = {
 }
 
 
-@pytest.fixture
-def env(sample_root, lance_uri) -> dict[str, str]:
+@pytest.fixture(scope="module")
+def env(tmp_path_factory) -> dict[str, str]:
+    base = tmp_path_factory.mktemp("mcp")
+    sample_root = base / "agents"
+    shutil.copytree(SAMPLE_ROOT, sample_root)
+    lance_uri = str(base / "lancedb")
     soon = datetime.now(UTC) + timedelta(days=2)
     graph = MemoryGraph.open(lance_uri, HashEmbedder())
     carol = Tenant("research-assistant", "carol")
@@ -77,16 +82,49 @@ def run_session(env: dict, agent: str, user: str, calls: list, extra: list[str] 
     return anyio.run(main)
 
 
-def test_tools_read_and_write_the_users_memory(env):
-    names, answers = run_session(env, "research-assistant", "carol", [
-        ("memory_graph_recall", {"query": "when is Emma's birthday", "k": 1}),
-        ("memory_graph_query", {"memory_type": "todo", "happens_within": "7d", "sort_by": "scheduled"}),
-        ("memory_graph_store", {"memory_type": "goal", "content": "Finish the Meridian piece before January"}),
-        ("memory_graph_query", {"memory_type": "goal"}),
-        ("memory_bulletin", {"kind": "memory"}),
-        ("memory_get", {"path": "research-assistant/users/carol/MEMORY.md", "from_line": 1, "lines": 1}),
-        ("knowledge_graph_search", {"entity": "Emma"}),
-    ])
+def _stored_id(answers, index: int) -> str:
+    return json.loads(answers[index][1])["id"]
+
+
+READS = [
+    ("memory_graph_recall", {"query": "when is Emma's birthday", "k": 1}),
+    ("memory_graph_query", {"memory_type": "todo", "happens_within": "7d", "sort_by": "scheduled"}),
+    ("memory_graph_store", {"memory_type": "goal", "content": "Finish the Meridian piece before January"}),
+    ("memory_graph_query", {"memory_type": "goal"}),
+    ("memory_bulletin", {"kind": "memory"}),
+    ("memory_get", {"path": "research-assistant/users/carol/MEMORY.md", "from_line": 1, "lines": 1}),
+    ("knowledge_graph_search", {"entity": "Emma"}),
+]
+WRITES = [
+    ("memory_graph_store", {"memory_type": "event", "content": "Plant visit on Friday", "confidence": 0.6}),
+    ("memory_graph_update", lambda a: {"memory_id": _stored_id(a, 7), "confidence": 0.9, "reason": "confirmed"}),
+    ("memory_graph_forget", lambda a: {"memory_id": _stored_id(a, 7), "reason": "visit is done"}),
+    ("memory_graph_query", {"memory_type": "event"}),
+    ("memory_graph_skip", {"content": "It rained today", "reason": "weather small talk"}),
+]
+BAD = [
+    ("memory_graph_query", {"happens_within": "next week"}),
+    ("memory_graph_query", {"max_results": "lots"}),
+    ("memory_graph_store", {"memory_type": "mood", "content": "happy"}),
+    ("memory_graph_store", {"content": "missing its type"}),
+    ("memory_graph_forget", {"memory_id": "../../etc/passwd", "reason": "x"}),
+    ("memory_graph_update", {"memory_id": "m_" + "a" * 24, "content": "x"}),
+    ("memory_get", {"path": "/etc/passwd"}),
+    ("memory_get", {"path": "support-bot/users/alice/MEMORY.md"}),
+    ("knowledge_graph_search", {"entity": "Emma", "as_of": "the day after"}),
+    ("memory_bulletin", {"kind": "weather"}),
+]
+
+
+@pytest.fixture(scope="module")
+def carol(env):
+    """One server for carol, one client session: reads, then writes, then bad arguments."""
+    names, answers = run_session(env, "research-assistant", "carol", READS + WRITES + BAD)
+    return names, answers[: len(READS)], answers[len(READS) : len(READS) + len(WRITES)], answers[-len(BAD) :]
+
+
+def test_tools_read_and_write_the_users_memory(carol):
+    names, answers, _, _ = carol
     assert names == TOOLS
     assert not any(error for error, _ in answers), answers
     recall, todos, stored, goals, bulletin, lines, graph = (text for _, text in answers)
@@ -100,20 +138,10 @@ def test_tools_read_and_write_the_users_memory(env):
     assert [m["content"] for m in json.loads(graph)["memories"]] == ["Emma's birthday is March 14"]
 
 
-def _stored_id(answers) -> str:
-    return json.loads(answers[0][1])["id"]
-
-
-def test_update_forget_and_skip_through_tools(env):
-    _, answers = run_session(env, "research-assistant", "carol", [
-        ("memory_graph_store", {"memory_type": "event", "content": "Plant visit on Friday", "confidence": 0.6}),
-        ("memory_graph_update", lambda a: {"memory_id": _stored_id(a), "confidence": 0.9, "reason": "confirmed"}),
-        ("memory_graph_forget", lambda a: {"memory_id": _stored_id(a), "reason": "visit is done"}),
-        ("memory_graph_query", {"memory_type": "event"}),
-        ("memory_graph_skip", {"content": "It rained today", "reason": "weather small talk"}),
-    ])
+def test_update_forget_and_skip_through_tools(carol):
+    _, _, answers, _ = carol
     assert not any(error for error, _ in answers), answers
-    mid = _stored_id(answers)
+    mid = _stored_id(answers, 0)
     assert json.loads(answers[1][1])["confidence"] == 0.9
     assert json.loads(answers[2][1]) == {"id": mid, "forgotten": True, "reason": "visit is done"}
     assert json.loads(answers[3][1]) == []
@@ -139,19 +167,8 @@ def test_read_only_flag_refuses_writes_for_anyone(env):
     assert answers[0][0] and "read-only" in answers[0][1]
 
 
-def test_bad_arguments_get_clear_errors_not_tracebacks(env):
-    _, answers = run_session(env, "research-assistant", "carol", [
-        ("memory_graph_query", {"happens_within": "next week"}),
-        ("memory_graph_query", {"max_results": "lots"}),
-        ("memory_graph_store", {"memory_type": "mood", "content": "happy"}),
-        ("memory_graph_store", {"content": "missing its type"}),
-        ("memory_graph_forget", {"memory_id": "../../etc/passwd", "reason": "x"}),
-        ("memory_graph_update", {"memory_id": "m_" + "a" * 24, "content": "x"}),
-        ("memory_get", {"path": "/etc/passwd"}),
-        ("memory_get", {"path": "support-bot/users/alice/MEMORY.md"}),
-        ("knowledge_graph_search", {"entity": "Emma", "as_of": "the day after"}),
-        ("memory_bulletin", {"kind": "weather"}),
-    ])
+def test_bad_arguments_get_clear_errors_not_tracebacks(carol):
+    _, _, _, answers = carol
     expected = [
         "not a duration", "max_results", "unknown memory_type", "memory_type", "not a memory id", "no memory",
         "absolute path", "not in the memory", "not ISO-8601", "use 'memory' or 'context'",
