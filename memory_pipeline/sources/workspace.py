@@ -103,6 +103,15 @@ class _Walker:
         except ValueError:
             return str(path)
 
+    def _owned_by(self, target: Path, tenant: Tenant) -> bool:
+        """Whether a symlink's target lies in ``tenant``'s own folders (not another user's)."""
+        parts = target.relative_to(self.root).parts
+        if len(parts) < 2 or parts[0] != tenant.agent_id:
+            return False
+        if tenant.is_global:
+            return parts[1] not in ("users", "sessions")
+        return len(parts) >= 3 and parts[1] in ("users", "sessions") and parts[2] == tenant.user_id
+
     def walk_tenant(self, tenant: Tenant, prune_top: set[str] = frozenset()) -> None:
         files = self.result.files.setdefault(tenant, [])
         for base, prefix in tenant_dirs(self.root, tenant):
@@ -128,6 +137,9 @@ class _Walker:
                 if entry.is_symlink():
                     if not _inside(path, self.root):
                         self.skip(path, "symlink leads outside the workspace root")
+                        continue
+                    if not self._owned_by(path.resolve(), tenant):
+                        self.skip(path, "symlink leads into another tenant's memory")
                         continue
                     if path.is_dir():
                         self.skip(path, "symlinked folder is not followed")
