@@ -15,6 +15,7 @@ from memory_pipeline.embedding import Embedder
 from memory_pipeline.recall.query import meaningful_words
 from memory_pipeline.recall.search import SearchResult, _default_embedder, search
 from memory_pipeline.store.lance import MemoryStore
+from memory_pipeline.tenancy import GLOBAL_USER, Tenant
 
 HEADER = "## Relevant memory"
 FOOTER = "Cite a memory by its [path#lines] when you use it."
@@ -64,6 +65,7 @@ def inject(
     config = config or settings.recall
     budget = config.inject_token_budget if token_budget is None else token_budget
     threshold = config.inject_min_score if min_score is None else min_score
+    Tenant(agent, user or GLOBAL_USER)  # a crafted id is refused even when the message is trivial
     if is_trivial(message, config.inject_min_words):
         return InjectResult("", 0, 0, 0.0, 0, skipped_reason=f"fewer than {config.inject_min_words} meaningful words")
     embedder = embedder or _default_embedder(settings.embedder)
