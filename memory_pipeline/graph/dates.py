@@ -103,6 +103,22 @@ def find_when(text: str, said_at: datetime, tz: ZoneInfo) -> datetime | None:
     return None
 
 
+_MOVE_RE = re.compile(r"\bfrom\s+(?P<old>[^.;]{3,60}?)\s+to\s+(?P<new>[^.;]{3,60}?)(?=[.;,)]|\s+(?:and|but)\b|$)", re.I)
+
+
+def rescheduled(text: str, said_at: datetime, tz: ZoneInfo) -> tuple[datetime, datetime] | None:
+    """(old, new) when ``text`` moves something "from <date> to <date>", else None."""
+    base = said_at.astimezone(tz).replace(tzinfo=None)
+    for match in _MOVE_RE.finditer(text):
+        ends = []
+        for part in (match.group("old"), match.group("new")):
+            phrase = _PHRASE_RE.search(part)
+            ends.append(resolve_phrase(phrase.group(0), base, tz) if phrase else None)
+        if all(ends):
+            return ends[0], ends[1]
+    return None
+
+
 def resolve_phrase(phrase: str, base: datetime, tz: ZoneInfo) -> datetime | None:
     """One date phrase against a naive local ``base``; UTC, local midnight when no time is said."""
     cleaned = re.sub(r"^(?:on|by)\s+", "", phrase.strip(), flags=re.I)

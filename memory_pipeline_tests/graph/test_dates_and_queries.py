@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.graph.dates import detect_timezone, find_when, zone
+from memory_pipeline.graph.dates import detect_timezone, find_when, rescheduled, zone
 from memory_pipeline.graph.operations import MemoryGraph, MemoryOperationError
 from memory_pipeline.graph.query import ReadScope, parse_duration, query_memories
 from memory_pipeline.tenancy import Tenant
@@ -46,6 +46,13 @@ def utc(*args) -> datetime:
 )
 def test_relative_dates_resolve_against_the_message_time(text, said_at, tz, expected):
     assert find_when(text, said_at, tz) == expected
+
+
+def test_a_move_from_one_date_to_another():
+    said = utc(2026, 11, 10, 17)
+    text = "Jonah cut the feature from 4,500 to 3,500 words and moved the deadline from 2026-11-20 to 2026-11-24."
+    assert rescheduled(text, said, TORONTO) == (utc(2026, 11, 20, 5), utc(2026, 11, 24, 5))
+    assert rescheduled("We moved from Lisbon to Porto.", said, LISBON) is None
 
 
 def test_the_timezone_comes_from_the_memory_file():

@@ -127,6 +127,10 @@ def test_bulletins_for_a_system_prompt(world):
     soon = context.split("## Time-Sensitive")[1]
     assert "2026-11-24: " in soon and "Marco" in soon  # the call requested for Tuesday 24 November
     assert "2026-12-01: " in soon and "Tomás" in soon
+    # The cutover was moved from 21 to 28 November, then to 5 December: 21 November is gone.
+    assert "2026-11-21: " not in soon and "2026-11-28: " in soon and "2026-12-05: " in soon
+    carol = service(world, CAROL).bulletin("context", now=utc(2026, 11, 12, 14))
+    assert "2026-11-24: " in carol and "2026-11-20: " not in carol  # the deadline moved
 
 
 def test_ingest_is_incremental_and_a_forgotten_memory_stays_forgotten(world, tmp_path):
