@@ -110,14 +110,17 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
         occurred_to: str | None = None,
         sort_by: str = "recent",
         max_results: int = 10,
+        include_superseded: bool = False,
     ) -> str:
         """Typed memories by filters: memory_type (identity, preference, fact, event, decision, goal,
         routine, observation, todo, anomaly), happens_within ('7d', '12h': scheduled from now),
         occurred_from / occurred_to (ISO date or time in the user's timezone; a date is a whole day),
-        sort_by scheduled | recent | confidence, max_results (1-100)."""
+        sort_by scheduled | recent | confidence, max_results (1-100). Plans a later statement moved
+        to another date are left out of scheduled questions unless include_superseded."""
         return _dump(service.query(
             memory_type=memory_type, happens_within=happens_within, occurred_from=occurred_from,
             occurred_to=occurred_to, sort_by=sort_by, max_results=max_results,
+            include_superseded=include_superseded,
         ))
 
     def memory_graph_store(

@@ -8,15 +8,13 @@ plans a later statement moved to another date.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import polars as pl
 
-from memory_pipeline.graph.dates import rescheduled
 from memory_pipeline.graph.operations import MemoryOperationError
-from memory_pipeline.graph.query import ReadScope
+from memory_pipeline.graph.query import ReadScope, superseded_ids
 from memory_pipeline.graph.store import GraphStore, now_utc
 
 KINDS = ("memory", "context")
@@ -59,44 +57,6 @@ def bulletin(
     if kind == "memory":
         return _memory(frame, heading, per_section, now, tz)
     return _context(frame, heading, per_section, now, tz)
-
-
-_WORD_RE = re.compile(r"[a-z][a-z0-9-]{3,}")
-_NOT_TOPICS = frozenset(
-    """january february march april june july august september october november december monday
-    tuesday wednesday thursday friday saturday sunday from with that this they them their there
-    have will would could should about after before moved pushed date dates week weeks month
-    today tomorrow yesterday next last until""".split()
-)
-
-
-def _topics(text: str) -> set[str]:
-    return {w for w in _WORD_RE.findall(text.lower()) if w not in _NOT_TOPICS}
-
-
-def superseded_ids(frame: pl.DataFrame, tz: ZoneInfo) -> set[str]:
-    """Scheduled memories a later one moved: "we pushed the cutover from 21 November to 28
-    November" retires "Target cutover is Saturday 21 November" (same local day, a shared topic
-    word, said no later). The rows stay; bulletins just do not show them as still planned."""
-    if not frame.height:
-        return set()
-    rows = frame.to_dicts()
-    gone: set[str] = set()
-    for mover in rows:
-        said = mover["occurred_at"] or mover["created_at"]
-        moved = rescheduled(mover["content"], said, tz)
-        if moved is None:
-            continue
-        old_day = moved[0].astimezone(tz).date()
-        topics = _topics(mover["content"])
-        for row in rows:
-            when = row["happens_at"]
-            if row["id"] == mover["id"] or when is None or when.astimezone(tz).date() != old_day:
-                continue
-            stated = row["occurred_at"]
-            if (stated is None or stated <= said) and topics & _topics(row["content"]):
-                gone.add(row["id"])
-    return gone
 
 
 def _when(value: datetime | None, tz: ZoneInfo) -> str:

@@ -161,6 +161,7 @@ def query_command(
     sort_by: str = typer.Option("recent", "--sort", help="scheduled, recent or confidence."),
     max_results: int = typer.Option(10, "--max"),
     now: str = typer.Option(None, "--now", help="Pretend it is this time (ISO), for windows."),
+    include_superseded: bool = typer.Option(False, "--include-superseded", help="Keep plans later moved."),
     as_json: bool = JSON,
 ) -> None:
     """Typed memories by type, time window and order."""
@@ -169,6 +170,7 @@ def query_command(
         rows = service.query(
             memory_type=memory_type or None, happens_within=happens_within, occurred_from=occurred_from,
             occurred_to=occurred_to, sort_by=sort_by, max_results=max_results, now=service.time(now, "--now"),
+            include_superseded=include_superseded,
         )
     except _errors() as exc:
         _fail(str(exc))

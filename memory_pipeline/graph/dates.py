@@ -71,13 +71,22 @@ def tenant_timezone(memory_files: list[Path]) -> str | None:
     return detect_timezone(texts)
 
 
-def find_when(text: str, said_at: datetime, tz: ZoneInfo) -> datetime | None:
-    """The first date phrase of ``text`` resolved against ``said_at``, as UTC; None if none."""
+_RELATIVE_RE = re.compile(rf"^(?:(?:on|by)\s+)?(?:{_WEEKDAY}{_TIME}?|(?:next|this|coming)\b.*|tomorrow|yesterday|today|tonight|this .*|in\s.*|.*\bago)$", re.I)
+
+
+def find_when(text: str, said_at: datetime, tz: ZoneInfo, relative: bool = True) -> datetime | None:
+    """The first date phrase of ``text`` resolved against ``said_at``, as UTC; None if none.
+
+    ``relative=False`` (an undated note, whose "today" is not known) keeps only phrases that name
+    a calendar date.
+    """
     base = said_at.astimezone(tz).replace(tzinfo=None)
     end_of = _END_OF_RE.search(text)
     found = []
     for match in _PHRASE_RE.finditer(text):
         if end_of and end_of.start() <= match.start() < end_of.end():
+            continue
+        if not relative and _RELATIVE_RE.match(match.group(0).strip()):
             continue
         resolved = resolve_phrase(match.group(0), base, tz)
         if resolved is not None:

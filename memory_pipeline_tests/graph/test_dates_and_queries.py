@@ -48,6 +48,13 @@ def test_relative_dates_resolve_against_the_message_time(text, said_at, tz, expe
     assert find_when(text, said_at, tz) == expected
 
 
+def test_an_undated_note_keeps_only_calendar_dates():
+    written = utc(2026, 11, 22, 9)  # an undated note's only time is when the file was written
+    assert find_when("I avoid filler (\"in today's fast-paced world\").", written, LISBON, relative=False) is None
+    text = "Alice presents the roadmap to the board next Tuesday, 2026-11-03."
+    assert find_when(text, written, LISBON, relative=False) == utc(2026, 11, 3)
+
+
 def test_a_move_from_one_date_to_another():
     said = utc(2026, 11, 10, 17)
     text = "Jonah cut the feature from 4,500 to 3,500 words and moved the deadline from 2026-11-20 to 2026-11-24."

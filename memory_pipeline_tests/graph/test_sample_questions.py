@@ -113,6 +113,9 @@ def test_what_is_due_in_the_week_from_18_november(world):
     assert days == sorted(days)
     assert "2026-11-22" in days and "2026-11-24" in days  # the reminder, then the new deadline
     assert all("2026-11-18" <= d <= "2026-11-25" for d in days)
+    assert "2026-11-20" not in days  # the old deadline, moved on 10 November
+    history = carol.query(happens_within="7d", now=utc(2026, 11, 18, 12), include_superseded=True, max_results=20)
+    assert "2026-11-20" in [r["happens_at"][:10] for r in history]
 
 
 def test_bulletins_for_a_system_prompt(world):
