@@ -19,6 +19,7 @@ from memory_pipeline.graph.store import (
     memory_id,
     now_utc,
 )
+from memory_pipeline.store.lance import commit_lock
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.scrub import scrub_secrets
 
@@ -213,9 +214,10 @@ class MemoryGraph:
         reason = check_text(reason, "reason", MAX_REASON_CHARS)
         if self.store.get_memory(tenant.key, mid) is None:
             raise MemoryNotFoundError(f"no memory {mid!r} for {tenant.key}: nothing to forget")
-        self.store.delete_memories(tenant.key, [mid])
-        self.store.redact_audit(tenant.key, mid)
-        self.store.purge_deleted()
+        with commit_lock(self.store.uri):  # no write lands between the delete and the rewrite
+            self.store.delete_memories(tenant.key, [mid])
+            self.store.redact_audit(tenant.key, mid)
+            self.store.purge_deleted()
         # Only id, reason and time: what was forgotten is not written anywhere.
         self.store.append_audit([{
             "tenant": tenant.key, "memory_id": mid, "op": "forget", "memory_type": None,

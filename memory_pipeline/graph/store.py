@@ -21,7 +21,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from memory_pipeline.store.lance import MemoryStore, _retry_commit, sql_in, sql_str
+from memory_pipeline.store.lance import MemoryStore, _retry_commit, commit_lock, sql_in, sql_str
 
 MEMORIES = "memories"
 MEMORY_AUDIT = "memory_audit"
@@ -229,18 +229,21 @@ class GraphStore:
         keeps a fragment with few deletions as it is), in older versions and in the full-text
         index. Rewriting the table, rebuilding the index and removing old versions leaves none of
         them. These tables are small (thousands of rows), so a rewrite takes well under a second.
+        With LanceDB on object storage there is no commit lock: forget while no run writes.
         """
-        for name, schema in ((MEMORIES, memories_schema(self.dim)), (MEMORY_AUDIT, AUDIT_SCHEMA)):
-            if not self.has(name):
-                continue
-            live = self.db.open_table(name).to_arrow()
-            with self.base._lock:
-                table = self.db.create_table(name, live, schema=schema, mode="overwrite", on_bad_vectors="null")
-            if name == MEMORIES:
-                self.ensure_fts_index(rebuild=True)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # "removes every version": that is the point
-                table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+        # Writers on this machine wait while a table is read and rewritten (see commit_lock).
+        with commit_lock(self.uri):
+            for name, schema in ((MEMORIES, memories_schema(self.dim)), (MEMORY_AUDIT, AUDIT_SCHEMA)):
+                if not self.has(name):
+                    continue
+                live = self.db.open_table(name).to_arrow()
+                with self.base._lock:
+                    table = self.db.create_table(name, live, schema=schema, mode="overwrite", on_bad_vectors="null")
+                if name == MEMORIES:
+                    self.ensure_fts_index(rebuild=True)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)  # "removes every version": the point
+                    table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
 
     def ensure_fts_index(self, rebuild: bool = False) -> None:
         """The full-text index on memory content, built or brought up to date."""
