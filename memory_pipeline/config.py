@@ -48,6 +48,9 @@ class RecallConfig(BaseModel):
     )
     ann_lists: int | None = Field(None, description="IVF clusters (default 2 x sqrt(rows)).")
     ann_nprobe: int = Field(24, ge=1, description="IVF clusters scanned per query.")
+    query_threads: int = Field(
+        1, ge=0, description="CPU threads the model embeds one query with (0: the process default)."
+    )
     speaker_boost: float = Field(
         0.0, ge=0, description="Added to the score (times the share of turns) of transcript turns "
         "spoken by a person the query names.",

@@ -12,6 +12,8 @@ gets the turn that answers and the turn it answers.
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -131,7 +133,7 @@ def search(
     fallback = [s for s in scopes if s.fallback]
     # The full-text queries run in LanceDB while the query is embedded: both release the GIL.
     text = _start_text_hits(chosen, primary, cache, _fts_query(info), config.candidates)
-    qvec = embedder.embed([query.strip()])[0].astype(np.float32)
+    qvec = embed_query(embedder, query.strip(), config.query_threads)
     results = _search_scopes(info, qvec, primary, chosen, cache, config, today, k, min_score, use_mmr, text)
     if not results and fallback:
         text = _start_text_hits(chosen, fallback, cache, _fts_query(info), config.candidates)
@@ -140,6 +142,23 @@ def search(
 
 
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-fts")
+_THREADS_LOCK = threading.Lock()
+
+
+def embed_query(embedder: Embedder, text: str, threads: int) -> np.ndarray:
+    """One query's vector. A torch model runs it on ``threads`` threads: a dozen tokens gain
+    nothing from more, and on a busy machine two threads waiting on each other cost 10x."""
+    model = getattr(embedder, "model", None)
+    if not threads or model is None or "torch" not in sys.modules:
+        return embedder.embed([text])[0].astype(np.float32)
+    torch = sys.modules["torch"]
+    with _THREADS_LOCK:
+        before = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        try:
+            return embedder.embed([text])[0].astype(np.float32)
+        finally:
+            torch.set_num_threads(before)
 
 
 def _start_text_hits(
