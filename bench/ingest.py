@@ -217,9 +217,15 @@ def main() -> None:
         throughput_ratio = bare["seconds"] / full["seconds"]
         rerun_ratio = rerun["seconds"] / full["seconds"]
         partial_ratio = partial["seconds"] / full["seconds"]
+        # The two phases run one after the other; when the machine's load moves between them the
+        # model itself runs at another speed. Everything but the model's own time is the
+        # pipeline's overhead, which gives the ratio at equal model speed.
+        overhead = full["seconds"] - full["metadata"].get("memory_embeddings.embed_seconds", 0.0)
+        equal_speed_ratio = bare["seconds"] / (bare["seconds"] + overhead)
         print(f"RATIO full-ingest throughput / bare embedder: {throughput_ratio:.2f} (target >= 0.80)")
         print(f"RATIO no-change rerun / full ingest time: {rerun_ratio:.3f} (target <= 0.03)")
         print(f"RATIO 1%-changed rerun / full ingest time: {partial_ratio:.3f}")
+        print(f"RATIO at equal model speed (bare / (bare + pipeline time outside the model)): {equal_speed_ratio:.2f}")
         report = {
             "quick": opts.quick,
             "load_average_at_start": load_at_start,
@@ -233,6 +239,7 @@ def main() -> None:
                 "ingest_vs_bare_throughput": throughput_ratio,
                 "rerun_vs_full_time": rerun_ratio,
                 "changed_1pct_vs_full_time": partial_ratio,
+                "ingest_vs_bare_at_equal_model_speed": equal_speed_ratio,
             },
         }
         out = Path(opts.out)

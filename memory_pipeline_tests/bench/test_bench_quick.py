@@ -50,7 +50,7 @@ def test_guarded_ratios_take_the_worst_size():
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1200)
+@pytest.mark.timeout(3600)  # minutes when quiet; far more under load, which must not fail it
 def test_quick_benchmark_ratios_hold(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MPLBACKEND": "Agg"}
     proc = subprocess.run(
