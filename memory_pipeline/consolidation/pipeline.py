@@ -157,7 +157,7 @@ def build_graph(
         row["valid_to"] = kept_valid_to.get(row["id"])  # validity is recomputed below, over all days
     store.upsert_relations(relations)
     if stale:
-        store.relations().delete(sql_in("id", stale))
+        store.delete_relations(stale)
     report.relations, report.relations_removed = relations, len(stale)
     report.predicates.update(r["predicate"] for r in relations)
     report.validity_changed = close_validity(store, tenant)

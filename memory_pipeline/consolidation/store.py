@@ -211,6 +211,7 @@ class ConsolidationStore:
                 table.delete(sql_in("id", stale))
         return {"inserted": inserted, "updated": updated, "superseded": superseded}
 
+    @_retry_commit
     def ensure_episode_fts(self) -> bool:
         """Full-text index on ``summary`` (recall's BM25 channel), brought up to date; True when
         it covers every row. An index built on an empty table covers nothing, so wait for rows."""
@@ -278,6 +279,12 @@ class ConsolidationStore:
     @_retry_commit
     def upsert_relations(self, rows: list[dict]) -> None:
         self._upsert(self.relations(), pa.Table.from_pylist(rows, schema=RELATIONS_SCHEMA))
+
+    @_retry_commit
+    def delete_relations(self, ids: Iterable[str]) -> None:
+        ids = list(ids)
+        if ids:
+            self.relations().delete(sql_in("id", ids))
 
     @_retry_commit
     def upsert_merges(self, rows: list[dict]) -> None:
