@@ -323,6 +323,7 @@ class MemoryStore:
             query = query.select(list(columns))
         return pl.from_arrow(query.limit(None).to_arrow())
 
+    @_retry_commit  # two runs creating the index at once conflict ("CreateIndex ... preempted")
     def ensure_fts_index(self) -> bool:
         """Create the full-text index on chunk text if missing; bring it up to date otherwise.
 
