@@ -128,12 +128,18 @@ def run_everything(root: Path, lance_uri: str, instance: dg.DagsterInstance) -> 
 
 
 def stage_metadata(results: Iterable[dg.ExecuteInProcessResult]) -> dict[str, dict]:
-    """{asset: summed numeric metadata} over the results."""
+    """{asset: numeric metadata summed over runs} (a run reports its metadata once per asset,
+    on each partition's materialization: it is counted once)."""
     out: dict[str, dict] = {}
     for result in results:
+        seen: set[str] = set()
         for event in result.get_asset_materialization_events():
             mat = event.step_materialization_data.materialization
-            into = out.setdefault(mat.asset_key.to_user_string(), {})
+            name = mat.asset_key.to_user_string()
+            if name in seen:
+                continue
+            seen.add(name)
+            into = out.setdefault(name, {})
             for key, value in mat.metadata.items():
                 if isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
                     into[key] = into.get(key, 0) + value.value

@@ -18,6 +18,7 @@ Each process has its own Dagster instance: a SQLite instance is not shared betwe
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -76,7 +77,7 @@ def test_two_processes_indexing_the_same_tenants_at_once(tmp_path):
             **os.environ, "MEMORY_PIPELINE_ROOT": str(root), "MEMORY_PIPELINE_LANCEDB_URI": uri,
             "MEMORY_PIPELINE_EMBEDDER": "hash", "DAGSTER_HOME": str(home),
             "MEMORY_PIPELINE_FAULT": "before_chunks_commit:1", "MEMORY_PIPELINE_FAULT_MARKER": str(markers[-1]),
-            "MEMORY_PIPELINE_FAULT_RELEASE": str(release),
+            "MEMORY_PIPELINE_FAULT_RELEASE": str(release), "PYTHONFAULTHANDLER": "1",
         }
         procs.append(subprocess.Popen([sys.executable, "-m", "memory_pipeline.cli", "ingest", "--json"], cwd=REPO,
                                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
@@ -88,7 +89,7 @@ def test_two_processes_indexing_the_same_tenants_at_once(tmp_path):
             assert time.monotonic() < deadline
             time.sleep(0.05)
         release.write_text("go")  # both have embedded and are about to commit: let them race
-        outputs = [p.communicate(timeout=300) for p in procs]
+        outputs = [_finish(p) for p in procs]
     finally:
         for p in procs:
             if p.poll() is None:
@@ -97,6 +98,16 @@ def test_two_processes_indexing_the_same_tenants_at_once(tmp_path):
         assert proc.returncode == 0, err.decode()[-3000:]
         assert '"success": true' in out.decode()
     assert_same_index(uri, clean)
+
+
+def _finish(proc: subprocess.Popen) -> tuple[bytes, bytes]:
+    """The process's output; if it hangs, its threads' stacks (faulthandler) in the failure."""
+    try:
+        return proc.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        _, err = proc.communicate()
+        raise AssertionError(f"ingest hung after the release; its stacks:\n{err.decode()[-6000:]}") from None
 
 
 def _rows(tenant: str, path: str, n: int, dim: int = 8) -> pa.Table:
