@@ -18,9 +18,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import typer  # noqa: E402
 from rich.console import Console  # noqa: E402
 
-# No locals in tracebacks: rendering them (frames, tables) took minutes and would print memory text.
+# Plain tracebacks: rich took minutes to render a failed run's chained Dagster traceback (the
+# process looked hung), and its locals would print memory text.
 app = typer.Typer(
-    no_args_is_help=True, add_completion=False, help="Long-term memory for LLM agents.", pretty_exceptions_show_locals=False
+    no_args_is_help=True, add_completion=False, help="Long-term memory for LLM agents.", pretty_exceptions_enable=False
 )
 console = Console()
 err = Console(stderr=True)
