@@ -38,7 +38,7 @@ def machine_section(info: dict) -> str:
         ["versions", ", ".join(f"{k} {v}" for k, v in m["versions"].items())],
         ["run", f"{info['date']}; minutes per benchmark: "
                 + ", ".join(f"{n} {r['seconds'] / 60:.1f}" for n, r in info["runs"].items())
-                + (f"; whole suite {info['suite_seconds'] / 60:.1f}" if "suite_seconds" in info else " (run side by side)")],
+                + (f"; whole suite {info['suite_seconds'] / 60:.1f}" if "suite_seconds" in info else " (separate runs, some side by side)")],
         ["1-min load average (start → end)", "; ".join(f"{n} {_load(info, n)}" for n in info["runs"])],
     ]
     return _table(["", ""], rows)
