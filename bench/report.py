@@ -206,7 +206,7 @@ def write_readme(results: dict, info: dict, path: Path) -> None:
         "## Regression guard\n",
         "`memory_pipeline_tests/bench/test_bench_quick.py` (marked `slow`) runs `python -m bench --quick` and "
         "fails only when a ratio measured in that run falls past its tolerance against `bench/baseline.json` "
-        "(below half of a higher-is-better ratio, above twice a lower-is-better one): pipeline vs. bare "
+        "(below the tolerance times a higher-is-better ratio, above it divided by the tolerance for a lower-is-better one): pipeline vs. bare "
         "embedder throughput, IVF recall@10 vs. the exact scan, no-change rerun vs. full ingest time. "
         "Absolute times are never compared.\n",
     ]
