@@ -31,7 +31,6 @@ FEATURE_MODULES = (
     "memory_pipeline.consolidation.cli",
     "memory_pipeline.graph.cli",
     "memory_pipeline.mcp_server",
-    "memory_pipeline.maintenance_cli",
     "memory_pipeline.forget",
 )
 
@@ -103,13 +102,7 @@ def demo(
 
 def _register_features() -> None:
     for name in FEATURE_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name and name.startswith(exc.name):
-                continue  # that feature is not part of this build
-            raise
-        module.register(app)
+        importlib.import_module(name).register(app)
 
 
 def main() -> None:
