@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import dagster as dg
 
+from memory_pipeline.automation.cron import utc_schedule
 from memory_pipeline.config import get_settings
 from memory_pipeline.pools import LANCEDB_WRITE_POOL
 from memory_pipeline.resources import LanceDBResource
@@ -61,11 +62,9 @@ def lancedb_optimize_job():
     optimize_lancedb_tables()
 
 
-lancedb_optimize_schedule = dg.ScheduleDefinition(
-    name="lancedb_optimize_schedule",
-    job=lancedb_optimize_job,
-    cron_schedule=get_settings().optimize_cron,
-    execution_timezone="UTC",
-    default_status=dg.DefaultScheduleStatus.RUNNING,
-    description="Compacts and optimizes the LanceDB tables (MEMORY_PIPELINE_OPTIMIZE_CRON, nightly by default).",
+lancedb_optimize_schedule = utc_schedule(
+    "lancedb_optimize_schedule",
+    lancedb_optimize_job,
+    get_settings().optimize_cron,
+    "Compacts and optimizes the LanceDB tables (MEMORY_PIPELINE_OPTIMIZE_CRON, nightly by default).",
 )

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
+from memory_pipeline.automation.cron import utc_schedule
 from memory_pipeline.config import get_settings
 from memory_pipeline.consolidation.assets import CONSOLIDATION_WRITE_POOL
 from memory_pipeline.consolidation.store import ConsolidationStore
@@ -29,11 +30,9 @@ def prune_episodes_job():
     prune_expired_episodes()
 
 
-prune_episodes_schedule = dg.ScheduleDefinition(
-    name="prune_episodes_schedule",
-    job=prune_episodes_job,
-    cron_schedule=get_settings().prune_cron,
-    execution_timezone="UTC",
-    default_status=dg.DefaultScheduleStatus.RUNNING,
-    description="Deletes expired episodes and their vectors (MEMORY_PIPELINE_PRUNE_CRON, every 6 hours by default).",
+prune_episodes_schedule = utc_schedule(
+    "prune_episodes_schedule",
+    prune_episodes_job,
+    get_settings().prune_cron,
+    "Deletes expired episodes and their vectors (MEMORY_PIPELINE_PRUNE_CRON, every 6 hours by default).",
 )

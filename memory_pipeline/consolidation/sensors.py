@@ -14,7 +14,6 @@ holds the time of each tenant's last request.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import time
 from collections import defaultdict
@@ -23,20 +22,20 @@ from pathlib import Path
 
 import dagster as dg
 
+from memory_pipeline.automation.sensor_ticks import read_cursor, tagged_run_request, tick_result
 from memory_pipeline.consolidation.assets import consolidation_job, dreaming_job
 from memory_pipeline.consolidation.dreaming import THRESHOLD
 from memory_pipeline.consolidation.partitions import FIRST_DAY, consolidation_key
 from memory_pipeline.consolidation.sessions import SessionFile, load_session, session_files
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.partitions import TENANTS_PARTITION, tenant_partitions
 from memory_pipeline.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.tenancy import InvalidTenantError, Tenant
 
 DREAM_DEBOUNCE = timedelta(minutes=10)
-MAX_READS_PER_TICK = 2000
+MAX_READS_PER_TICK = 2000  # transcripts parsed per tick; the rest wait for the next tick
 CURSOR_HORIZON = timedelta(days=14)
 """Transcripts untouched for longer leave the cursor once done, so it stays small on a deployment
-with years of sessions; sessions older than this on a fresh deployment are backfilled, not sensed."""  # transcripts parsed per tick; the rest wait for the next tick
+with years of sessions; sessions older than this on a fresh deployment are backfilled, not sensed."""
 DONE = "done"
 OPEN = "open"
 
@@ -122,33 +121,32 @@ def plan_consolidation(
 def consolidation_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:
     started = time.perf_counter()
     settings = workspace.settings()
-    cursor = json.loads(context.cursor) if context.cursor else {}
     due, new_cursor, notes = plan_consolidation(
-        workspace.root_path, cursor, utcnow(), timedelta(minutes=settings.session_idle_minutes)
+        workspace.root_path, read_cursor(context), utcnow(), timedelta(minutes=settings.session_idle_minutes)
     )
     for note in notes[:20]:
         context.log.warning(note)
-    known = set(context.instance.get_dynamic_partitions(TENANTS_PARTITION))
-    new_tenants = sorted({tenant for _, tenant in due} - known)
     requests = []
     for (day, tenant), paths in sorted(due.items()):
         digest = hashlib.blake2b(
             "\n".join(f"{p}:{new_cursor['sessions'][p][0]}" for p in sorted(paths)).encode(), digest_size=8
         ).hexdigest()
         requests.append(
-            dg.RunRequest(
-                partition_key=consolidation_key(day, tenant),
-                run_key=f"consolidate:{day}|{tenant}:{digest}",
-                tags={"memory_pipeline/trigger": "consolidation_sensor", "memory_pipeline/sessions": str(len(paths))},
+            tagged_run_request(
+                consolidation_key(day, tenant),
+                f"consolidate:{day}|{tenant}:{digest}",
+                trigger="consolidation_sensor",
+                sessions=len(paths),
             )
         )
     tracked = len(new_cursor["sessions"])
     context.log.info(f"checked {tracked} transcripts in {time.perf_counter() - started:.2f}s")
-    return dg.SensorResult(
-        run_requests=requests,
-        dynamic_partitions_requests=[tenant_partitions.build_add_request(new_tenants)] if new_tenants else [],
-        cursor=json.dumps(new_cursor, sort_keys=True),
-        skip_reason=None if requests else f"no newly completed session among {tracked} transcripts",
+    return tick_result(
+        context,
+        requests,
+        new_cursor,
+        skip_reason=f"no newly completed session among {tracked} transcripts",
+        tenants={tenant for _, tenant in due},
     )
 
 
@@ -182,23 +180,13 @@ def dreaming_sensor(
     context: dg.SensorEvaluationContext, lancedb: LanceDBResource, embedder: EmbedderResource
 ) -> dg.SensorResult:
     now = utcnow()
-    cursor = json.loads(context.cursor) if context.cursor else {}
     counts = ConsolidationStore(lancedb.uri, embedder.dim).unpromoted_counts()
-    due, new_cursor, waiting = plan_dreaming(counts, cursor, now)
-    known = set(context.instance.get_dynamic_partitions(TENANTS_PARTITION))
-    new_tenants = sorted(set(due) - known)
+    due, new_cursor, waiting = plan_dreaming(counts, read_cursor(context), now)
     requests = [
-        dg.RunRequest(
-            partition_key=tenant,
-            run_key=f"dream:{tenant}:{int(now.timestamp())}",
-            tags={"memory_pipeline/trigger": "dreaming_sensor", "memory_pipeline/unpromoted": str(counts[tenant])},
+        tagged_run_request(
+            tenant, f"dream:{tenant}:{int(now.timestamp())}", trigger="dreaming_sensor", unpromoted=counts[tenant]
         )
         for tenant in due
     ]
     reason = "; ".join(f"{t}: {why}" for t, why in waiting.items()) or "no unpromoted episodes"
-    return dg.SensorResult(
-        run_requests=requests,
-        dynamic_partitions_requests=[tenant_partitions.build_add_request(new_tenants)] if new_tenants else [],
-        cursor=json.dumps(new_cursor, sort_keys=True),
-        skip_reason=None if requests else reason[:1000],
-    )
+    return tick_result(context, requests, new_cursor, skip_reason=reason[:1000], tenants=due)

@@ -1,0 +1,56 @@
+"""What every sensor of the pipeline does around its own planning: read the JSON cursor of the
+last tick, tag its run requests, register tenants the instance does not know yet and hand back
+one ``SensorResult`` with the new cursor.
+
+The cursor is written with sorted keys, so a tick that changed nothing writes the same string,
+and every cursor a sensor stored before reads back unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+import dagster as dg
+
+from memory_pipeline.partitions import TENANTS_PARTITION, tenant_partitions
+
+TAG_PREFIX = "memory_pipeline/"
+
+
+def read_cursor(context: dg.SensorEvaluationContext) -> dict:
+    """The cursor the last tick wrote, or ``{}`` on a sensor's first tick."""
+    return json.loads(context.cursor) if context.cursor else {}
+
+
+def write_cursor(cursor: dict) -> str:
+    return json.dumps(cursor, sort_keys=True)
+
+
+def tagged_run_request(partition_key, run_key: str, trigger: str, **tags: object) -> dg.RunRequest:
+    """A run request tagged ``memory_pipeline/trigger`` with the sensor that asked for it, and
+    ``memory_pipeline/<name>`` for each further tag (a count the run's page shows)."""
+    return dg.RunRequest(
+        partition_key=partition_key,
+        run_key=run_key,
+        tags={f"{TAG_PREFIX}{name}": str(value) for name, value in {"trigger": trigger, **tags}.items()},
+    )
+
+
+def tick_result(
+    context: dg.SensorEvaluationContext,
+    run_requests: list[dg.RunRequest],
+    cursor: dict,
+    skip_reason: str,
+    tenants: Iterable[str] = (),
+) -> dg.SensorResult:
+    """The tick's answer: its run requests, the new cursor, a partition for each of ``tenants``
+    not registered yet, and ``skip_reason`` when it requests nothing."""
+    tenants = set(tenants)
+    new_tenants = sorted(tenants - set(context.instance.get_dynamic_partitions(TENANTS_PARTITION))) if tenants else []
+    return dg.SensorResult(
+        run_requests=run_requests,
+        dynamic_partitions_requests=[tenant_partitions.build_add_request(new_tenants)] if new_tenants else [],
+        cursor=write_cursor(cursor),
+        skip_reason=None if run_requests else skip_reason,
+    )
