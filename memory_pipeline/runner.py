@@ -7,7 +7,7 @@ same path as a run launched from the UI, only executed in this process.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import dagster as dg
@@ -69,15 +69,27 @@ def run_partitioned_job(
     return result
 
 
-def materialization_metadata(result: dg.ExecuteInProcessResult, numeric_only: bool = True) -> dict[str, dict]:
+def materialization_metadata(
+    result: dg.ExecuteInProcessResult,
+    numeric_only: bool = True,
+    *,
+    timings: bool = True,
+    skip: Collection[str] = (),
+) -> dict[str, dict]:
     """Each asset's metadata in a run, once per asset (a run over many tenants reports an asset
-    once per partition, with the same run-wide figures)."""
+    once per partition, with the same run-wide figures).
+
+    ``timings=False`` leaves out the ``*seconds`` entries (for a caller that reports its own
+    wall-clock time, or adds figures up over runs); ``skip`` names other entries to leave out.
+    """
     out: dict[str, dict] = {}
     for event in result.get_asset_materialization_events():
         mat = event.step_materialization_data.materialization
         out[mat.asset_key.to_user_string()] = {
             key: value.value
             for key, value in mat.metadata.items()
-            if not numeric_only or (isinstance(value.value, (int, float)) and not isinstance(value.value, bool))
+            if key not in skip
+            and (timings or not key.endswith("seconds"))
+            and (not numeric_only or (isinstance(value.value, (int, float)) and not isinstance(value.value, bool)))
         }
     return out

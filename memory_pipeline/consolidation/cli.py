@@ -13,16 +13,16 @@ from rich.table import Table
 console = Console()
 
 
-def _materialized(results) -> dict[str, dict]:
-    """Numeric metadata of every materialization, summed per asset."""
+def _totals(results) -> dict[str, dict]:
+    """Numeric metadata per asset, added up over the runs (one run per partition), timings left out."""
+    from memory_pipeline.runner import materialization_metadata
+
     totals: dict[str, dict] = {}
     for result in results:
-        for event in result.get_asset_materialization_events():
-            mat = event.step_materialization_data.materialization
-            into = totals.setdefault(mat.asset_key.to_user_string(), {})
-            for key, value in mat.metadata.items():
-                if isinstance(value.value, (int, float)) and not isinstance(value.value, bool) and not key.endswith("seconds"):
-                    into[key] = into.get(key, 0) + value.value
+        for asset, values in materialization_metadata(result, timings=False).items():
+            into = totals.setdefault(asset, {})
+            for key, value in values.items():
+                into[key] = into.get(key, 0) + value
     return totals
 
 
@@ -45,7 +45,7 @@ def consolidate_command(
         console.print("no completed session to consolidate")
         raise typer.Exit(0)
     results = run_consolidation(defs, local_instance(), partitions)
-    summary = {"partitions": [f"{d}|{t}" for d, t in partitions], "assets": _materialized(results)}
+    summary = {"partitions": [f"{d}|{t}" for d, t in partitions], "assets": _totals(results)}
     if as_json:
         print(json.dumps(summary, indent=2))
         return
@@ -62,7 +62,7 @@ def dream_command(
     from memory_pipeline.consolidation.runner import run_dreaming, tenants_to_dream
     from memory_pipeline.definitions import defs
     from memory_pipeline.embedding import EMBEDDER_IDENTITY
-    from memory_pipeline.runner import local_instance
+    from memory_pipeline.runner import local_instance, materialization_metadata
 
     settings = get_settings()
     tenants = tenant or list(tenants_to_dream(settings.lancedb_uri, EMBEDDER_IDENTITY[settings.embedder][1]))
@@ -70,7 +70,7 @@ def dream_command(
         console.print("no tenant has 5 or more unpromoted episodes (name one with --tenant to dream anyway)")
         raise typer.Exit(0)
     for result, key in zip(run_dreaming(defs, local_instance(), tenants), tenants):
-        values = _materialized([result]).get("dreaming", {})
+        values = materialization_metadata(result).get("dreaming", {})
         console.print(f"{key}: promoted {values.get('episodes_promoted', 0)} episode(s), added {values.get('lines_added', 0)} line(s)")
 
 

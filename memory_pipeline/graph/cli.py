@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import contextmanager
 
 import typer
 from rich.console import Console
@@ -39,18 +40,27 @@ def _service(agent: str, user: str, actor: str = "cli"):
         _fail(str(exc))
 
 
-def _errors():
+@contextmanager
+def _refusals():
+    """A refused operation (bad input, unknown id, read-only memory) ends the command with its message."""
     from memory_pipeline.graph.operations import MemoryOperationError, ReadOnlyError
     from memory_pipeline.tenancy import InvalidTenantError
 
-    return (MemoryOperationError, ReadOnlyError, InvalidTenantError)
+    try:
+        yield
+    except (MemoryOperationError, ReadOnlyError, InvalidTenantError) as exc:
+        _fail(str(exc))
 
 
 def _print_json(value) -> None:
     print(json.dumps(value, indent=2, default=str, ensure_ascii=False))
 
 
-def _memories_table(rows: list[dict], title: str) -> None:
+def _print_memories(rows: list[dict], title: str, as_json: bool) -> None:
+    """Memories found by a search or query: JSON for programs, a table for people."""
+    if as_json:
+        _print_json(rows)
+        return
     if not rows:
         console.print(f"{title}: nothing found")
         return
@@ -78,7 +88,7 @@ def ingest_command(
     from memory_pipeline.definitions import defs
     from memory_pipeline.graph.assets import MAX_AGE_TAG, SOURCE_TAG
     from memory_pipeline.graph.ingest import SOURCE_KINDS
-    from memory_pipeline.runner import discover_tenants, local_instance, run_partitioned_job
+    from memory_pipeline.runner import discover_tenants, local_instance, materialization_metadata, run_partitioned_job
     from memory_pipeline.tenancy import Tenant
 
     if source not in SOURCE_KINDS:
@@ -99,11 +109,10 @@ def ingest_command(
     result = run_partitioned_job(defs, "graph_ingest_job", local_instance(), keys, tags=tags)
     summary = {"run_id": result.run_id, "success": result.success, "tenants": keys,
                "seconds": round(time.perf_counter() - started, 2)}
-    for event in result.get_asset_materialization_events():
-        mat = event.step_materialization_data.materialization
-        for key, value in mat.metadata.items():
-            if key not in ("preview", "tenants"):
-                summary[key] = value.value
+    # One asset: its figures go at the top level (typed_memories' own seconds would hide the run's).
+    figures = materialization_metadata(result, numeric_only=False, timings=False, skip=("preview", "tenants"))
+    for values in figures.values():
+        summary.update(values)
     if as_json:
         _print_json(summary)
         return
@@ -140,14 +149,9 @@ def search_command(
     as_json: bool = JSON,
 ) -> None:
     """Hybrid recall over typed memories (vector + full text)."""
-    try:
+    with _refusals():
         hits = _service(agent, user).recall(query, memory_type=memory_type, k=k, min_score=min_score)
-    except _errors() as exc:
-        _fail(str(exc))
-    if as_json:
-        _print_json(hits)
-        return
-    _memories_table(hits, f"memories of {agent}/{user} for {query!r}")
+    _print_memories(hits, f"memories of {agent}/{user} for {query!r}", as_json)
 
 
 @graph_app.command("query")
@@ -166,18 +170,13 @@ def query_command(
 ) -> None:
     """Typed memories by type, time window and order."""
     service = _service(agent, user)
-    try:
+    with _refusals():
         rows = service.query(
             memory_type=memory_type or None, happens_within=happens_within, occurred_from=occurred_from,
             occurred_to=occurred_to, sort_by=sort_by, max_results=max_results, now=service.time(now, "--now"),
             include_superseded=include_superseded,
         )
-    except _errors() as exc:
-        _fail(str(exc))
-    if as_json:
-        _print_json(rows)
-        return
-    _memories_table(rows, f"memories of {agent}/{user}")
+    _print_memories(rows, f"memories of {agent}/{user}", as_json)
 
 
 @graph_app.command("entity")
@@ -190,10 +189,8 @@ def entity_command(
     as_json: bool = JSON,
 ) -> None:
     """Knowledge-graph search: an entity, its relations and neighbours, and memories naming it."""
-    try:
+    with _refusals():
         found = _service(agent, user).knowledge(name, as_of=as_of, include_history=history)
-    except _errors() as exc:
-        _fail(str(exc))
     if as_json:
         _print_json(found)
         return
@@ -219,10 +216,8 @@ def bulletin_command(
 ) -> None:
     """A Markdown bulletin for a system prompt."""
     service = _service(agent, user)
-    try:
+    with _refusals():
         print(service.bulletin(kind, per_section=per_section, now=service.time(now, "--now")))
-    except _errors() as exc:
-        _fail(str(exc))
 
 
 @memory_app.command("store")
@@ -236,10 +231,8 @@ def store_command(
     confidence: float = typer.Option(None, "--confidence"),
 ) -> None:
     """Store a memory (audited)."""
-    try:
+    with _refusals():
         _print_json(_service(agent, user).store_memory(memory_type, content, reasoning, happens_at, None, confidence))
-    except _errors() as exc:
-        _fail(str(exc))
 
 
 @memory_app.command("update")
@@ -254,13 +247,11 @@ def update_command(
     reason: str = typer.Option(None, "--reason"),
 ) -> None:
     """Change a memory (audited: which fields, why)."""
-    try:
+    with _refusals():
         _print_json(_service(agent, user).update_memory(
             memory_id, reason=reason, content=content, memory_type=memory_type, happens_at=happens_at,
             confidence=confidence,
         ))
-    except _errors() as exc:
-        _fail(str(exc))
 
 
 @memory_app.command("forget")
@@ -271,10 +262,8 @@ def forget_command(
     reason: str = typer.Option(..., "--reason", help="Why (kept in the audit; the content is not)."),
 ) -> None:
     """Forget a memory: removed from every table and index; the audit keeps id, reason, time."""
-    try:
+    with _refusals():
         _print_json(_service(agent, user).forget_memory(memory_id, reason))
-    except _errors() as exc:
-        _fail(str(exc))
 
 
 @memory_app.command("skip")
@@ -286,10 +275,8 @@ def skip_command(
     memory_type: str = typer.Option("observation", "--type", "-t"),
 ) -> None:
     """Record a decision not to store something (extraction will not store it either)."""
-    try:
+    with _refusals():
         _print_json(_service(agent, user).skip_memory(content, reason, memory_type))
-    except _errors() as exc:
-        _fail(str(exc))
 
 
 def register(app: typer.Typer) -> None:

@@ -1,5 +1,6 @@
 """The ``graph`` and ``memory`` commands as a user runs them: ingest through the Dagster job on
-the sample workspace, then query, store, forget, bulletin and stats, each answering on stdout.
+the sample workspace, then query, store, forget, bulletin and stats, each answering on stdout;
+search and query answer with a table for people and JSON for programs.
 """
 
 from __future__ import annotations
@@ -7,14 +8,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 import dagster as dg
 
-import memory_pipeline.definitions as definitions
-from memory_pipeline import cli
 from memory_pipeline.config import get_settings
+from memory_pipeline.graph import cli as graph_cli
 from memory_pipeline.graph.assets import graph_assets, graph_ingest_job
+from memory_pipeline_tests.cli_env import cli_app, run
 from memory_pipeline_tests.conftest import make_resources
 
 pytestmark = pytest.mark.slow
@@ -22,31 +24,25 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def app(sample_root, lance_uri, tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMORY_PIPELINE_ROOT", str(sample_root))
-    monkeypatch.setenv("MEMORY_PIPELINE_LANCEDB_URI", lance_uri)
-    monkeypatch.setenv("MEMORY_PIPELINE_EMBEDDER", "hash")
-    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
-    get_settings.cache_clear()
-    # The project's Definitions read their resources from the environment once, at import.
     defs = dg.Definitions(assets=graph_assets, jobs=[graph_ingest_job], resources=make_resources(sample_root, lance_uri))
-    monkeypatch.setattr(definitions, "defs", defs)
-    if not any(group.name == "graph" for group in cli.app.registered_groups):
-        cli._register_features()
-    yield cli.app
+    yield cli_app(monkeypatch, sample_root, lance_uri, tmp_path / "dagster_home", defs)
     get_settings.cache_clear()
-
-
-def run(app, *args: str) -> str:
-    result = CliRunner().invoke(app, list(args))
-    assert result.exit_code == 0, result.output
-    return result.stdout
 
 
 def test_ingest_then_ask_store_and_forget(app):
     summary = json.loads(run(app, "graph", "ingest", "--user", "carol", "--source", "transcript", "--json"))
     assert summary["success"] and summary["files_extracted"] == 2
-    again = json.loads(run(app, "graph", "ingest", "--user", "carol", "--source", "transcript", "--json"))
-    assert (again["files_extracted"], again["files_unchanged"]) == (0, 2)
+    # The run's own fields, then the asset's figures; its preview and tenant count are left out.
+    assert list(summary) == [
+        "run_id", "success", "tenants", "seconds", "files_extracted", "files_unchanged", "files_removed",
+        "memories_written", "memories_removed", "blocked", "secrets_redacted", "by_type", "source",
+    ]
+    assert summary["tenants"] == ["research-assistant~carol"] and summary["source"] == "transcript"
+    assert sum(summary["by_type"].values()) == summary["memories_written"]
+    again = run(app, "graph", "ingest", "--user", "carol", "--source", "transcript").splitlines()
+    assert again[0].startswith("graph ingest: 1 tenant(s) in run ")
+    assert "  files_extracted: 0" in again and "  files_unchanged: 2" in again
+    assert not [line for line in again if "seconds" in line or "preview" in line]
 
     who = ["--agent", "research-assistant", "--user", "carol"]
     todos = json.loads(run(app, "graph", "query", *who, "--type", "todo", "--json"))
@@ -67,3 +63,22 @@ def test_errors_are_one_line_and_say_what_to_do(app):
                                       "--happens-within", "soon"])
     assert result.exit_code == 2
     assert "not a duration" in result.output and "Traceback" not in result.output
+
+
+def test_search_and_query_print_a_table_or_say_nothing_was_found(app, monkeypatch):
+    monkeypatch.setattr(graph_cli, "console", Console(width=200))  # wide enough that no cell wraps
+    who = ["--agent", "research-assistant", "--user", "carol"]
+    stored = json.loads(run(app, "memory", "store", "Prefers Chicago style notes", *who, "--type", "preference"))
+
+    for args, title in (
+        (["graph", "query", *who, "--type", "preference"], "memories of research-assistant/carol"),
+        (["graph", "search", "Chicago style notes", *who], "memories of research-assistant/carol for 'Chicago style notes'"),
+    ):
+        lines = run(app, *args).splitlines()
+        assert lines[0].strip() == title
+        cells = [c.strip() for c in next(line for line in lines if stored["id"] in line).split("│")[1:-1]]
+        assert cells == [stored["id"], "preference", "Prefers Chicago style notes", stored["occurred_at"][:16], "", "0.80", "live"]
+        as_json = json.loads(run(app, *args, "--json"))
+        assert [hit["id"] for hit in as_json] == [stored["id"]]
+
+    assert run(app, "graph", "query", *who, "--type", "todo") == "memories of research-assistant/carol: nothing found\n"

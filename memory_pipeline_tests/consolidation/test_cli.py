@@ -1,0 +1,54 @@
+"""The ``consolidate`` and ``dream`` commands as a user runs them on the sample workspace: the
+consolidation summary adds each asset's figures up over the runs (one run per day x tenant) and
+leaves timings and flags out; ``dream`` reports what the dreaming run promoted and wrote.
+"""
+
+from __future__ import annotations
+
+import json
+
+import dagster as dg
+import pytest
+
+from memory_pipeline.config import get_settings
+from memory_pipeline.consolidation.assets import consolidation_assets, consolidation_job, dreaming, dreaming_job
+from memory_pipeline_tests.cli_env import cli_app, run
+from memory_pipeline_tests.conftest import make_resources
+from memory_pipeline_tests.consolidation.conftest import ALICE, store_for
+
+pytestmark = pytest.mark.slow
+
+DAYS = ("2026-10-26", "2026-10-30")
+
+
+@pytest.fixture
+def app(sample_root, lance_uri, tmp_path, monkeypatch):
+    defs = dg.Definitions(
+        assets=[*consolidation_assets, dreaming], jobs=[consolidation_job, dreaming_job],
+        resources=make_resources(sample_root, lance_uri),
+    )
+    yield cli_app(monkeypatch, sample_root, lance_uri, tmp_path / "dagster_home", defs)
+    get_settings.cache_clear()
+
+
+def test_consolidate_adds_figures_up_over_runs_then_dream_reports_the_promotion(app, lance_uri):
+    days = [arg for day in DAYS for arg in ("--day", day)]
+    summary = json.loads(run(app, "consolidate", "--tenant", ALICE, *days, "--json"))
+
+    assert summary["partitions"] == [f"{day}|{ALICE}" for day in DAYS]
+    assert set(summary["assets"]) == {"episodic_summaries", "semantic_graph", "entity_dedup"}
+    episodes = summary["assets"]["episodic_summaries"]
+    # Two runs of one completed session each: the totals are of both runs, not of the last.
+    assert episodes["sessions_complete"] == 2
+    assert episodes["episodes_inserted"] == store_for(lance_uri).episode_rows(ALICE).height == 2
+    assert summary["assets"]["semantic_graph"]["episodes_read"] == 2
+    figures = [(key, value) for values in summary["assets"].values() for key, value in values.items()]
+    assert [key for key, _ in figures if key.endswith("seconds")] == []
+    assert all(type(value) in (int, float) for _, value in figures)  # no flags, tables or previews
+
+    assert run(app, "dream", "--tenant", ALICE).startswith(f"{ALICE}: promoted 2 episode(s), added ")
+    assert store_for(lance_uri).episode_rows(ALICE, "promoted_at IS NULL").height == 0
+
+
+def test_consolidate_with_nothing_completed_says_so(app):
+    assert run(app, "consolidate", "--tenant", ALICE, "--day", "2020-01-01") == "no completed session to consolidate\n"
