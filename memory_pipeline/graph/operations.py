@@ -7,6 +7,7 @@ the table (compaction, index rebuild, old versions removed) so the text is gone 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -126,6 +127,23 @@ class MemoryGraph:
                 row["vector"] = vec.tolist()
                 row["model"] = self.embedder.name
 
+    def _audit(
+        self,
+        tenant: Tenant,
+        mid: str,
+        op: str,
+        *,
+        actor: str,
+        reason: str | None,
+        memory_type: str | None = None,
+        fields: Iterable[str] = (),
+    ) -> None:
+        """Append the one audit row of an operation: which memory, what was done to which fields, why, by whom."""
+        self.store.append_audit([{
+            "tenant": tenant.key, "memory_id": mid, "op": op, "memory_type": memory_type,
+            "fields": sorted(fields), "reason": reason, "actor": actor,
+        }])
+
     def store_memory(
         self,
         tenant: Tenant,
@@ -155,11 +173,8 @@ class MemoryGraph:
         self.embed_rows([row])
         self.store.upsert_memories([row])
         self.store.ensure_fts_index()
-        self.store.append_audit([{
-            "tenant": tenant.key, "memory_id": row["id"], "op": "store", "memory_type": memory_type,
-            "fields": sorted(k for k in ("content", "reasoning", "happens_at") if row[k] is not None),
-            "reason": reasoning, "actor": actor,
-        }])
+        self._audit(tenant, row["id"], "store", actor=actor, reason=reasoning, memory_type=memory_type,
+                    fields=[k for k in ("content", "reasoning", "happens_at") if row[k] is not None])
         return public(row)
 
     def update_memory(
@@ -171,6 +186,8 @@ class MemoryGraph:
         actor: str = "cli",
         **changes,
     ) -> dict:
+        # Checked before anything is written: a refused reason must not leave an update without its audit row.
+        reason = check_text(reason, "reason", MAX_REASON_CHARS, required=False)
         old = self.store.get_memory(tenant.key, mid)
         if old is None:
             raise MemoryNotFoundError(f"no memory {mid!r} for {tenant.key}: find its id with a query or recall first")
@@ -203,11 +220,7 @@ class MemoryGraph:
         self.embed_rows([new])
         self.store.upsert_memories([new])
         self.store.ensure_fts_index()
-        self.store.append_audit([{
-            "tenant": tenant.key, "memory_id": mid, "op": "update", "memory_type": new["memory_type"],
-            "fields": sorted(changed), "reason": check_text(reason, "reason", MAX_REASON_CHARS, required=False),
-            "actor": actor,
-        }])
+        self._audit(tenant, mid, "update", actor=actor, reason=reason, memory_type=new["memory_type"], fields=changed)
         return public(new)
 
     def forget_memory(self, tenant: Tenant, mid: str, reason: str, actor: str = "cli") -> dict:
@@ -219,10 +232,7 @@ class MemoryGraph:
             self.store.redact_audit(tenant.key, mid)
             self.store.purge_deleted()
         # Only id, reason and time: what was forgotten is not written anywhere.
-        self.store.append_audit([{
-            "tenant": tenant.key, "memory_id": mid, "op": "forget", "memory_type": None,
-            "fields": [], "reason": reason, "actor": actor,
-        }])
+        self._audit(tenant, mid, "forget", actor=actor, reason=reason)
         return {"id": mid, "forgotten": True, "reason": reason}
 
     def skip_memory(
@@ -233,10 +243,7 @@ class MemoryGraph:
         content = check_text(content, "content", MAX_CONTENT_CHARS)
         reason = check_text(reason, "reason", MAX_REASON_CHARS)
         mid = memory_id(tenant.key, memory_type, content)
-        self.store.append_audit([{
-            "tenant": tenant.key, "memory_id": mid, "op": "skip", "memory_type": memory_type,
-            "fields": [], "reason": reason, "actor": actor,
-        }])
+        self._audit(tenant, mid, "skip", actor=actor, reason=reason, memory_type=memory_type)
         return {"id": mid, "skipped": True, "reason": reason}
 
 

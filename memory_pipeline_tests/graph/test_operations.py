@@ -80,6 +80,15 @@ def test_update_of_an_unknown_id_or_with_nothing_new_is_refused(graph):
         graph.update_memory(ALICE, stored["id"], confidence=0.8)
 
 
+def test_update_with_a_refused_reason_changes_nothing(graph):
+    stored = graph.store_memory(ALICE, "event", "Offsite on Friday 4 December", actor="test")
+    with pytest.raises(MemoryOperationError, match="reason is 1001 characters"):
+        graph.update_memory(ALICE, stored["id"], content="Offsite on Friday 11 December", reason="x" * 1001)
+    # Refused before the write: no change without the audit row that says why.
+    assert graph.store.get_memory(ALICE.key, stored["id"])["content"] == "Offsite on Friday 4 December"
+    assert [r["op"] for r in _audit(graph, stored["id"])] == ["store"]
+
+
 def test_forget_removes_the_content_from_every_file_and_keeps_only_id_reason_time(graph, lance_uri):
     for i in range(40):  # enough rows that a lone delete would not trigger a rewrite by itself
         graph.store_memory(ALICE, "fact", f"Filler fact number {i} about the nightly loader")
@@ -94,10 +103,15 @@ def test_forget_removes_the_content_from_every_file_and_keeps_only_id_reason_tim
     assert files_containing(lance_uri, "quokkazebra") == []
     assert graph.store.get_memory(ALICE.key, stored["id"]) is None
     assert graph.store.memory_rows(ALICE.key).height == 40
-    audit = graph.store.audit_rows(ALICE.key, stored["id"]).to_dicts()
-    assert [r["op"] for r in audit] == ["store", "update", "forget"]
-    forget = audit[-1]
-    assert (forget["reason"], forget["memory_type"], forget["fields"]) == ("user asked to forget it", None, [])
+    # Earlier reasons may quote what was forgotten: they are dropped; the rows themselves stay.
+    assert _audit(graph, stored["id"]) == [
+        {"memory_id": stored["id"], "op": "store", "memory_type": "fact", "fields": ["content", "reasoning"],
+         "reason": None, "actor": "cli"},
+        {"memory_id": stored["id"], "op": "update", "memory_type": "fact", "fields": ["confidence"],
+         "reason": None, "actor": "cli"},
+        {"memory_id": stored["id"], "op": "forget", "memory_type": None, "fields": [],
+         "reason": "user asked to forget it", "actor": "test"},
+    ]
     # Full-text search still works after the index rebuild, and does not find the forgotten row.
     table = graph.store.memories()
     assert table.search("quokkazebra", query_type="fts").limit(5).to_list() == []
