@@ -82,7 +82,8 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
         return call
 
     def memory_search(query: str, k: int = 6, min_score: float | None = None) -> str:
-        """Hybrid search (vector + full text) of this user's notes and sessions; results carry citations."""
+        """Hybrid search (vector + full text) of this user's notes, sessions, episodes and typed memories;
+        results carry citations (a typed memory is cited facts/<id>, its text as the snippet)."""
         from memory_pipeline.recall.search import search
 
         if not query.strip():

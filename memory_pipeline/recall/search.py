@@ -429,7 +429,7 @@ def _result(cand: _Candidate, unit: list[int], config: RecallConfig) -> SearchRe
     snippet = text if len(text) <= config.snippet_chars else text[: config.snippet_chars - 1] + "…"
     path = rows.path[cand.row]
     source = str(rows.source[cand.row])
-    citation = path if path.startswith("episodes/") else f"{path}#L{start}-L{end}"
+    citation = path if path.startswith(("episodes/", "facts/")) else f"{path}#L{start}-L{end}"
     return SearchResult(
         source=source,
         path=path,

@@ -1,0 +1,145 @@
+"""Typed memories are recalled by ``search`` as the ``facts`` source: a memory stored for alice is
+found by alice's search (and through the MCP ``memory_search`` tool) and never by bob's; an
+updated memory reads its new text only; a forgotten memory and a plan that a later statement
+moved are not recalled. Each test stores memories through the graph's own operations into a copy
+of the indexed workspace, so search reads what the tools write.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime
+
+import anyio
+import pytest
+
+from memory_pipeline.graph.operations import MemoryGraph
+from memory_pipeline.recall.search import search
+from memory_pipeline.tenancy import Tenant
+from memory_pipeline_tests.recall.conftest import recall_settings
+
+ALICE = Tenant("support-bot", "alice")
+BOB = Tenant("support-bot", "bob")
+LAPTOP = "Alice's work laptop is a ThinkPad X1 Carbon with the serial TPX-4471"
+
+
+@pytest.fixture
+def db(indexed, tmp_path):
+    """A private copy of the indexed workspace's database, and settings that read it."""
+    root, lance_uri = indexed
+    copy = str(tmp_path / "lancedb")
+    shutil.copytree(lance_uri, copy)
+    return copy, recall_settings(root, copy)
+
+
+@pytest.fixture
+def graph(db, embedder) -> MemoryGraph:
+    return MemoryGraph.open(db[0], embedder)
+
+
+def facts(query: str, tenant: Tenant, db, embedder, **kwargs) -> list:
+    lance_uri, settings = db
+    results = search(query, tenant.agent_id, tenant.user_id, store=lance_uri, embedder=embedder,
+                     settings=settings, min_score=0, k=20, **kwargs)
+    return [r for r in results if r.source == "facts"]
+
+
+def test_a_users_typed_memory_is_found_by_that_user_only(graph, db, embedder):
+    stored = graph.store_memory(ALICE, "fact", LAPTOP)
+    results = facts("which laptop does alice use", ALICE, db, embedder)
+    assert [(r.citation, r.path, r.snippet, r.tenant, r.ids) for r in results] == [
+        (f"facts/{stored['id']}", f"facts/{stored['id']}", LAPTOP, ALICE.key, [stored["id"]])
+    ]
+    assert results[0].parts["vector"] > 0 and results[0].parts["text"] > 0  # both channels found it
+    # Among all sources of a default search, and only in alice's scope.
+    everything = search("ThinkPad laptop serial", "support-bot", "alice", store=db[0], embedder=embedder, settings=db[1], min_score=0, k=20)
+    assert f"facts/{stored['id']}" in [r.citation for r in everything]
+    for reader in (BOB, Tenant("support-bot")):
+        other = search("ThinkPad laptop serial", reader.agent_id, reader.user_id, store=db[0], embedder=embedder, settings=db[1], min_score=0, k=20)
+        assert not [r for r in other if "ThinkPad" in r.snippet], reader
+
+
+def test_an_updated_memory_reads_its_new_text_only(graph, db, embedder):
+    stored = graph.store_memory(ALICE, "preference", "Prefers invoices as PDF attachments")
+    assert [r.snippet for r in facts("invoices PDF attachments", ALICE, db, embedder)] == ["Prefers invoices as PDF attachments"]
+    graph.update_memory(ALICE, stored["id"], content="Prefers invoices as a link to the billing portal", reason="changed her mind")
+    for query in ("invoices PDF attachments", "invoices link billing portal"):
+        results = facts(query, ALICE, db, embedder)
+        assert [(r.citation, r.snippet) for r in results] == [
+            (f"facts/{stored['id']}", "Prefers invoices as a link to the billing portal")
+        ], query
+
+
+def test_a_forgotten_memory_is_not_recalled(graph, db, embedder):
+    kept = graph.store_memory(ALICE, "fact", "Alice's office is on the fourth floor of building C")
+    gone = graph.store_memory(ALICE, "fact", "Alice's door code for building C is 4471")
+    assert {r.ids[0] for r in facts("building C", ALICE, db, embedder)} == {kept["id"], gone["id"]}
+    graph.forget_memory(ALICE, gone["id"], reason="asked to forget the door code")
+    results = facts("building C door code", ALICE, db, embedder)
+    assert [r.ids for r in results] == [[kept["id"]]]
+    assert not any("4471" in r.snippet for r in search("door code 4471", "support-bot", "alice", store=db[0], embedder=embedder, settings=db[1], min_score=0, k=20))
+
+
+def test_a_plan_a_later_statement_moved_is_not_recalled(graph, db, embedder):
+    said = datetime(2026, 11, 2, 9, tzinfo=UTC)
+    old = graph.store_memory(ALICE, "event", "Target cutover is Saturday 21 November",
+                             occurred_at=said, happens_at=datetime(2026, 11, 21, 10, tzinfo=UTC))
+    mover = graph.store_memory(ALICE, "event", "We pushed the cutover from 21 November to 28 November",
+                               occurred_at=datetime(2026, 11, 9, 9, tzinfo=UTC), happens_at=datetime(2026, 11, 28, 10, tzinfo=UTC))
+    results = facts("when is the cutover", ALICE, db, embedder)
+    assert [r.ids for r in results] == [[mover["id"]]]
+    assert old["id"] not in {i for r in results for i in r.ids}
+
+
+def test_facts_alone_without_an_l0_index(tmp_path, embedder):
+    """A database holding only typed memories is searchable; ``sources=["facts"]`` selects them."""
+    lance_uri = str(tmp_path / "lancedb")
+    graph = MemoryGraph.open(lance_uri, embedder)
+    stored = graph.store_memory(ALICE, "goal", "Finish the migration to the new billing provider by March")
+    settings = recall_settings(tmp_path, lance_uri)
+    results = search("billing provider migration", "support-bot", "alice", sources=["facts"], store=lance_uri,
+                     embedder=embedder, settings=settings, min_score=0)
+    assert [r.citation for r in results] == [f"facts/{stored['id']}"]
+    assert search("billing provider migration", "support-bot", "bob", sources=["facts"], store=lance_uri,
+                  embedder=embedder, settings=settings, min_score=0) == []
+
+
+def test_mcp_memory_search_finds_what_memory_graph_store_wrote(indexed, db):
+    from memory_pipeline.mcp_server import build_server
+
+    lance_uri, settings = db
+
+    def call(server, name: str, args: dict):
+        result = anyio.run(server.call_tool, name, args)
+        assert not result.is_error, result
+        return json.loads(result.content[0].text)
+
+    alice = build_server("support-bot", "alice", settings=settings)
+    stored = call(alice, "memory_graph_store", {"memory_type": "fact", "content": LAPTOP})
+    found = call(alice, "memory_search", {"query": "which laptop does alice use", "k": 10})
+    assert [(r["source"], r["citation"], r["snippet"]) for r in found if r["source"] == "facts"] == [
+        ("facts", f"facts/{stored['id']}", LAPTOP)
+    ]
+    bob = build_server("support-bot", "bob", settings=settings)
+    assert not [r for r in call(bob, "memory_search", {"query": "which laptop does alice use", "k": 10}) if "ThinkPad" in r["snippet"]]
+
+
+@pytest.mark.slow
+def test_facts_with_the_real_embedder(tmp_path):
+    """With all-MiniLM-L6-v2 a paraphrase finds the memory by meaning, not by shared words."""
+    from memory_pipeline.embedding import MiniLMEmbedder
+
+    model = MiniLMEmbedder()
+    lance_uri = str(tmp_path / "lancedb")
+    graph = MemoryGraph.open(lance_uri, model)
+    dog = graph.store_memory(ALICE, "fact", "Alice adopted a golden retriever puppy named Biscuit")
+    graph.store_memory(ALICE, "preference", "Prefers meetings after 10am")
+    graph.store_memory(BOB, "fact", "Bob has a cat called Pixel")
+    settings = recall_settings(tmp_path, lance_uri).model_copy(update={"embedder": "minilm"})
+    results = search("what pet does she have", "support-bot", "alice", sources=["facts"], store=lance_uri,
+                     embedder=model, settings=settings, min_score=0, k=3)
+    assert results[0].citation == f"facts/{dog['id']}"
+    assert all(r.tenant == ALICE.key for r in results)
+    assert "Pixel" not in " ".join(r.snippet for r in results)
+
