@@ -5,6 +5,8 @@ sections (preferences, project facts, recurring patterns, key decisions); every 
 episode it came from as ``[session_id · path#Lstart-Lend]``. The file belongs to the pipeline: it
 starts with a marker comment, a later run on the same day merges its lines into it without
 repeating one, and a file without the marker (written by a person) is never overwritten.
+Secrets are scrubbed from every line before it is written, and counted
+(``DreamResult.secrets_redacted``) like every other stage that stores text.
 The workspace sensor sees the new file (it matches ``memory/**/*.md``) and indexes it in L0.
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -48,6 +50,7 @@ class Line:
     section: str
     text: str
     citation: str
+    secrets: int = field(default=0, compare=False)  # secrets scrubbed from ``text``
 
     def render(self) -> str:
         return f"- {self.text} {self.citation}"
@@ -76,8 +79,10 @@ def line_key(text: str) -> str:
     return " ".join(_CITATION_RE.sub("", text).lstrip("- ").casefold().split())
 
 
-def _one_line(text: str) -> str:
-    return shorten(scrub_secrets(" ".join(text.split())).text, LINE_CHARS)
+def _line(section: str, text: str, cite: str) -> Line:
+    """A line of one section: on one line, secrets scrubbed (and counted), shortened."""
+    scrubbed = scrub_secrets(" ".join(text.split()))
+    return Line(section, shorten(scrubbed.text, LINE_CHARS), cite, sum(scrubbed.counts.values()))
 
 
 def collect_lines(root: Path, episodes: Sequence[dict], relations: Sequence[dict]) -> tuple[list[Line], list[str]]:
@@ -89,7 +94,7 @@ def collect_lines(root: Path, episodes: Sequence[dict], relations: Sequence[dict
     problems: list[str] = []
     topic_episodes: dict[str, list[dict]] = defaultdict(list)
     for episode in episodes:
-        lines.append(Line(PROJECT_FACTS, _one_line(episode["l0_abstract"]), citation(episode)))
+        lines.append(_line(PROJECT_FACTS, episode["l0_abstract"], citation(episode)))
         for topic in episode.get("key_topics") or []:
             topic_episodes[topic].append(episode)
         read = read_text_file(root / episode["path"], 32_000_000)
@@ -100,13 +105,13 @@ def collect_lines(root: Path, episodes: Sequence[dict], relations: Sequence[dict
         for turn in transcript.turns:
             for cue in cues(turn.content, from_user=turn.role.lower() == "user"):
                 if cue.kind == PREFERENCE:
-                    lines.append(Line(PREFERENCES, _one_line(cue.text), citation(episode, turn.line, turn.line)))
+                    lines.append(_line(PREFERENCES, cue.text, citation(episode, turn.line, turn.line)))
                 elif cue.kind == DECISION and turn.role.lower() == "user":
-                    lines.append(Line(DECISIONS, _one_line(cue.text), citation(episode, turn.line, turn.line)))
+                    lines.append(_line(DECISIONS, cue.text, citation(episode, turn.line, turn.line)))
         for line_no, text, _ in transcript.compactions:
             for cue in cues(text, from_user=False):
                 if cue.kind == DECISION:
-                    lines.append(Line(DECISIONS, _one_line(cue.text), citation(episode, line_no, line_no)))
+                    lines.append(_line(DECISIONS, cue.text, citation(episode, line_no, line_no)))
     by_id = {e["id"]: e for e in episodes}
     for rel in relations:
         episode = by_id.get(rel["source_episode"])
@@ -119,12 +124,12 @@ def collect_lines(root: Path, episodes: Sequence[dict], relations: Sequence[dict
         elif rel.get("valid_from"):
             since = f" (since {rel['valid_from']:%Y-%m-%d})"
         text = f"{rel['subject']} — {rel['predicate'].replace('_', ' ')}: {rel['object']}{since}"
-        lines.append(Line(section, _one_line(text), citation(episode, rel["line"], rel["line"])))
+        lines.append(_line(section, text, citation(episode, rel["line"], rel["line"])))
     for topic, items in sorted(topic_episodes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         if len(items) >= 2:
             first, last = items[0], items[-1]
             text = f"{topic} came up in {len(items)} sessions ({first['day']} to {last['day']})"
-            lines.append(Line(PATTERNS, _one_line(text), citation(last)))
+            lines.append(_line(PATTERNS, text, citation(last)))
     return lines, problems
 
 
@@ -138,10 +143,17 @@ LLM_PROMPT = (
 
 
 def llm_lines(client: LLMClient, candidates: Sequence[Line]) -> list[Line]:
-    """Lines rewritten by the LLM; only bullets under a known section with a known citation count."""
+    """Lines rewritten by the LLM; only bullets under a known section with a known citation count.
+
+    The LLM sees the candidates already scrubbed; the secrets scrubbed from the candidates of a
+    citation are counted on the first line the LLM writes with that citation.
+    """
     prompt = "\n".join(f"{c.section}: {c.text} {c.citation}" for c in candidates)
     answer = client.chat(LLM_PROMPT, prompt, DREAMING_MAX_TOKENS)
     allowed = {c.citation for c in candidates}
+    scrubbed: dict[str, int] = defaultdict(int)
+    for c in candidates:
+        scrubbed[c.citation] += c.secrets
     out, section = [], None
     for raw in answer.splitlines():
         text = raw.strip()
@@ -154,7 +166,8 @@ def llm_lines(client: LLMClient, candidates: Sequence[Line]) -> list[Line]:
             if match and match.group(1) in allowed:
                 body = _CITATION_RE.sub("", text[2:]).strip()
                 if body:
-                    out.append(Line(section, _one_line(body), match.group(1)))
+                    line = _line(section, body, match.group(1))
+                    out.append(replace(line, secrets=line.secrets + scrubbed.pop(line.citation, 0)))
     if not out:
         raise LLMError("the answer had no bullet with a known section and citation")
     return out
@@ -195,6 +208,7 @@ class DreamResult:
     lines_total: int
     by_section: dict[str, int]
     text: str
+    secrets_redacted: int = 0  # secrets scrubbed from the lines this run added
 
 
 def write_document(path: Path, tenant: Tenant, day: datetime, lines: Sequence[Line], produced_by: str) -> DreamResult:
@@ -206,13 +220,14 @@ def write_document(path: Path, tenant: Tenant, day: datetime, lines: Sequence[Li
             raise HumanFileError(f"{path} exists and was not written by dreaming (no marker line); left untouched")
     sections = parse_document(existing)
     seen = {line_key(line) for lines_ in sections.values() for line in lines_}
-    added = 0
+    added = secrets = 0
     for line in lines:
         key = line_key(line.text)
         if key and key not in seen:
             seen.add(key)
             sections.setdefault(line.section, []).append(line.render())
             added += 1
+            secrets += line.secrets
     text = render_document(tenant, day, sections, produced_by)
     if text != existing:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -220,4 +235,4 @@ def write_document(path: Path, tenant: Tenant, day: datetime, lines: Sequence[Li
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)  # readers (the L0 sensor) never see a half-written file
     counts = {name: len(items) for name, items in sections.items()}
-    return DreamResult(path, added, sum(counts.values()), counts, text)
+    return DreamResult(path, added, sum(counts.values()), counts, text, secrets)
