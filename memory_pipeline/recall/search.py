@@ -2,7 +2,7 @@
 
 One query is embedded once, then every requested source is searched in every scope the
 (agent, user) may read (``scope.py``): cosine similarity over the tenant's in-memory vectors and
-BM25 from LanceDB's full-text index, both filtered by tenant. Scores are fused, decayed, boosted,
+BM25 over the tenant's own in-memory full-text index (``bm25.py``). Scores are fused, decayed, boosted,
 deduplicated across scopes, optionally re-ranked by MMR, and cut at ``min_score`` and ``k``.
 
 A transcript window is judged with its neighbours: its score mixes in the best adjacent window's
@@ -131,7 +131,7 @@ def search(
     info = understand(query.strip(), today)
     primary = [s for s in scopes if not s.fallback]
     fallback = [s for s in scopes if s.fallback]
-    # The full-text queries run in LanceDB while the query is embedded: both release the GIL.
+    # The full-text channel runs while the query is embedded: both spend most of their time in native code.
     text = _start_text_hits(chosen, primary, cache, _fts_query(info), config.candidates)
     qvec = embed_query(embedder, query.strip(), config.query_threads)
     results = _search_scopes(info, qvec, primary, chosen, cache, config, today, k, min_score, use_mmr, text)
@@ -166,7 +166,7 @@ def _start_text_hits(
 ) -> dict[RecallSource, Future]:
     tenants = [s.key for s in scopes]
     return {
-        source: _POOL.submit(cache.text_hits, source, tenants, names, query, limit * len(tenants))
+        source: _POOL.submit(cache.text_hits, source, tenants, names, query, limit)
         for source, names in chosen.items()
     }
 

@@ -9,7 +9,8 @@ The vector channel scans an in-memory matrix of one tenant's vectors: LanceDB's 
 28-44x slower than NumPy over the same vectors (DESIGN §10). The matrix is loaded once per
 (database, table, tenant) and reloaded when the table's version moves, so a write is seen by the
 next query. Every read is filtered by tenant inside LanceDB (prefilter); no row of another tenant
-ever enters a cache entry.
+ever enters a cache entry. The full-text channel ranks the same cached rows with a BM25 index
+of the tenant's own (``bm25.py``), built when first needed.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import pyarrow as pa
 
 from memory_pipeline.store.lance import sql_in, sql_str
 
-_ANN_LOCK = threading.Lock()
 _SPEAKER_RE = re.compile(r"^([^\n():]{1,60}?) \(\d{4}-\d{2}-\d{2}[ T][\d:]+\): ", re.MULTILINE)
 
 
@@ -53,6 +53,7 @@ class Rows:
     _speakers: list[tuple[str, ...]] | None = None
 
     def __post_init__(self) -> None:
+        self._ann_lock, self._text_lock = threading.Lock(), threading.Lock()
         self.position = {row_id: i for i, row_id in enumerate(self.ids)}
         if self.expires is not None and all(e is None for e in self.expires):
             self.expires = None
@@ -70,12 +71,22 @@ class Rows:
 
     def ann_index(self, lists: int | None = None):
         """The IVF index of these rows, built on first use (rows never change once loaded)."""
-        with _ANN_LOCK:
+        with self._ann_lock:
             index = self.__dict__.get("_ann")
             if index is None:
                 from memory_pipeline.recall.ann import IvfIndex
 
                 index = self.__dict__["_ann"] = IvfIndex(self.vectors, lists)
+            return index
+
+    def text_index(self):
+        """The BM25 index of these rows' text, built on first use (rows never change once loaded)."""
+        with self._text_lock:
+            index = self.__dict__.get("_bm25")
+            if index is None:
+                from memory_pipeline.recall.bm25 import TextIndex
+
+                index = self.__dict__["_bm25"] = TextIndex(self.text)
             return index
 
     def source_mask(self, names: tuple[str, ...]) -> np.ndarray:
@@ -219,6 +230,7 @@ class TenantCache:
         self._tables: dict[str, object] = {}
         self._rows: OrderedDict[tuple[str, str], tuple[int, Rows]] = OrderedDict()
         self._lock = threading.Lock()
+        self._loading: dict[tuple[str, str], threading.Lock] = {}
         self.max_entries = max_entries
 
     def table_names(self) -> set[str]:
@@ -244,6 +256,17 @@ class TenantCache:
             if hit is not None and hit[0] == version:
                 self._rows.move_to_end(key)
                 return hit[1]
+            loading = self._loading.setdefault(key, threading.Lock())
+        # The text and vector channels of one query ask at the same moment: one loads, the
+        # other waits for its rows instead of reading the same tenant twice.
+        with loading:
+            with self._lock:
+                hit = self._rows.get(key)
+                if hit is not None and hit[0] == version:
+                    return hit[1]
+            return self._load(source, table, tenant, version, key)
+
+    def _load(self, source: RecallSource, table, tenant: str, version: int, key) -> Rows:
         present = set(table.schema.names)
         columns = [c for c in source.columns if c in present]
         arrow = (
@@ -264,33 +287,19 @@ class TenantCache:
     def text_hits(
         self, source: RecallSource, tenants: list[str], names: list[str], query: str, limit: int
     ) -> dict[tuple[str, str], float]:
-        """BM25 scores {(tenant, id): score} from LanceDB's full-text index, tenant-filtered."""
-        table = self.table(source.table)
-        if table is None or not query.strip():
-            return {}
-        where = sql_in("tenant", tenants)
-        if "source" in table.schema.names and len(names) < len(source.names):
-            where += f" AND {sql_in('source', names)}"
-        try:
-            arrow = (
-                table.search(query, query_type="fts", fts_columns=source.text_column)
-                .where(where, prefilter=True)
-                .select(["id", "tenant", "_score"])
-                .limit(limit)
-                .to_arrow()
-            )
-        except (ValueError, RuntimeError, OSError) as exc:
-            if "index" in str(exc).lower():
-                return {}  # no full-text index on this table yet: the vector channel stands alone
-            raise
-        return {
-            (t, i): float(s)
-            for t, i, s in zip(
-                arrow.column("tenant").to_pylist(),
-                arrow.column("id").to_pylist(),
-                arrow.column("_score").to_pylist(),
-            )
-        }
+        """BM25 scores {(tenant, id): score}: each tenant's best ``limit`` rows, from its own index."""
+        hits: dict[tuple[str, str], float] = {}
+        if not query.strip():
+            return hits
+        for tenant in tenants:
+            rows = self.rows(source, tenant)
+            if rows is None or not len(rows):
+                continue
+            allowed = rows.source_mask(tuple(names)) if len(names) < len(source.names) else None
+            top, scores = rows.text_index().top(query, limit, allowed)
+            for i, score in zip(top.tolist(), scores.tolist()):
+                hits[(tenant, rows.ids[i])] = score
+        return hits
 
 
 _CACHES: dict[str, TenantCache] = {}
