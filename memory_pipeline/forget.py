@@ -13,8 +13,8 @@ What goes:
   and by whom: a memory id is a hash of the content, so keeping old ids would let someone
   confirm a guessed fact;
 - the bytes: a LanceDB delete only marks rows, and their text stays in data files, older
-  versions and the full-text index. Every table that held the tenant is rewritten from its live
-  rows, its scalar and full-text indices rebuilt, and every older version removed;
+  versions and the full-text index. Every table that held the tenant has its live rows rewritten
+  into new files, its scalar and full-text indices rebuilt, and every older version removed;
 - files the pipeline wrote for the tenant: dreamed files (``_system/dreaming/*.md`` that start
   with the dreaming marker) and the IO manager's per-partition hand-off files;
 - with a Dagster instance: the tenant's partition and the runs that materialized it (their event
@@ -24,10 +24,14 @@ What stays, and is reported: files a person or agent wrote (``MEMORY.md``, notes
 and dated notes that flush appended to, which a person may also write). Unless they are deleted
 too (``delete_sources=True``), the next L0 run indexes them again.
 
-A table is rewritten from a snapshot of its rows, under the database's commit lock, so writers on
-the same machine wait meanwhile. With LanceDB on object storage there is no such lock: run it
-while no pipeline run writes (stop the sensors and schedules), or a write committed between the
-snapshot and the rewrite would be lost. Readers holding an older version fail once it is gone.
+Every step is an ordinary LanceDB commit (delete, update of every row in place, index rebuild,
+cleanup), never an overwrite from a snapshot: LanceDB rebases each onto a concurrent writer's
+commit or reports a conflict, and a conflict is retried as the store retries its writes, so a
+write that lands meanwhile is kept. On a local folder the database's commit lock is also held
+throughout, so writers on the machine wait. On object storage there is no lock; what remains is
+in docs/reliability.md (a write for the forgotten tenant itself that commits after the delete
+stays; files of a crashed write are left to a later cleanup; a reader still on a removed version
+fails once).
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memory_pipeline.store.lance import CHUNKS, EMBEDDING_CACHE, MemoryStore, commit_lock
+from memory_pipeline.store.lance import CHUNKS, EMBEDDING_CACHE, MemoryStore, _retry_on_conflict, commit_lock, sql_in
 from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
 
 log = logging.getLogger(__name__)
@@ -53,6 +57,9 @@ PARTITION_TAG = "dagster/partition"
 TENANT_DIMENSION_TAG = "dagster/partition/tenant"
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
+CACHE_DELETE_BATCH = 2000  # text hashes per delete predicate
+_FULL_TEXT = ("FTS", "INVERTED")
+_SCALAR = {"BITMAP": "BITMAP", "BTREE": "BTREE", "LABELLIST": "LABEL_LIST"}  # listed as -> created as
 
 
 @dataclass
@@ -132,38 +139,43 @@ def forget_tenant(
 def _forget_rows(
     store: MemoryStore, agent: str, user: str | None, tenants: set[str], root: Path, actor: str, now: datetime
 ) -> ForgetReport:
-    """Rewrite every table that holds the tenants without their rows; prune the cache."""
+    """Delete the tenants' rows from every table that holds them, purge those tables, prune the cache."""
     tables = store.table_names()
-    doomed: dict[str, pa.Table] = {}  # table -> its live rows without the tenant
+    held: dict[str, list[str]] = {}  # table -> the tenant keys it holds
     for name in tables:
         table = store.db.open_table(name)
         if "tenant" not in table.schema.names:
             continue
         keys = table.search().select(["tenant"]).limit(None).to_arrow().column("tenant")
-        present = {k for k in pc.unique(keys).to_pylist() if k and _matches(k, agent, user)}
-        if not present:
-            continue
-        tenants |= present
-        live = table.to_arrow()
-        keep = pc.invert(pc.is_in(live.column("tenant"), value_set=pa.array(sorted(present))))
-        doomed[name] = live.filter(keep)
+        present = sorted(k for k in pc.unique(keys).to_pylist() if k and _matches(k, agent, user))
+        if present:
+            tenants.update(present)
+            held[name] = present
     if user is None:
         tenants |= {t.key for t in _workspace_tenants(root, agent)}
     report = ForgetReport(tenants=sorted(tenants))
+    local = "://" not in store.uri
 
-    for name, remaining in doomed.items():
-        before = store.db.open_table(name).count_rows()
-        report.rows_deleted[name] = before - remaining.num_rows
+    for name, present in held.items():
+        table = store.db.open_table(name)
+        where = sql_in("tenant", present)
+        report.rows_deleted[name] = table.count_rows(where)
+        _commit(table.delete, where)
         if name == AUDIT_TABLE:
-            remaining = _with_forget_row(remaining, report.tenants, report.rows_deleted[name], actor, now)
-        _rewrite(store, name, remaining)
+            _commit(table.add, _forget_audit_rows(table.schema, report.tenants, report.rows_deleted[name], actor, now))
+        _purge(table, local)
         report.tables_rewritten.append(name)
 
     if EMBEDDING_CACHE in tables:
-        report.cache_rows_deleted = _prune_cache(store)
+        report.cache_rows_deleted = _prune_cache(store, local)
         if report.cache_rows_deleted:
             report.tables_rewritten.append(EMBEDDING_CACHE)
     return report
+
+
+def _commit(write, *args, **kwargs):
+    """One LanceDB write, retried on a commit conflict like the store's own writes."""
+    return _retry_on_conflict(write)(*args, **kwargs)
 
 
 def _workspace_tenants(root: Path, agent: str) -> list[Tenant]:
@@ -174,7 +186,7 @@ def _workspace_tenants(root: Path, agent: str) -> list[Tenant]:
     return [t for t in scan_workspace(root).tenants if t.agent_id == agent]
 
 
-def _with_forget_row(remaining: pa.Table, tenants: list[str], removed: int, actor: str, now: datetime) -> pa.Table:
+def _forget_audit_rows(schema: pa.Schema, tenants: list[str], removed: int, actor: str, now: datetime) -> pa.Table:
     """The audit keeps one row per forgotten tenant: that it was forgotten, by whom and when."""
     import uuid
 
@@ -186,49 +198,61 @@ def _with_forget_row(remaining: pa.Table, tenants: list[str], removed: int, acto
         }
         for key in tenants
     ]
-    return pa.concat_tables([remaining, pa.Table.from_pylist(rows, schema=remaining.schema)])
+    return pa.Table.from_pylist(rows, schema=schema)
 
 
-def _rewrite(store: MemoryStore, name: str, rows: pa.Table) -> None:
-    """Replace a table by ``rows``, rebuild its scalar and full-text indices, drop old versions."""
-    old = store.db.open_table(name)
-    indices = [(i.name, i.index_type, list(i.columns)) for i in old.list_indices()]
-    with store._lock:
-        table = store.db.create_table(name, rows, schema=old.schema, mode="overwrite", on_bad_vectors="null")
-    if rows.num_rows:  # an index built on an empty table covers nothing; the writers build it later
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for index_name, kind, columns in indices:
-                kind = kind.upper()
-                if kind in ("FTS", "INVERTED"):
-                    table.create_fts_index(columns[0], use_tantivy=False, replace=True, with_position=False, name=index_name)
-                elif kind in ("BITMAP", "BTREE", "LABEL_LIST"):
-                    table.create_scalar_index(columns[0], index_type=kind, replace=True, name=index_name)
-                else:  # vector indices are rebuilt by recall when a tenant grows past its threshold
-                    log.warning("index %s (%s) of %s not rebuilt after forgetting", index_name, kind, name)
-    _drop_old_versions(table)
+def _purge(table, local: bool) -> None:
+    """Leave no byte of a table's deleted rows: rewrite its live rows, rebuild indices, drop versions.
+
+    Compaction keeps a fragment with few deletions as it is, so the table is rewritten in place
+    instead: updating every row (to itself) moves each live row into new files and drops the old
+    fragments whole; then the scalar and full-text indices are rebuilt over the new files (an
+    index built on an empty table covers nothing: there the writers build it later) and every
+    older version is removed with the files only it used.
+    """
+    indices = [(i.name, i.index_type.upper().replace("_", ""), list(i.columns)) for i in table.list_indices()]
+    column = table.schema.names[0]
+    _commit(table.update, values_sql={column: column})
+    empty = table.count_rows() == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, kind, columns in indices:
+            if not empty and kind in _FULL_TEXT:
+                _commit(table.create_fts_index, columns[0], use_tantivy=False, replace=True, with_position=False, name=name)
+            elif not empty and kind in _SCALAR:
+                _commit(table.create_scalar_index, columns[0], index_type=_SCALAR[kind], replace=True, name=name)
+            else:  # its files still hold the deleted rows; recall rebuilds a vector index when it needs one
+                _commit(table.drop_index, name)
+                if not empty:
+                    log.warning("index %s (%s) of %s dropped after forgetting, not rebuilt", name, kind, table.name)
+    _drop_old_versions(table, local)
 
 
-def _drop_old_versions(table) -> None:
+def _drop_old_versions(table, local: bool) -> None:
+    """Remove every version but the latest. Files no version ever committed (a write in flight,
+    or one that crashed) are removed only on a local folder, where the commit lock keeps every
+    writer out meanwhile; on object storage they may belong to a concurrent write."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "removes every version": that is the point
-        table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+        _commit(table.optimize, cleanup_older_than=timedelta(0), delete_unverified=local)
 
 
-def _prune_cache(store: MemoryStore) -> int:
+def _prune_cache(store: MemoryStore, local: bool) -> int:
     """Drop cache vectors whose text no remaining chunk has; returns how many went."""
     cache = store.db.open_table(EMBEDDING_CACHE)
+    used: set[str] = set()
     if CHUNKS in store.table_names():
-        used = store.db.open_table(CHUNKS).search().select(["text_hash"]).limit(None).to_arrow().column("text_hash")
-        used = pc.unique(used)
-    else:
-        used = pa.array([], pa.string())
-    live = cache.to_arrow()
-    keep = pc.is_in(live.column("text_hash"), value_set=used)
-    remaining = live.filter(keep)
-    removed = live.num_rows - remaining.num_rows
+        column = store.db.open_table(CHUNKS).search().select(["text_hash"]).limit(None).to_arrow().column("text_hash")
+        used = set(pc.unique(column).to_pylist())
+    cached = cache.search().select(["text_hash"]).limit(None).to_arrow().column("text_hash")
+    unused = sorted(set(pc.unique(cached).to_pylist()) - used)
+    removed = 0
+    for start in range(0, len(unused), CACHE_DELETE_BATCH):
+        where = sql_in("text_hash", unused[start : start + CACHE_DELETE_BATCH])
+        removed += cache.count_rows(where)
+        _commit(cache.delete, where)
     if removed:
-        _rewrite(store, EMBEDDING_CACHE, remaining)
+        _purge(cache, local)
     return removed
 
 
