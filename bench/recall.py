@@ -19,8 +19,10 @@ Then, in one process and on the same vectors, p50/p95 of:
 - ``ann``: the IVF index ``search`` uses for tenants of ``ann_min_rows`` rows or more, alone, with
   its recall@10 against the exact scan;
 - ``lancedb_flat``: LanceDB's own vector search over the table, filtered to the tenant;
-- ``fts``: LanceDB's full-text search alone, filtered to the tenant;
-- ``cold``: the first search of a tenant, which loads its rows (and builds its IVF index).
+- ``text``: the full-text channel ``search`` uses, alone: the tenant's in-memory BM25 index;
+- ``fts``: LanceDB's full-text search alone, filtered to the tenant (what that channel replaced);
+- ``cold``: the first search of a tenant, which loads its rows and builds its BM25 index (and
+  its IVF index), with the RSS the tenant adds to the process.
 
     python bench/recall.py [--sizes 10000,100000,1000000] [--queries 200] [--quick]
 """
@@ -206,25 +208,31 @@ def bench_size(size, uri, settings, embedder, queries, mixture, lancedb_queries)
     t0 = time.perf_counter()
     first = search(queries[0], AGENT, user, store=uri, embedder=fixed, settings=settings, min_score=0)
     cold_s = time.perf_counter() - t0
+    # What the tenant costs the process once searched: its rows, IVF (large tenants) and BM25.
+    tenant_rss = rss_mb() - rss_before
     assert first and all(r.tenant == tenant for r in first), "search returned another tenant's rows"
     rows = tenant_cache(uri).rows(ChunkSource(), tenant)
-    matrix = rows.vectors
-    uses_ann = bool(cfg.ann_min_rows and len(matrix) >= cfg.ann_min_rows)
+    uses_ann = bool(cfg.ann_min_rows and len(rows) >= cfg.ann_min_rows)
 
     search_t, _ = timed(lambda q: search(q, AGENT, user, store=uri, embedder=embedder, settings=settings, min_score=0), queries)
     embed_t, _ = timed(lambda q: embedder.embed([q])[0], queries)
     retrieval_t, _ = timed(lambda q: search(q, AGENT, user, store=uri, embedder=fixed, settings=settings, min_score=0), queries)
+    text_index = rows.text_index()
+    text_t, _ = timed(lambda q: text_index.top(q, cfg.candidates), queries)
 
-    def numpy_scan(qv):
-        scores = matrix @ qv
-        top = np.argpartition(-scores, 10)[:10]
-        return top[np.argsort(-scores[top])]
-
-    numpy_t, exact = timed(numpy_scan, qvecs)
     # The IVF index, on every size, so its recall is known before a tenant grows into it.
     t0 = time.perf_counter()
     ann = rows.ann_index(cfg.ann_lists)
     ann_build_s = time.perf_counter() - t0 if not uses_ann else None
+    # The baseline: a brute-force scan of the same vectors (the IVF holds them grouped by list).
+    matrix = ann.grouped
+
+    def numpy_scan(qv):
+        scores = matrix @ qv
+        top = np.argpartition(-scores, 10)[:10]
+        return ann.order[top[np.argsort(-scores[top])]]
+
+    numpy_t, exact = timed(numpy_scan, qvecs)
     ann_t, ann_out = timed(lambda qv: ann.search(qv, 10, cfg.ann_nprobe), qvecs)
     recall10 = [
         len(set(ids.tolist()) & set(truth.tolist())) / 10 for (ids, _), truth in zip(ann_out, exact)
@@ -245,7 +253,7 @@ def bench_size(size, uri, settings, embedder, queries, mixture, lancedb_queries)
         queries,
     )
     entry = {
-        "rows": len(matrix),
+        "rows": len(rows),
         "path": f"IVF ({ann.lists} lists, nprobe {cfg.ann_nprobe})" if uses_ann else "exact in-memory scan",
         "search": percentiles(search_t),
         "embed": percentiles(embed_t),
@@ -256,16 +264,18 @@ def bench_size(size, uri, settings, embedder, queries, mixture, lancedb_queries)
                 "recall_at_10_min": round(float(np.min(recall10)), 2),
                 "build_s": round(ann_build_s, 2) if ann_build_s is not None else "in cold search",
                 "nprobe_sweep": sweep},
+        "text": percentiles(text_t),
         "lancedb_flat": percentiles(lance_t),
         "fts": percentiles(fts_t),
         "cold_first_search_s": round(cold_s, 2),
-        "tenant_rss_mb": round(rss_mb() - rss_before, 1),
+        "tenant_rss_mb": round(tenant_rss, 1),
     }
     entry["ratios"] = {
         "search_p95_over_numpy_p95": round(entry["search"]["p95"] / entry["numpy"]["p95"], 2),
         "retrieval_p95_over_numpy_p95": round(entry["retrieval"]["p95"] / entry["numpy"]["p95"], 2),
         "ann_p95_over_numpy_p95": round(entry["ann"]["p95"] / entry["numpy"]["p95"], 3),
         "lancedb_flat_p95_over_numpy_p95": round(entry["lancedb_flat"]["p95"] / entry["numpy"]["p95"], 1),
+        "text_p95_over_lancedb_fts_p95": round(entry["text"]["p95"] / entry["fts"]["p95"], 3),
         "ann_recall_at_10_vs_exact": entry["ann"]["recall_at_10"],
     }
     return entry
@@ -315,7 +325,7 @@ def main() -> None:
         "write_s": round(write_s, 2),
         "index_s": round(index_s, 2),
         "settings": {"ann_min_rows": settings.recall.ann_min_rows, "ann_nprobe": settings.recall.ann_nprobe,
-                     "ann_lists": settings.recall.ann_lists or "2 x sqrt(rows)", "candidates": settings.recall.candidates},
+                     "ann_lists": settings.recall.ann_lists or "sqrt(rows)", "candidates": settings.recall.candidates},
         "sizes": {},
     }
     for size in sizes:
@@ -324,7 +334,7 @@ def main() -> None:
         report["sizes"][str(size)] = entry
         print(f"\n{size:,} chunks, {entry['path']}; cold first search {entry['cold_first_search_s']} s, "
               f"tenant in memory +{entry['tenant_rss_mb']:.0f} MB", flush=True)
-        for name in ("search", "embed", "retrieval", "numpy", "ann", "lancedb_flat", "fts"):
+        for name in ("search", "embed", "retrieval", "text", "numpy", "ann", "lancedb_flat", "fts"):
             p = entry[name]
             print(f"  {name:13s} p50 {p['p50']:9.2f} ms  p95 {p['p95']:9.2f} ms  (n={p['n']})")
         print(f"  ANN recall@10 vs exact scan: {entry['ann']['recall_at_10']} (worst query {entry['ann']['recall_at_10_min']})")

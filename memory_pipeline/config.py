@@ -46,7 +46,7 @@ class RecallConfig(BaseModel):
         50_000, ge=0, description="Tenants with this many rows are searched through an IVF index "
         "instead of an exact scan (0: always exact)."
     )
-    ann_lists: int | None = Field(None, description="IVF clusters (default 2 x sqrt(rows)).")
+    ann_lists: int | None = Field(None, description="IVF clusters (default sqrt(rows)).")
     ann_nprobe: int = Field(24, ge=1, description="IVF clusters scanned per query.")
     query_threads: int = Field(
         1, ge=0, description="CPU threads the model embeds one query with (0: the process default)."

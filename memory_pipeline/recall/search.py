@@ -132,11 +132,11 @@ def search(
     primary = [s for s in scopes if not s.fallback]
     fallback = [s for s in scopes if s.fallback]
     # The full-text channel runs while the query is embedded: both spend most of their time in native code.
-    text = _start_text_hits(chosen, primary, cache, _fts_query(info), config.candidates)
+    text = _start_text_hits(chosen, primary, cache, _fts_query(info), config)
     qvec = embed_query(embedder, query.strip(), config.query_threads)
     results = _search_scopes(info, qvec, primary, chosen, cache, config, today, k, min_score, use_mmr, text)
     if not results and fallback:
-        text = _start_text_hits(chosen, fallback, cache, _fts_query(info), config.candidates)
+        text = _start_text_hits(chosen, fallback, cache, _fts_query(info), config)
         results = _search_scopes(info, qvec, fallback, chosen, cache, config, today, k, min_score, use_mmr, text)
     return results
 
@@ -162,11 +162,12 @@ def embed_query(embedder: Embedder, text: str, threads: int) -> np.ndarray:
 
 
 def _start_text_hits(
-    chosen: dict[RecallSource, list[str]], scopes: list[Scope], cache: TenantCache, query: str, limit: int
+    chosen: dict[RecallSource, list[str]], scopes: list[Scope], cache: TenantCache, query: str,
+    config: RecallConfig,
 ) -> dict[RecallSource, Future]:
     tenants = [s.key for s in scopes]
     return {
-        source: _POOL.submit(cache.text_hits, source, tenants, names, query, limit)
+        source: _POOL.submit(cache.text_hits, source, tenants, names, query, config.candidates)
         for source, names in chosen.items()
     }
 

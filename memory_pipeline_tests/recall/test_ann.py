@@ -47,3 +47,29 @@ def test_search_through_the_index_matches_the_exact_scan(indexed, settings, embe
         exact = search(query, "support-bot", "alice", store=indexed[1], embedder=embedder, settings=settings, min_score=0)
         via_ivf = search(query, "support-bot", "alice", store=indexed[1], embedder=embedder, settings=approximate, min_score=0)
         assert [r.citation for r in via_ivf] == [r.citation for r in exact]
+
+
+def test_grouped_vectors_read_back_in_row_order():
+    x = _clustered(2000)
+    view = IvfIndex(x, lists=30).vectors()
+    assert view.shape == x.shape and len(view) == len(x)
+    assert np.array_equal(view[17], x[17])
+    picks = np.array([1999, 0, 512, 512, 3])
+    assert np.array_equal(view[picks], x[picks])
+    assert np.allclose(view @ x[5], x @ x[5])
+    assert np.array_equal(np.asarray(view), x)
+
+
+def test_vectors_read_from_arrow_follow_the_sort_order():
+    import pyarrow as pa
+
+    from memory_pipeline.recall.sources import _vectors
+
+    x = _clustered(50, dim=4)
+    col = pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 4)
+    table = pa.Table.from_batches(  # two chunks, as LanceDB returns them
+        [pa.record_batch([col[:20]], names=["vector"]), pa.record_batch([col[20:]], names=["vector"])]
+    )
+    order = np.random.default_rng(0).permutation(50)
+    assert np.array_equal(_vectors(table), x)
+    assert np.array_equal(_vectors(table, order), x[order])

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from memory_pipeline.recall.bm25 import TextIndex
+import bm25s
+import pytest
+
+from memory_pipeline.recall.bm25 import B, K1, TextIndex, _words, query_words
 from memory_pipeline.recall.search import search
 from memory_pipeline.recall.sources import ChunkSource, TenantCache
 from memory_pipeline_tests.conftest import write
@@ -43,6 +46,58 @@ def test_rarer_words_weigh_more():
     assert rows.tolist()[0] == 1  # one rare word beats three common ones
 
 
+def _stems(text: str) -> list[str]:
+    _, codes, stems = _words([text])
+    return [stems[c] for c in codes.tolist()]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hello, Wörld! it's foo_bar 42x",
+        "naïve café ½ ² ٣ 東京 タワー",
+        "Running runs ran; the THE a",
+        "x" * 50 + " ok",
+        "tab\there\nnew—dash  ",
+        "",
+    ],
+)
+def test_queries_and_documents_are_split_into_the_same_words(text):
+    assert query_words(text) == _stems(text)
+
+
+def test_scores_equal_the_reference_bm25():
+    """The index built with whole-array operations scores exactly as bm25s's Lucene BM25."""
+    rng = np.random.default_rng(4)
+    words = [f"w{i}" for i in range(300)]
+    docs = [" ".join(rng.choice(words, size=rng.integers(1, 30), p=None)) for _ in range(400)]
+    docs += ["", "the of and"]  # rows without an indexable word
+    ours = TextIndex(docs)
+    reference = bm25s.BM25(k1=K1, b=B, method="lucene")
+    reference.index([_stems(d) for d in docs], show_progress=False)
+    for query in ["w1 w2", "w7 w7 w250", docs[5], "w299 unknown"]:
+        expected = reference.get_scores([w for w in query_words(query) if w in reference.vocab_dict])
+        assert np.allclose(ours.scores_for(query), expected, atol=1e-5)
+
+
+def test_top_is_the_exact_ranking_for_rare_and_common_words():
+    rng = np.random.default_rng(9)
+    words = [f"w{i}" for i in range(50)] + [f"rare{i}" for i in range(400)]
+    docs = [" ".join(rng.choice(words[:50], size=rng.integers(3, 15))) + f" rare{i % 400}" for i in range(2000)]
+    index = TextIndex(docs)
+    allowed = rng.random(len(docs)) < 0.5
+    # rare words take the sparse path, common ones the dense one: both give the exact ranking
+    for query in ["rare3 rare7", "w0 w1", "w3 w17 w49 rare5", "w5"]:
+        exact = index.scores_for(query)
+        rows, scores = index.top(query, 30)
+        assert np.allclose(scores, np.sort(exact)[::-1][: len(scores)])
+        assert np.allclose(exact[rows], scores) and np.all(scores > 0)
+        assert len(rows) == min(30, np.count_nonzero(exact))
+        rows, scores = index.top(query, 30, allowed)
+        assert allowed[rows].all()
+        assert np.allclose(scores, np.sort(exact[allowed])[::-1][: len(scores)])
+
+
 def test_a_tenants_scores_do_not_move_when_another_tenant_writes(tmp_path):
     """Word statistics are per tenant: bob's notes never shift alice's ranking or scores."""
     root, uri = tmp_path / "agents", str(tmp_path / "lancedb")
@@ -72,3 +127,18 @@ def test_search_finds_a_note_by_an_inflected_word(tmp_path):
     results = search("throttling", "support-bot", "alice", settings=settings, min_score=0, sources=["sessions"])
     assert results and "throttled" in results[0].snippet
     assert results[0].parts["text"] > 0
+
+
+def test_common_words_of_a_large_tenant_read_their_dense_columns_exactly():
+    rng = np.random.default_rng(12)
+    words = np.array([f"w{i}" for i in range(40)])
+    docs = [" ".join(rng.choice(words, size=rng.integers(2, 12))) for _ in range(12_000)]
+    index = TextIndex(docs)
+    assert index.dense  # the most common stems of a tenant this size are dense
+    allowed = rng.random(len(docs)) < 0.3
+    for query in ["w0 w1 w2", "w39", "w5 w5 w30"]:
+        exact = index.scores_for(query)
+        rows, scores = index.top(query, 25)
+        assert np.allclose(scores, np.sort(exact)[::-1][:25]) and np.allclose(exact[rows], scores)
+        rows, scores = index.top(query, 25, allowed)
+        assert allowed[rows].all() and np.allclose(scores, np.sort(exact[allowed])[::-1][:25])
