@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 DPI = 90
-BLUE, ORANGE, GREEN, GREY, RED = "#3b6ea8", "#e08a2c", "#4f9a55", "#9a9a9a", "#b8433a"
+BLUE, ORANGE, GREEN, GREY, RED, PURPLE = "#3b6ea8", "#e08a2c", "#4f9a55", "#9a9a9a", "#b8433a", "#7a5195"
 
 
 def _save(fig, path: Path) -> Path:
@@ -46,8 +46,11 @@ def recall(result: dict, out: Path) -> Path:
         ("retrieval (search minus embedding)", "retrieval", ORANGE, "-"),
         ("exact NumPy scan", "numpy", GREY, "--"),
         ("IVF alone", "ann", GREEN, "-"),
+        ("full-text, in-memory BM25", "text", PURPLE, "-"),
+        ("full-text, LanceDB", "fts", PURPLE, ":"),
         ("LanceDB flat scan", "lancedb_flat", RED, ":"),
     ]
+    series = [s for s in series if all(s[1] in result["sizes"][size] for size in sizes)]
     for label, key, color, style in series:
         left.plot(x, [result["sizes"][s][key]["p95"] for s in sizes], style, color=color, marker="o", label=f"{label} p95")
         left.plot(x, [result["sizes"][s][key]["p50"] for s in sizes], style, color=color, marker=".", alpha=0.4)

@@ -114,6 +114,10 @@ def ingest_section(r: dict) -> str:
     )
 
 
+def _p(entry: dict | None) -> str:
+    return "-" if entry is None else f"{entry['p50']:.1f} / {entry['p95']:.1f}"
+
+
 def recall_section(r: dict) -> str:
     rows = []
     for size in sorted(r["sizes"], key=int):
@@ -127,6 +131,7 @@ def recall_section(r: dict) -> str:
             f"{e['ann']['p50']:.2f} / {e['ann']['p95']:.2f}",
             f"{e['ann']['recall_at_10']:.3f}",
             f"{e['lancedb_flat']['p50']:.0f} / {e['lancedb_flat']['p95']:.0f}",
+            _p(e.get("text")),
             f"{e['fts']['p50']:.1f} / {e['fts']['p95']:.1f}",
             f"{e['cold_first_search_s']:.1f}",
             f"{e['tenant_rss_mb']:.0f}",
@@ -137,7 +142,8 @@ def recall_section(r: dict) -> str:
         f"IVF from {s['ann_min_rows']:,} rows, {s['ann_lists']} lists, nprobe {s['ann_nprobe']}. "
         "Milliseconds, p50 / p95 over 200 queries (LanceDB flat: fewer).\n\n"
         + _table(["chunks", "vector path", "search", "embed", "retrieval", "NumPy exact", "IVF alone", "IVF recall@10",
-                  "LanceDB flat", "full-text", "cold first search s", "tenant RSS MB"], rows)
+                  "LanceDB flat", "full-text (in-memory BM25)", "LanceDB full-text", "cold first search s",
+                  "tenant RSS MB"], rows)
         + "\n\n![recall](results/recall.png)\n"
     )
 
