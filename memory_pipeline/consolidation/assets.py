@@ -244,7 +244,7 @@ def dreaming(
     llm = LLMClient.from_env()
     now = datetime.now(UTC)
     rows, refused, texts, produced = [], [], [], Counter()
-    promoted = added = 0
+    promoted = added = secrets = 0
     for key in context.partition_keys:
         tenant = Tenant.from_key(key)
         report = dream(workspace.root_path, store, tenant, now, llm)
@@ -260,6 +260,7 @@ def dreaming(
             continue
         promoted += len(report.episodes)
         added += report.result.lines_added
+        secrets += report.result.secrets_redacted
         produced[report.produced_by] += 1
         rel = report.result.path.relative_to(workspace.root_path).as_posix()
         rows.append([key, rel, len(report.episodes), report.result.lines_added, report.result.lines_total])
@@ -272,6 +273,7 @@ def dreaming(
             "refused_human_files": len(refused),
             "path_llm": produced["llm"],
             "path_extractive": produced["extractive"],
+            "secrets_redacted": secrets,
             "seconds": round(time.perf_counter() - started, 3),
             "files": dg.MetadataValue.md(md_table(["tenant", "path", "episodes", "added", "lines"], rows)),
             "refused": dg.MetadataValue.md(md_table(["tenant", "reason"], refused)),

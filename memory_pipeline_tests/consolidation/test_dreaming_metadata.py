@@ -1,0 +1,56 @@
+"""The dreaming asset reports in its materialization metadata how many secrets it scrubbed, the
+total over the tenants of the run, as the L0 and episode assets do: the UI plots the count
+across runs, so a person sees a credential being said to the agent without reading the files.
+A second run that adds no line counts nothing."""
+
+import dagster as dg
+
+from memory_pipeline.consolidation.assets import dreaming, episodic_summaries
+from memory_pipeline.tenancy import Tenant
+from memory_pipeline_tests.conftest import make_resources, write
+from memory_pipeline_tests.consolidation.conftest import consolidate, jsonl, metadata, run_dreaming, say
+
+TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+PASSWORD = "hunter2secretpass"
+ANN, BEN = Tenant("bot", "ann"), Tenant("bot", "ben")
+
+
+def _sessions(root, lance_uri, instance, tenants) -> None:
+    for tenant in tenants:
+        write(root, f"bot/sessions/{tenant.user_id}/s1.jsonl", jsonl(
+            say("user", f"I prefer that deploys use my token {TOKEN} in the header.", "2026-10-01T09:00:00Z"),
+            say("user", f"We decided to point staging at postgres://admin:{PASSWORD}@db.internal:5432/app for now.",
+                "2026-10-01T09:01:00Z"),
+            say("user", "I prefer short answers with code samples.", "2026-10-01T09:02:00Z"),
+            completed="2026-10-01T09:05:00Z",
+        ))
+        consolidate(instance, make_resources(root, lance_uri), "2026-10-01", tenant=tenant.key, assets=[episodic_summaries])
+
+
+def _dreamed_text(root, tenant: Tenant) -> str:
+    folder = root / "bot/users" / tenant.user_id / "memory/_system/dreaming"
+    return "\n".join(p.read_text() for p in sorted(folder.glob("*.md")))
+
+
+def test_dreaming_metadata_counts_the_secrets_it_scrubbed(root, lance_uri, instance):
+    _sessions(root, lance_uri, instance, [ANN])
+    resources = make_resources(root, lance_uri)
+
+    first = metadata(run_dreaming(instance, resources, ANN.key), "dreaming")
+    text = _dreamed_text(root, ANN)
+    assert TOKEN not in text and PASSWORD not in text and "[REDACTED:" in text
+    assert (first["files_written"], first["secrets_redacted"]) == (1, 2)
+
+    again = metadata(run_dreaming(instance, resources, ANN.key), "dreaming")
+    assert (again["episodes_promoted"], again["secrets_redacted"]) == (0, 0)
+
+
+def test_one_run_over_two_tenants_reports_the_total(root, lance_uri, instance):
+    _sessions(root, lance_uri, instance, [ANN, BEN])
+    result = dg.materialize(
+        [dreaming], instance=instance, resources=make_resources(root, lance_uri),
+        tags={"dagster/asset_partition_range_start": ANN.key, "dagster/asset_partition_range_end": BEN.key},
+    )
+    meta = metadata(result, "dreaming")
+    assert (meta["files_written"], meta["secrets_redacted"]) == (2, 4)
+    assert all(TOKEN not in _dreamed_text(root, t) for t in (ANN, BEN))
