@@ -24,29 +24,30 @@ What stays, and is reported: files a person or agent wrote (``MEMORY.md``, notes
 and dated notes that flush appended to, which a person may also write). Unless they are deleted
 too (``delete_sources=True``), the next L0 run indexes them again.
 
-Every step is an ordinary LanceDB commit (delete, update of every row in place, index rebuild,
-cleanup), never an overwrite from a snapshot: LanceDB rebases each onto a concurrent writer's
-commit or reports a conflict, and a conflict is retried as the store retries its writes, so a
-write that lands meanwhile is kept. On a local folder the database's commit lock is also held
-throughout, so writers on the machine wait. On object storage there is no lock; what remains is
-in docs/reliability.md (a write for the forgotten tenant itself that commits after the delete
-stays; files of a crashed write are left to a later cleanup; a reader still on a removed version
-fails once).
+Every step is an ordinary LanceDB commit (delete, then ``store.purge.purge_table``: update of
+every row in place, index rebuild, cleanup), never an overwrite from a snapshot: LanceDB rebases
+each onto a concurrent writer's commit or reports a conflict, and a conflict is retried as the
+store retries its writes, so a write that lands meanwhile is kept. On a local folder the
+database's commit lock is also held throughout, so writers on the machine wait. On object
+storage there is no lock; what remains is in docs/reliability.md (a write for the forgotten
+tenant itself that commits after the delete stays; files of a crashed write are left to a later
+cleanup; a reader still on a removed version fails once).
 """
 
 from __future__ import annotations
 
 import logging
 import shutil
-import warnings
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memory_pipeline.store.lance import CHUNKS, EMBEDDING_CACHE, MemoryStore, _retry_on_conflict, commit_lock, sql_in
+from memory_pipeline.store.lance import CHUNKS, EMBEDDING_CACHE, MemoryStore, commit_lock, sql_in
+# ``_purge`` by this name, so a test can wrap it to write meanwhile.
+from memory_pipeline.store.purge import commit as _commit, is_local, purge_table as _purge
 from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
 
 log = logging.getLogger(__name__)
@@ -58,8 +59,6 @@ TENANT_DIMENSION_TAG = "dagster/partition/tenant"
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
 CACHE_DELETE_BATCH = 2000  # text hashes per delete predicate
-_FULL_TEXT = ("FTS", "INVERTED")
-_SCALAR = {"BITMAP": "BITMAP", "BTREE": "BTREE", "LABELLIST": "LABEL_LIST"}  # listed as -> created as
 
 
 @dataclass
@@ -154,7 +153,7 @@ def _forget_rows(
     if user is None:
         tenants |= {t.key for t in _workspace_tenants(root, agent)}
     report = ForgetReport(tenants=sorted(tenants))
-    local = "://" not in store.uri
+    local = is_local(store.uri)
 
     for name, present in held.items():
         table = store.db.open_table(name)
@@ -171,11 +170,6 @@ def _forget_rows(
         if report.cache_rows_deleted:
             report.tables_rewritten.append(EMBEDDING_CACHE)
     return report
-
-
-def _commit(write, *args, **kwargs):
-    """One LanceDB write, retried on a commit conflict like the store's own writes."""
-    return _retry_on_conflict(write)(*args, **kwargs)
 
 
 def _workspace_tenants(root: Path, agent: str) -> list[Tenant]:
@@ -199,42 +193,6 @@ def _forget_audit_rows(schema: pa.Schema, tenants: list[str], removed: int, acto
         for key in tenants
     ]
     return pa.Table.from_pylist(rows, schema=schema)
-
-
-def _purge(table, local: bool) -> None:
-    """Leave no byte of a table's deleted rows: rewrite its live rows, rebuild indices, drop versions.
-
-    Compaction keeps a fragment with few deletions as it is, so the table is rewritten in place
-    instead: updating every row (to itself) moves each live row into new files and drops the old
-    fragments whole; then the scalar and full-text indices are rebuilt over the new files (an
-    index built on an empty table covers nothing: there the writers build it later) and every
-    older version is removed with the files only it used.
-    """
-    indices = [(i.name, i.index_type.upper().replace("_", ""), list(i.columns)) for i in table.list_indices()]
-    column = table.schema.names[0]
-    _commit(table.update, values_sql={column: column})
-    empty = table.count_rows() == 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for name, kind, columns in indices:
-            if not empty and kind in _FULL_TEXT:
-                _commit(table.create_fts_index, columns[0], use_tantivy=False, replace=True, with_position=False, name=name)
-            elif not empty and kind in _SCALAR:
-                _commit(table.create_scalar_index, columns[0], index_type=_SCALAR[kind], replace=True, name=name)
-            else:  # its files still hold the deleted rows; recall rebuilds a vector index when it needs one
-                _commit(table.drop_index, name)
-                if not empty:
-                    log.warning("index %s (%s) of %s dropped after forgetting, not rebuilt", name, kind, table.name)
-    _drop_old_versions(table, local)
-
-
-def _drop_old_versions(table, local: bool) -> None:
-    """Remove every version but the latest. Files no version ever committed (a write in flight,
-    or one that crashed) are removed only on a local folder, where the commit lock keeps every
-    writer out meanwhile; on object storage they may belong to a concurrent write."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # "removes every version": that is the point
-        _commit(table.optimize, cleanup_older_than=timedelta(0), delete_unverified=local)
 
 
 def _prune_cache(store: MemoryStore, local: bool) -> int:

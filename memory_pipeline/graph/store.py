@@ -13,15 +13,15 @@ import hashlib
 import re
 import unicodedata
 import uuid
-import warnings
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
 
 from memory_pipeline.store.lance import MemoryStore, _retry_commit, commit_lock, sql_in, sql_str
+from memory_pipeline.store.purge import is_local, purge_table
 
 MEMORIES = "memories"
 MEMORY_AUDIT = "memory_audit"
@@ -223,27 +223,19 @@ class GraphStore:
             self.audit().update(where=where, values={"reason": None})
 
     def purge_deleted(self) -> None:
-        """Rewrite the memory and audit tables from their live rows and drop every older version.
+        """Leave no byte of deleted or redacted memory and audit rows (``store.purge.purge_table``).
 
-        A delete or update in LanceDB only marks rows: their bytes stay in data files (compaction
-        keeps a fragment with few deletions as it is), in older versions and in the full-text
-        index. Rewriting the table, rebuilding the index and removing old versions leaves none of
-        them. These tables are small (thousands of rows), so a rewrite takes well under a second.
-        With LanceDB on object storage there is no commit lock: forget while no run writes.
+        A delete or update in LanceDB only marks rows: their bytes stay in data files, in older
+        versions and in the full-text index. Each table's live rows are rewritten in place, its
+        indices rebuilt and its older versions removed, every step an ordinary commit retried on
+        a conflict, never an overwrite from a snapshot: on object storage, where no commit lock
+        keeps other writers out, a memory stored or updated meanwhile is kept.
         """
-        # Writers on this machine wait while a table is read and rewritten (see commit_lock).
+        # Writers on this machine wait while the tables are rewritten (see commit_lock).
         with commit_lock(self.uri):
-            for name, schema in ((MEMORIES, memories_schema(self.dim)), (MEMORY_AUDIT, AUDIT_SCHEMA)):
-                if not self.has(name):
-                    continue
-                live = self.db.open_table(name).to_arrow()
-                with self.base._lock:
-                    table = self.db.create_table(name, live, schema=schema, mode="overwrite", on_bad_vectors="null")
-                if name == MEMORIES:
-                    self.ensure_fts_index(rebuild=True)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", UserWarning)  # "removes every version": the point
-                    table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+            for name in (MEMORIES, MEMORY_AUDIT):
+                if self.has(name):
+                    purge_table(self.db.open_table(name), is_local(self.uri))
 
     def ensure_fts_index(self, rebuild: bool = False) -> None:
         """The full-text index on memory content, built or brought up to date."""

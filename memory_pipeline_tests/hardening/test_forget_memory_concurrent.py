@@ -1,0 +1,117 @@
+"""Forgetting one typed memory keeps a write that lands meanwhile and leaves no byte of what it
+forgot, on a local folder and on object storage (moto's S3; skipped, saying why, without it).
+
+``GraphStore.purge_deleted`` used to read the memory and audit tables and overwrite them from that
+snapshot: a memory stored or updated by another process between the read and the overwrite was
+silently lost on object storage, where no commit lock keeps other writers out. It now purges as
+``forget_tenant`` does (``store.purge.purge_table``: every live row updated in place, indices
+rebuilt, old versions dropped, commits retried on conflict). The concurrent writer here is a
+second connection that stores one memory and updates another just as the purge starts, after
+the forgotten memory's delete.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memory_pipeline.embedding import HashEmbedder
+from memory_pipeline.graph import store as graph_store
+from memory_pipeline.graph.operations import MemoryGraph
+from memory_pipeline.tenancy import Tenant
+from memory_pipeline_tests.hardening.test_forget_concurrent import BUCKET, objects_containing, s3  # noqa: F401
+
+ALICE = Tenant("support-bot", "alice")
+FORGOTTEN = "quokkazebra"  # only in the memory that is forgotten (and a reason about it)
+KEPT = "marimbaphone"  # only in what stays
+
+
+def _memories(lance_uri: str) -> tuple[MemoryGraph, dict]:
+    graph = MemoryGraph.open(lance_uri, HashEmbedder())
+    for i in range(20):  # enough rows that a lone delete would not make LanceDB rewrite a file
+        graph.store_memory(ALICE, "fact", f"Filler fact number {i} about the nightly loader")
+    stored = {
+        "secret": graph.store_memory(ALICE, "fact", f"Alice's locker code is {FORGOTTEN}-5521",
+                                     reasoning=f"she spelled {FORGOTTEN} twice"),
+        "kept": graph.store_memory(ALICE, "preference", "Prefers invoices as PDF attachments"),
+    }
+    return graph, stored
+
+
+def _with_concurrent_writer(monkeypatch, lance_uri: str, stored: dict) -> dict:
+    """Before the purge rewrites its first table, another connection stores and updates a memory."""
+    done: dict = {}
+    purge = graph_store.purge_table
+
+    def purge_after_a_concurrent_write(table, local):
+        if not done:
+            other = MemoryGraph.open(lance_uri, HashEmbedder())  # its own connection, as another process has
+            done["new"] = other.store_memory(ALICE, "fact", f"Alice bought a {KEPT} in November")
+            done["updated"] = other.update_memory(ALICE, stored["kept"]["id"], content="Prefers invoices as a portal link")
+        return purge(table, local)
+
+    monkeypatch.setattr(graph_store, "purge_table", purge_after_a_concurrent_write)
+    return done
+
+
+def _check(lance_uri: str, stored: dict, done: dict) -> None:
+    graph = MemoryGraph.open(lance_uri, HashEmbedder())
+    assert done, "the purge never ran"
+    assert graph.store.get_memory(ALICE.key, stored["secret"]["id"]) is None
+    assert graph.store.get_memory(ALICE.key, done["new"]["id"])["content"] == f"Alice bought a {KEPT} in November"
+    assert graph.store.get_memory(ALICE.key, stored["kept"]["id"])["content"] == "Prefers invoices as a portal link"
+    assert graph.store.memory_rows(ALICE.key).height == 22
+    audit = graph.store.audit_rows(ALICE.key).to_dicts()
+    assert [(a["memory_id"], a["op"]) for a in audit if a["memory_id"] in (done["new"]["id"], stored["kept"]["id"])] == [
+        (stored["kept"]["id"], "store"), (done["new"]["id"], "store"), (stored["kept"]["id"], "update"),
+    ]
+    assert [(a["op"], a["reason"]) for a in audit if a["memory_id"] == stored["secret"]["id"]] == [
+        ("store", None), ("forget", "asked to"),
+    ]
+    # The rebuilt full-text index covers the concurrent write and not the forgotten memory.
+    table = graph.store.memories()
+    assert [r["id"] for r in table.search(KEPT, query_type="fts").limit(5).to_list()] == [done["new"]["id"]]
+    assert table.search(FORGOTTEN, query_type="fts").limit(5).to_list() == []
+
+
+def _local_files_containing(folder: str, word: str) -> list[str]:
+    needle = word.lower().encode()
+    return sorted(str(p) for p in Path(folder).rglob("*") if p.is_file() and needle in p.read_bytes().lower())
+
+
+def test_forgetting_a_memory_keeps_a_concurrent_write_on_a_local_folder(tmp_path, monkeypatch):
+    """forget_memory holds the commit lock, re-entrant on its own thread, so the writer goes through."""
+    lance_uri = str(tmp_path / "lancedb")
+    graph, stored = _memories(lance_uri)
+    assert _local_files_containing(lance_uri, FORGOTTEN)
+    done = _with_concurrent_writer(monkeypatch, lance_uri, stored)
+
+    graph.forget_memory(ALICE, stored["secret"]["id"], reason="asked to", actor="test")
+
+    _check(lance_uri, stored, done)
+    assert _local_files_containing(lance_uri, FORGOTTEN) == []  # data files, old versions, indices
+    assert _local_files_containing(lance_uri, KEPT)  # while the same scan sees what stays
+
+
+def test_forgetting_a_memory_on_object_storage_keeps_a_concurrent_write(s3, monkeypatch):  # noqa: F811
+    lance_uri = f"s3://{BUCKET}/db"
+    graph, stored = _memories(lance_uri)
+    assert objects_containing(s3, FORGOTTEN)
+    done = _with_concurrent_writer(monkeypatch, lance_uri, stored)
+
+    graph.forget_memory(ALICE, stored["secret"]["id"], reason="asked to", actor="test")
+
+    _check(lance_uri, stored, done)
+    assert objects_containing(s3, FORGOTTEN) == []
+    assert objects_containing(s3, KEPT)
+
+
+def test_purge_keeps_every_row_and_the_index_when_nothing_was_deleted(tmp_path):
+    """A purge with nothing to remove changes no row, and full-text search still answers."""
+    lance_uri = str(tmp_path / "lancedb")
+    graph, stored = _memories(lance_uri)
+    before = graph.store.memory_rows(ALICE.key).sort("id").to_dicts()
+    graph.store.purge_deleted()
+    assert graph.store.memory_rows(ALICE.key).sort("id").to_dicts() == before
+    hits = graph.store.memories().search("invoices", query_type="fts").limit(5).to_list()
+    assert [h["id"] for h in hits] == [stored["kept"]["id"]]
+    assert len(graph.store.memories().list_versions()) == 1  # older versions dropped
