@@ -95,7 +95,8 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
         return _dump([r.to_dict() for r in results])
 
     def memory_get(path: str, from_line: int | None = None, lines: int | None = None) -> str:
-        """Exact lines of a memory file, by the path or citation memory_search returned."""
+        """Exact lines of a memory file, by the path or citation memory_search returned; a typed memory
+        (facts/<id>) or an episode (episodes/<id>) returns its whole text."""
         from memory_pipeline.recall.get import get
 
         return _dump(get(path, from_line, lines, agent=agent, user=user, settings=service.settings).to_dict())

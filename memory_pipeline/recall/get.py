@@ -1,9 +1,13 @@
-"""``get(path, from_line, lines)``: exact lines of a memory file the (agent, user) may read.
+"""``get(path, from_line, lines)``: exact lines of a memory the (agent, user) may read.
 
-Paths are the workspace-relative paths recall cites (``support-bot/users/alice/MEMORY.md``, or
-a whole citation ``...#L3-L7``). A path is refused when it is absolute, contains ``..``, leads
-(through a symlink) outside the workspace or into another tenant's folder, or belongs to a tenant
-outside the reader's scope: its own user, its agent-wide memory and its team leader's.
+Paths are what recall cites: a workspace-relative file path (``support-bot/users/alice/MEMORY.md``,
+or a whole citation ``...#L3-L7``), a typed memory ``facts/<id>`` or an episode ``episodes/<id>``
+(its text read from the ``memories`` or ``episodes`` table). A file path is refused when it is
+absolute, contains ``..``, leads (through a symlink) outside the workspace or into another
+tenant's folder, or belongs to a tenant outside the reader's scope: its own user, its agent-wide
+memory and its team leader's. A typed memory or episode is looked up in those same tenants only;
+one held by any other tenant is answered exactly as an id that does not exist, so a guessed id
+(a typed memory's id is a hash of its content) confirms nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +22,12 @@ from memory_pipeline.text.chunking import split_lines
 from memory_pipeline.text.scrub import scrub_secrets
 
 _CITATION_RE = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
+_RECORD_RE = re.compile(r"^(?P<source>facts|episodes)/(?P<id>[A-Za-z0-9_-]+)$")
+"""A typed memory or an episode as search cites it; a file always has a suffix (``.md``)."""
+_RECORDS = {  # cited source -> (table, text column, what it is called in an error)
+    "facts": ("memories", "content", "typed memory"),
+    "episodes": ("episodes", "summary", "episode"),
+}
 
 
 class GetError(ValueError):
@@ -43,6 +53,9 @@ class GetResult:
 
     @property
     def citation(self) -> str:
+        whole = self.start_line == 1 and self.end_line >= self.total_lines
+        if whole and _RECORD_RE.match(self.path):
+            return self.path  # as search cites a typed memory or an episode
         return f"{self.path}#L{self.start_line}-L{self.end_line}"
 
     def to_dict(self) -> dict:
@@ -72,8 +85,13 @@ def get(
     user: str | None = None,
     root: str | Path | None = None,
     settings: Settings | None = None,
+    store: str | Path | None = None,
 ) -> GetResult:
-    """Lines ``from_line`` .. ``from_line + lines - 1`` (1-based; all to the end by default)."""
+    """Lines ``from_line`` .. ``from_line + lines - 1`` (1-based; all to the end by default).
+
+    ``store`` is the LanceDB URI typed memories and episodes are read from (default
+    ``settings.lancedb_uri``).
+    """
     settings = settings or get_settings()
     root_path = Path(root or settings.root).resolve()
     bare, cited_from, cited_lines = parse_citation(path.strip() if isinstance(path, str) else "")
@@ -81,6 +99,10 @@ def get(
     lines = lines if lines is not None else cited_lines
     if not bare:
         raise GetError("no path given: pass a path relative to the workspace root, as search cites it")
+    record = _RECORD_RE.match(bare)
+    if record:
+        uri = str(store or settings.lancedb_uri)
+        return _get_record(record["source"], record["id"], from_line, lines, agent, user, settings, uri)
     if bare.startswith(("/", "\\")) or PurePosixPath(bare).is_absolute() or PureWindowsPath(bare).drive:
         raise AccessDeniedError(
             f"absolute path {bare!r} refused: pass the path relative to the workspace root, as search cites it"
@@ -105,16 +127,24 @@ def get(
             raise AccessDeniedError(f"{rel!r} is a symlink leading out of its tenant's memory: refused")
     if not full.is_file():
         raise GetError(f"no file {rel!r} under {root_path}: check the path against a search citation")
-    if from_line < 1:
-        raise GetError(f"from_line must be 1 or more, got {from_line}")
-    if lines is not None and lines < 1:
-        raise GetError(f"lines must be 1 or more, got {lines}")
+    _check_range(from_line, lines)
     try:
         text = full.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         raise GetError(f"{rel!r} is not a UTF-8 text file") from None
-    # The file is read raw, so a secret sitting in it is scrubbed here as it is for the index
-    # (line count unchanged, so line numbers still match the citation).
+    return _pick(rel, owner.key, text, from_line, lines)
+
+
+def _check_range(from_line: int, lines: int | None) -> None:
+    if from_line < 1:
+        raise GetError(f"from_line must be 1 or more, got {from_line}")
+    if lines is not None and lines < 1:
+        raise GetError(f"lines must be 1 or more, got {lines}")
+
+
+def _pick(rel: str, tenant: str, text: str, from_line: int, lines: int | None) -> GetResult:
+    # Text is scrubbed here as it is for the index (a file is read raw); the line count does not
+    # change, so line numbers still match the citation.
     all_lines = split_lines(scrub_secrets(text).text)
     if all_lines and all_lines[-1] == "" and text.endswith(("\n", "\r")):
         all_lines = all_lines[:-1]
@@ -123,7 +153,46 @@ def get(
         raise GetError(f"{rel!r} has {total} line(s); from_line {from_line} is past its end")
     stop = total if lines is None else min(total, from_line - 1 + lines)
     picked = all_lines[from_line - 1 : stop]
-    return GetResult(rel, owner.key, from_line, from_line + max(len(picked), 1) - 1, total, picked)
+    return GetResult(rel, tenant, from_line, from_line + max(len(picked), 1) - 1, total, picked)
+
+
+def _get_record(
+    source: str, rid: str, from_line: int, lines: int | None, agent: str, user: str | None,
+    settings: Settings, uri: str,
+) -> GetResult:
+    """A typed memory's or an episode's text, looked up in the reader's scopes only."""
+    table_name, column, kind = _RECORDS[source]
+    scopes = recall_scopes(agent, user, settings)  # validates the ids, as a file read does
+    rel = f"{source}/{rid}"
+    found = _read_record(uri, table_name, column, rid, [s.key for s in scopes])
+    if not found:
+        who = f"{agent}/{user}" if user else agent
+        # Said alike whether the id does not exist or another tenant holds it.
+        raise GetError(
+            f"no {kind} {rel!r} in the memory {who} may read (its own user's, {agent}'s agent-wide "
+            "and its team leader's): check the id against a search citation"
+        )
+    rank = {s.key: s.rank for s in scopes}
+    tenant, text = min(found, key=lambda row: rank[row[0]])
+    _check_range(from_line, lines)
+    return _pick(rel, tenant, text or "", from_line, lines)
+
+
+def _read_record(uri: str, table_name: str, column: str, rid: str, tenants: list[str]) -> list[tuple[str, str]]:
+    """(tenant, text) of the rows with id ``rid`` held by ``tenants``."""
+    import lancedb
+
+    from memory_pipeline.store.lance import sql_in, sql_str
+
+    if "://" not in uri and not Path(uri).is_dir():
+        return []
+    db = lancedb.connect(uri)
+    names = db.list_tables()
+    if table_name not in getattr(names, "tables", names):
+        return []
+    where = f"{sql_in('tenant', tenants)} AND id = {sql_str(rid)}"
+    rows = db.open_table(table_name).search().where(where).select(["tenant", column]).limit(None).to_arrow()
+    return list(zip(rows.column("tenant").to_pylist(), rows.column(column).to_pylist()))
 
 
 def _under(path: Path, root: Path) -> bool:
