@@ -69,7 +69,7 @@ def get_command(
     lines: int = typer.Option(None, "--lines", "-n", help="How many lines (default: to the end)."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Print exact lines of a memory file the agent and user may read."""
+    """Print exact lines of a memory file, typed memory or episode the agent and user may read."""
     from memory_pipeline.recall.get import get
 
     try:
@@ -79,7 +79,8 @@ def get_command(
     if as_json:
         print(json.dumps(result.to_dict(), indent=2))
         return
-    console.print(f"[bold]{result.citation}[/] ({result.total_lines} lines in file)")
+    kind = "record" if result.path.startswith(("facts/", "episodes/")) else "file"
+    console.print(f"[bold]{result.citation}[/] ({result.total_lines} lines in {kind})")
     for number, line in enumerate(result.lines, result.start_line):
         print(f"{number:>5}  {line}")
 

@@ -76,3 +76,21 @@ def test_inject_reports_counts_and_skips_trivial_messages(app):
     assert data["section"].startswith("## Relevant memory")
     trivial = runner.invoke(app, ["inject", "ok thanks!", "--agent", "support-bot", "--user", "alice"])
     assert trivial.exit_code == 0 and "trivial message" in trivial.stdout
+
+
+def test_get_prints_a_typed_memory_as_a_record(app, tmp_path, monkeypatch):
+    from memory_pipeline.embedding import HashEmbedder
+    from memory_pipeline.graph.operations import MemoryGraph
+    from memory_pipeline.tenancy import Tenant
+
+    lance_uri = str(tmp_path / "facts-db")
+    stored = MemoryGraph.open(lance_uri, HashEmbedder()).store_memory(
+        Tenant("support-bot", "alice"), "fact", "Alice's desk is on the third floor"
+    )
+    monkeypatch.setenv("MEMORY_PIPELINE_LANCEDB_URI", lance_uri)
+    get_settings.cache_clear()
+    result = runner.invoke(app, ["get", f"facts/{stored['id']}", "--agent", "support-bot", "--user", "alice"])
+    assert result.exit_code == 0, result.output
+    assert "1 lines in record" in result.stdout and "Alice's desk is on the third floor" in result.stdout
+    refused = runner.invoke(app, ["get", f"facts/{stored['id']}", "--agent", "support-bot", "--user", "bob"])
+    assert refused.exit_code == 2
