@@ -147,16 +147,17 @@ _THREADS_LOCK = threading.Lock()
 
 def embed_query(embedder: Embedder, text: str, threads: int) -> np.ndarray:
     """One query's vector. A torch model runs it on ``threads`` threads: a dozen tokens gain
-    nothing from more, and on a busy machine two threads waiting on each other cost 10x."""
+    little from more, and the full-text channel runs on the other core meanwhile."""
+    one = getattr(embedder, "embed_query", None)
     model = getattr(embedder, "model", None)
     if not threads or model is None or "torch" not in sys.modules:
-        return embedder.embed([text])[0].astype(np.float32)
+        return (one(text) if one else embedder.embed([text])[0]).astype(np.float32)
     torch = sys.modules["torch"]
     with _THREADS_LOCK:
         before = torch.get_num_threads()
         torch.set_num_threads(threads)
         try:
-            return embedder.embed([text])[0].astype(np.float32)
+            return (one(text) if one else embedder.embed([text])[0]).astype(np.float32)
         finally:
             torch.set_num_threads(before)
 
