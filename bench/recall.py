@@ -12,7 +12,7 @@ generated words mean nothing to MiniLM, so MiniLM query vectors would measure no
 Then, in one process and on the same vectors, p50/p95 of:
 
 - ``search``: the whole recall path, the query's MiniLM embedding included;
-- ``embed``: the query embedding alone;
+- ``embed``: the query embedding alone, as ``search`` makes it (``embed_query``);
 - ``retrieval``: ``search`` given the query's vector already computed (everything but the model);
 - ``numpy``: a brute-force NumPy scan (matrix-vector product and top-k) over the tenant's vectors,
   the baseline every other figure is divided by;
@@ -55,7 +55,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from memory_pipeline.config import Settings  # noqa: E402
 from memory_pipeline.embedding import MiniLMEmbedder  # noqa: E402
-from memory_pipeline.recall.search import search  # noqa: E402
+from memory_pipeline.recall.search import embed_query, search  # noqa: E402
 from memory_pipeline.recall.sources import ChunkSource, tenant_cache  # noqa: E402
 from memory_pipeline.store.lance import MemoryStore, chunks_schema, sql_str  # noqa: E402
 
@@ -215,7 +215,7 @@ def bench_size(size, uri, settings, embedder, queries, mixture, lancedb_queries)
     uses_ann = bool(cfg.ann_min_rows and len(rows) >= cfg.ann_min_rows)
 
     search_t, _ = timed(lambda q: search(q, AGENT, user, store=uri, embedder=embedder, settings=settings, min_score=0), queries)
-    embed_t, _ = timed(lambda q: embedder.embed([q])[0], queries)
+    embed_t, _ = timed(lambda q: embed_query(embedder, q, cfg.query_threads), queries)
     retrieval_t, _ = timed(lambda q: search(q, AGENT, user, store=uri, embedder=fixed, settings=settings, min_score=0), queries)
     text_index = rows.text_index()
     text_t, _ = timed(lambda q: text_index.top(q, cfg.candidates), queries)
