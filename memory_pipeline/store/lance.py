@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import functools
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
@@ -148,6 +149,31 @@ def _retry_commit(method):
     return write
 
 
+CACHE_MB_ENV = "MEMORY_PIPELINE_LANCE_CACHE_MB"
+
+
+@functools.cache
+def _session(mb: int) -> lancedb.Session:
+    return lancedb.Session(index_cache_size_bytes=mb << 20, metadata_cache_size_bytes=mb << 20)
+
+
+def connect(uri: str):
+    """A LanceDB connection; with MEMORY_PIPELINE_LANCE_CACHE_MB set, its index and metadata caches
+    are bounded to that many MB each and shared by every connection of the process.
+
+    Unset, LanceDB's default session applies. Those caches keep the index pages and file metadata
+    that lookups read, and on a large first ingest they grow with every rebuilt index and new
+    fragment: at 1M chunks, 256 MB caches cut the ingest's peak RSS by 190 MB at the same speed,
+    32 MB caches by 540 MB but made its embedding and write steps 1.6 and 2.2 times slower
+    (bench/notes.md). Searches read the same caches, which is why the bound is opt-in (set it for
+    ingest runs).
+    """
+    mb = os.environ.get(CACHE_MB_ENV, "").strip()
+    if not mb:
+        return lancedb.connect(uri)
+    return lancedb.connect(uri, session=_session(int(mb)))
+
+
 class MemoryStore:
     """The L0 tables of one LanceDB database (a local folder or any URI LanceDB accepts)."""
 
@@ -155,7 +181,7 @@ class MemoryStore:
         self.uri = str(uri)
         if "://" not in self.uri:
             Path(self.uri).mkdir(parents=True, exist_ok=True)
-        self.db = lancedb.connect(self.uri)
+        self.db = connect(self.uri)
         self.dim = dim
         self._lock = threading.Lock()
 

@@ -170,3 +170,15 @@ def test_first_chunks_of_a_file_are_appended_and_racing_writers_do_not_duplicate
     table = store.chunks().to_arrow()
     assert sorted(table.column("text").to_pylist()) == ["five", "four", "one", "three", "two"]
     assert pa.compute.count_distinct(table.column("id")).as_py() == table.num_rows
+
+
+def test_bounded_session_is_shared_and_the_store_works_under_it(tmp_path, monkeypatch):
+    from memory_pipeline.store import lance
+
+    monkeypatch.setenv(lance.CACHE_MB_ENV, "8")
+    assert lance._session(8) is lance._session(8)
+    store = MemoryStore(tmp_path, dim=DIM)
+    store.put_cached_vectors("m", HASHES[:40], vectors(40))
+    other = MemoryStore(tmp_path, dim=DIM)
+    assert set(other.cached_vectors("m", HASHES[:50])) == set(HASHES[:40])
+    assert lance._session(8).size_bytes > 0
