@@ -13,9 +13,13 @@ run calls the functions the L0 assets are thin wrappers of (``prepare_tenant``,
 ``embed_tenants``, ``write_tenant``, ``ensure_fts_index``), in one process, as one Dagster run
 over all tenants would, without Dagster's pickled hand-over between steps.
 
-A sampling thread records RSS every 50 ms and the peak of each phase. The figure that matters is
+A sampling thread records RSS every 50 ms and the peak of each phase; the embedding step's final
+compaction of the cache is sampled as its own phase (its seconds are also part of "embed"). The figure that matters is
 how far RSS rises during embedding and writing above its level after chunking, compared with
-the size of all the run's vectors held at once (chunks x 384 x 4 bytes).
+the size of all the run's vectors held at once (chunks x 384 x 4 bytes). The size of the LanceDB
+folder at the end (by table) shows what the run left on disk, old versions included. glibc's
+``MALLOC_ARENA_MAX`` and ``MEMORY_PIPELINE_LANCE_CACHE_MB`` (bounded LanceDB caches), when set,
+are recorded with the results: both change the native figures.
 
     python bench/memory.py [--chunks 1000000] [--tenants 10]
 """
@@ -92,6 +96,10 @@ class RssSampler(threading.Thread):
             self.sample()
 
 
+def folder_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
+
+
 def generate(root: Path, chunks: int, tenants: int) -> dict:
     files = max(1, chunks // TURNS_PER_FILE)
     total = 0
@@ -143,6 +151,17 @@ def run(chunks: int, tenants: int) -> dict:
         # From here on, tracemalloc counts what Python holds (NumPy arrays included; Arrow and
         # LanceDB buffers are native and only show in RSS).
         tracemalloc.start()
+        compact = store.compact_cache
+
+        def compact_phase(*args, **kwargs):  # the embedding step ends by compacting the cache
+            sampler.enter("compact")
+            t1 = time.perf_counter()
+            try:
+                return compact(*args, **kwargs)
+            finally:
+                timings["compact"] = time.perf_counter() - t1
+
+        store.compact_cache = compact_phase
         sampler.enter("embed")
         t0 = time.perf_counter()
         report = embed_tenants(batches, embedder, store)
@@ -158,15 +177,21 @@ def run(chunks: int, tenants: int) -> dict:
         timings["index"] = time.perf_counter() - t0
         sampler.enter("done")
         rows = store.chunks().count_rows()
+        db = work / "lancedb"
+        disk = {p.name.removesuffix(".lance"): round(folder_mb(p), 1) for p in sorted(db.iterdir()) if p.is_dir()}
+        disk["total"] = round(folder_mb(db), 1)
+        cache = store.cache()
+        cache_fragments = cache.stats()["fragment_stats"]["num_fragments"]
+        cache_versions = len(cache.list_versions())
     finally:
         sampler.stop.set()
         tracemalloc.stop()
         shutil.rmtree(work, ignore_errors=True)
     after_prepare = sampler.ends["prepare"]
-    vector_phase_peak = max(sampler.peaks["embed"], sampler.peaks["write"])
+    vector_phase_peak = max(sampler.peaks.get(p, 0.0) for p in ("embed", "compact", "write"))
     all_vectors_mb = prepared * DIM * 4 / 2**20
     block_mb = EMBED_BLOCK * DIM * 4 / 2**20
-    python_peak = max(sampler.python_peaks.get("embed", 0.0), sampler.python_peaks.get("write", 0.0))
+    python_peak = max(sampler.python_peaks.get(p, 0.0) for p in ("embed", "compact", "write"))
     return {
         "chunks": prepared,
         "rows_written": rows,
@@ -176,10 +201,17 @@ def run(chunks: int, tenants: int) -> dict:
         "embed_block": EMBED_BLOCK,
         "write_batch": WRITE_BATCH,
         "seconds": {k: round(v, 1) for k, v in timings.items()},
+        "embed_step_seconds": {"embedding": round(report.embed_s, 1), "cache": round(report.cache_s, 1)},
+        "lancedb_disk_mb": disk,
+        "cache_fragments_at_end": cache_fragments,
+        "cache_versions_at_end": cache_versions,
+        "malloc_arena_max": os.environ.get("MALLOC_ARENA_MAX"),
+        "lance_cache_mb": os.environ.get("MEMORY_PIPELINE_LANCE_CACHE_MB"),
         "rss_mb": {
             "after_imports": round(sampler.ends["start"], 1),
             "after_prepare": round(after_prepare, 1),
             "peak_by_phase": {k: round(v, 1) for k, v in sampler.peaks.items()},
+            "end_by_phase": {k: round(v, 1) for k, v in sampler.ends.items()},
             "peak": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         },
         "all_vectors_mb": round(all_vectors_mb, 1),
@@ -206,6 +238,8 @@ def main() -> None:
     print(f"{result['chunks']:,} chunks over {result['tenants']} tenants; seconds {result['seconds']}")
     print(f"RSS MB: after imports {rss['after_imports']}, after chunking {rss['after_prepare']}, "
           f"peak by phase {rss['peak_by_phase']}, process peak {rss['peak']}")
+    print(f"LanceDB folder MB at the end: {result['lancedb_disk_mb']}; cache fragments {result['cache_fragments_at_end']}, "
+          f"versions {result['cache_versions_at_end']}")
     print(f"Python-held peak while embedding and writing (tracemalloc): {result['python_peak_while_embedding_and_writing_mb']} MB")
     print(f"RSS rise while embedding and writing: {result['rise_while_embedding_and_writing_mb']} MB; "
           f"all vectors at once would be {result['all_vectors_mb']} MB, one block {result['one_block_of_vectors_mb']} MB")
