@@ -25,6 +25,8 @@ def _load(info: dict, name: str) -> str:
     run = info["runs"].get(name)
     if not run:
         return "n/a"
+    if not run.get("load_average_at_start") or not run.get("load_average_at_end"):
+        return "not recorded (run alone)"
     return f"{run['load_average_at_start'][0]:.1f} → {run['load_average_at_end'][0]:.1f}"
 
 
