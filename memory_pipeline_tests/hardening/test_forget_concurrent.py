@@ -122,19 +122,20 @@ def workspace(tmp_path: Path, lance_uri: str) -> tuple[Path, MemoryGraph, dict]:
     return root, graph, stored
 
 
-def with_concurrent_writer(monkeypatch, lance_uri: str, stored: dict) -> dict:
-    """Before forget purges its first table, another connection stores one memory and updates one."""
+def with_concurrent_writer(monkeypatch, module, name: str, lance_uri: str, alice_memory_id: str) -> dict:
+    """Before ``module.name`` (a purge step) first runs, another connection stores one memory of
+    alice's and updates another (``alice_memory_id``); returns what it wrote once it has."""
     done: dict = {}
-    purge = forget._purge
+    purge = getattr(module, name)
 
     def purge_after_a_concurrent_write(table, local):
         if not done:
             other = MemoryGraph.open(lance_uri, HashEmbedder())  # its own connection, as another process has
             done["new"] = other.store_memory(ALICE, "fact", f"Alice bought a {ALICE_WORD} in November")
-            done["updated"] = other.update_memory(ALICE, stored["alice"]["id"], content="Prefers invoices as a portal link")
+            done["updated"] = other.update_memory(ALICE, alice_memory_id, content="Prefers invoices as a portal link")
         return purge(table, local)
 
-    monkeypatch.setattr(forget, "_purge", purge_after_a_concurrent_write)
+    monkeypatch.setattr(module, name, purge_after_a_concurrent_write)
     return done
 
 
@@ -161,7 +162,7 @@ def test_forget_on_object_storage_keeps_a_concurrent_write_and_no_byte_of_the_us
     lance_uri = f"s3://{BUCKET}/db"
     root, _, stored = workspace(tmp_path, lance_uri)
     assert objects_containing(s3, BOB_WORD) and objects_containing(s3, ALICE_WORD)
-    done = with_concurrent_writer(monkeypatch, lance_uri, stored)
+    done = with_concurrent_writer(monkeypatch, forget, "_purge", lance_uri, stored["alice"]["id"])
 
     report = forget_tenant("support-bot", "bob", root=root, lancedb_uri=lance_uri)
 
@@ -176,7 +177,7 @@ def test_forget_on_a_local_folder_keeps_a_write_that_lands_meanwhile(tmp_path, m
     writer on forget's own thread goes through): what it writes meanwhile is kept."""
     lance_uri = str(tmp_path / "lancedb")
     root, _, stored = workspace(tmp_path, lance_uri)
-    done = with_concurrent_writer(monkeypatch, lance_uri, stored)
+    done = with_concurrent_writer(monkeypatch, forget, "_purge", lance_uri, stored["alice"]["id"])
     forget_tenant("support-bot", "bob", root=root, lancedb_uri=lance_uri)
     check_forgotten(root, lance_uri, stored, done)
     left = [p for p in Path(lance_uri).rglob("*") if p.is_file() and BOB_WORD.encode() in p.read_bytes().lower()]

@@ -18,11 +18,17 @@ from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.graph import store as graph_store
 from memory_pipeline.graph.operations import MemoryGraph
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.hardening.test_forget_concurrent import BUCKET, objects_containing, s3  # noqa: F401
+from memory_pipeline_tests.hardening.test_forget_concurrent import (  # noqa: F401
+    ALICE_WORD,
+    BUCKET,
+    objects_containing,
+    s3,
+    with_concurrent_writer,
+)
 
 ALICE = Tenant("support-bot", "alice")
 FORGOTTEN = "quokkazebra"  # only in the memory that is forgotten (and a reason about it)
-KEPT = "marimbaphone"  # only in what stays
+KEPT = ALICE_WORD  # only in what stays: the concurrent writer's word
 
 
 def _memories(lance_uri: str) -> tuple[MemoryGraph, dict]:
@@ -35,22 +41,6 @@ def _memories(lance_uri: str) -> tuple[MemoryGraph, dict]:
         "kept": graph.store_memory(ALICE, "preference", "Prefers invoices as PDF attachments"),
     }
     return graph, stored
-
-
-def _with_concurrent_writer(monkeypatch, lance_uri: str, stored: dict) -> dict:
-    """Before the purge rewrites its first table, another connection stores and updates a memory."""
-    done: dict = {}
-    purge = graph_store.purge_table
-
-    def purge_after_a_concurrent_write(table, local):
-        if not done:
-            other = MemoryGraph.open(lance_uri, HashEmbedder())  # its own connection, as another process has
-            done["new"] = other.store_memory(ALICE, "fact", f"Alice bought a {KEPT} in November")
-            done["updated"] = other.update_memory(ALICE, stored["kept"]["id"], content="Prefers invoices as a portal link")
-        return purge(table, local)
-
-    monkeypatch.setattr(graph_store, "purge_table", purge_after_a_concurrent_write)
-    return done
 
 
 def _check(lance_uri: str, stored: dict, done: dict) -> None:
@@ -83,7 +73,7 @@ def test_forgetting_a_memory_keeps_a_concurrent_write_on_a_local_folder(tmp_path
     lance_uri = str(tmp_path / "lancedb")
     graph, stored = _memories(lance_uri)
     assert _local_files_containing(lance_uri, FORGOTTEN)
-    done = _with_concurrent_writer(monkeypatch, lance_uri, stored)
+    done = with_concurrent_writer(monkeypatch, graph_store, "purge_table", lance_uri, stored["kept"]["id"])
 
     graph.forget_memory(ALICE, stored["secret"]["id"], reason="asked to", actor="test")
 
@@ -96,7 +86,7 @@ def test_forgetting_a_memory_on_object_storage_keeps_a_concurrent_write(s3, monk
     lance_uri = f"s3://{BUCKET}/db"
     graph, stored = _memories(lance_uri)
     assert objects_containing(s3, FORGOTTEN)
-    done = _with_concurrent_writer(monkeypatch, lance_uri, stored)
+    done = with_concurrent_writer(monkeypatch, graph_store, "purge_table", lance_uri, stored["kept"]["id"])
 
     graph.forget_memory(ALICE, stored["secret"]["id"], reason="asked to", actor="test")
 
