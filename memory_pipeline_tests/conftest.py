@@ -66,3 +66,26 @@ def write(root: Path, rel: str, text: str | bytes) -> Path:
     else:
         path.write_text(text, encoding="utf-8")
     return path
+
+
+def run_together(work, count: int) -> list[BaseException]:
+    """Run ``work(k)`` for k in 0..count-1 on as many threads, released at once by a barrier;
+    returns what they raised (empty when every one succeeded)."""
+    import threading
+
+    barrier = threading.Barrier(count)
+    errors: list[BaseException] = []
+
+    def worker(k: int) -> None:
+        try:
+            barrier.wait()
+            work(k)
+        except BaseException as exc:  # noqa: BLE001 - returned to the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors

@@ -36,7 +36,7 @@ from memory_pipeline.recall.get import get
 from memory_pipeline.recall.inject import inject
 from memory_pipeline.recall.search import search
 from memory_pipeline.store.lance import MemoryStore, _retry_commit, chunks_schema
-from memory_pipeline_tests.conftest import REPO, write
+from memory_pipeline_tests.conftest import REPO, run_together, write
 from memory_pipeline_tests.hardening.test_crash_rerun import assert_same_index, ingest_in_process, snapshot
 
 READERS = [("ops-bot", "alice"), ("ops-bot", "bob"), ("ops-bot", None), ("crm-bot", "carol")]
@@ -128,22 +128,12 @@ def _rows(tenant: str, path: str, n: int, dim: int = 8) -> pa.Table:
 def test_six_writers_on_one_tenant_lose_nothing(tmp_path):
     uri = str(tmp_path / "lancedb")
     MemoryStore(uri, dim=8).chunks()
-    errors: list[BaseException] = []
-
     def writer(k: int) -> None:
         store = MemoryStore(uri, dim=8)  # its own connection, as another process would have
-        try:
-            for size in range(20, 26):  # each round replaces the file's chunks with a longer version
-                store.replace_file_chunks("ops-bot~alice", [f"f{k}.md"], _rows("ops-bot~alice", f"f{k}.md", size))
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
+        for size in range(20, 26):  # each round replaces the file's chunks with a longer version
+            store.replace_file_chunks("ops-bot~alice", [f"f{k}.md"], _rows("ops-bot~alice", f"f{k}.md", size))
 
-    threads = [threading.Thread(target=writer, args=(k,)) for k in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert run_together(writer, 6) == []
     chunks = MemoryStore(uri, dim=8).chunk_rows("ops-bot~alice", ["id", "path"])
     assert chunks.height == 6 * 25 and chunks["id"].is_unique().all()
 

@@ -12,7 +12,6 @@ racing first writes of the same file leave no duplicate chunk.
 from __future__ import annotations
 
 import multiprocessing
-import threading
 
 import numpy as np
 import polars as pl
@@ -21,6 +20,7 @@ import pyarrow as pa
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.indexing import TenantChunks, embed_tenants
 from memory_pipeline.store.lance import FILES_SCHEMA, MemoryStore
+from memory_pipeline_tests.conftest import run_together
 from memory_pipeline_tests.store.test_lance_store import DIM, rows
 
 HASHES = [f"h{i:04d}" for i in range(300)]
@@ -62,22 +62,7 @@ def _put_all(uri: str, order: int) -> None:
 
 def test_threads_putting_the_same_hashes_leave_one_row_each(tmp_path):
     uri = str(tmp_path / "lancedb")
-    barrier = threading.Barrier(4)
-    errors: list[BaseException] = []
-
-    def worker(k: int) -> None:
-        try:
-            barrier.wait()
-            _put_all(uri, k)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert run_together(lambda k: _put_all(uri, k), 4) == []
     ids = cache_ids(MemoryStore(uri, dim=DIM))
     assert len(ids) == len(HASHES) and len(set(ids)) == len(HASHES)
 
@@ -150,23 +135,11 @@ def test_first_chunks_of_a_file_are_appended_and_racing_writers_do_not_duplicate
     version = store.chunks().version
     store.replace_file_chunks("a~u", ["f.md"], rows("a~u", "f.md", ["one", "two"], "f"))
     assert store.chunks().version == version + 1
-    barrier = threading.Barrier(4)
-    errors: list[BaseException] = []
+    def writer(_: int) -> None:
+        own = MemoryStore(uri, dim=DIM)  # its own connection, as another process would have
+        own.replace_file_chunks("a~u", ["g.md"], rows("a~u", "g.md", ["three", "four", "five"], "g"))
 
-    def writer() -> None:
-        own = MemoryStore(uri, dim=DIM)
-        try:
-            barrier.wait()
-            own.replace_file_chunks("a~u", ["g.md"], rows("a~u", "g.md", ["three", "four", "five"], "g"))
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=writer) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert run_together(writer, 4) == []
     table = store.chunks().to_arrow()
     assert sorted(table.column("text").to_pylist()) == ["five", "four", "one", "three", "two"]
     assert pa.compute.count_distinct(table.column("id")).as_py() == table.num_rows
