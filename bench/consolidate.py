@@ -52,7 +52,7 @@ def load_sessions(eval_dir: Path):
 
 
 def bench_spacy(texts: list[str], repeats: int = 3) -> dict:
-    from memory_pipeline.consolidation.extract import UNUSED_COMPONENTS, load_nlp
+    from memory_pipeline.knowledge.relations import UNUSED_COMPONENTS, load_nlp
 
     started = time.perf_counter()
     nlp = load_nlp()
@@ -83,10 +83,10 @@ def bench_spacy(texts: list[str], repeats: int = 3) -> dict:
 
 
 def bench_functions(root: Path, sessions: dict, lance: Path, embedder_kind: str) -> dict:
-    from memory_pipeline.consolidation.extract import load_nlp
     from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities
     from memory_pipeline.consolidation.store import ConsolidationStore
     from memory_pipeline.embedding import make_embedder
+    from memory_pipeline.knowledge.relations import load_nlp
 
     started = time.perf_counter()
     embedder = make_embedder(embedder_kind)
@@ -150,10 +150,10 @@ def _dagster_mode(root: Path, sessions: dict, lance: Path, instance_dir: Path, b
     import dagster as dg
 
     from memory_pipeline.consolidation import defs as consolidation
+    from memory_pipeline.consolidation.launch import run_consolidation
     from memory_pipeline.consolidation.partitions import consolidation_key
-    from memory_pipeline.consolidation.runner import run_consolidation
-    from memory_pipeline.resources import EmbedderResource, LanceDBResource, WorkspaceResource
-    from memory_pipeline.runner import RANGE_END_TAG, RANGE_START_TAG, register_tenants
+    from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+    from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG, register_tenants
 
     uri = str(lance)
     defs = dg.Definitions(

@@ -116,7 +116,7 @@ def change_files(root: Path, share: float, seed: int = 11) -> dict:
 def phase_bare(root: Path) -> dict:
     from memory_pipeline.config import get_settings
     from memory_pipeline.embedding import MiniLMEmbedder
-    from memory_pipeline.indexing import prepare_tenant
+    from memory_pipeline.l0.pipeline import prepare_tenant
     from memory_pipeline.sources.workspace import scan_workspace
     from memory_pipeline.store.lance import MemoryStore
 
@@ -142,7 +142,12 @@ def phase_pipeline(root: Path, lance: Path, home: Path) -> dict:
     os.environ["MEMORY_PIPELINE_LANCEDB_URI"] = str(lance)
     os.environ["DAGSTER_HOME"] = str(home)
     from memory_pipeline.definitions import defs
-    from memory_pipeline.runner import discover_tenants, local_instance, materialization_metadata, run_partitioned_job
+    from memory_pipeline.orchestration.runs import (
+        discover_tenants,
+        local_instance,
+        materialization_metadata,
+        run_partitioned_job,
+    )
 
     instance = local_instance(home)
     keys = discover_tenants(root)
@@ -157,8 +162,8 @@ def phase_sensor(root: Path, home: Path) -> dict:
     os.environ["DAGSTER_HOME"] = str(home)
     import dagster as dg
 
-    from memory_pipeline.automation.l0_sensor import workspace_sensor
-    from memory_pipeline.resources import WorkspaceResource
+    from memory_pipeline.l0.sensors import workspace_sensor
+    from memory_pipeline.orchestration.resources import WorkspaceResource
 
     with dg.instance_for_test() as instance:
         context = dg.build_sensor_context(instance=instance, resources={"workspace": WorkspaceResource(root=str(root))})

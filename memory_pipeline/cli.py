@@ -49,7 +49,7 @@ def ingest(
     """Run the L0 index job (chunk, embed, index) for tenants, as one Dagster run."""
     from memory_pipeline.config import get_settings
     from memory_pipeline.definitions import defs
-    from memory_pipeline.runner import discover_tenants, local_instance, run_partitioned_job
+    from memory_pipeline.orchestration.runs import discover_tenants, local_instance, run_partitioned_job
 
     root = root or get_settings().root
     if root != get_settings().root:
@@ -72,7 +72,7 @@ def ingest(
 
 
 def _run_summary(result) -> dict:
-    from memory_pipeline.runner import materialization_metadata
+    from memory_pipeline.orchestration.runs import materialization_metadata
 
     metadata = {
         f"{asset}.{key}": value

@@ -1,19 +1,18 @@
-"""The one Dagster ``Definitions`` of memory_pipeline."""
+"""The one Dagster ``Definitions`` of memory_pipeline: each slice's defs, merged."""
 
 import dagster as dg
 
-from memory_pipeline.assets.l0_index import l0_assets, l0_index_job
-from memory_pipeline.automation.l0_sensor import workspace_sensor
-from memory_pipeline.automation.maintenance import lancedb_optimize_job, lancedb_optimize_schedule
 from memory_pipeline.consolidation import defs as consolidation
-from memory_pipeline.graph.assets import graph_assets, graph_ingest_job
-from memory_pipeline.resources import default_resources
+from memory_pipeline.l0 import defs as l0
+from memory_pipeline.memories import defs as memories
+from memory_pipeline.orchestration.maintenance import lancedb_optimize_job, lancedb_optimize_schedule
+from memory_pipeline.orchestration.resources import default_resources
 
 defs = dg.Definitions(
-    assets=[*l0_assets, *consolidation.ASSETS, *graph_assets],
-    jobs=[l0_index_job, lancedb_optimize_job, *consolidation.JOBS, graph_ingest_job],
-    sensors=[workspace_sensor, *consolidation.SENSORS],
-    schedules=[lancedb_optimize_schedule, *consolidation.SCHEDULES],
+    assets=[*l0.ASSETS, *consolidation.ASSETS, *memories.ASSETS],
+    jobs=[*l0.JOBS, lancedb_optimize_job, *consolidation.JOBS, *memories.JOBS],
+    sensors=[*l0.SENSORS, *consolidation.SENSORS, *memories.SENSORS],
+    schedules=[lancedb_optimize_schedule, *l0.SCHEDULES, *consolidation.SCHEDULES, *memories.SCHEDULES],
     resources=default_resources(),
     executor=dg.in_process_executor,
 )

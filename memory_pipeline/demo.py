@@ -12,13 +12,13 @@ from memory_pipeline.config import get_settings
 
 def run_demo(console: Console, *, query: str, agent: str, user: str) -> None:
     from memory_pipeline.definitions import defs
-    from memory_pipeline.recall.search import search
-    from memory_pipeline.runner import (
+    from memory_pipeline.orchestration.runs import (
         discover_tenants,
         local_instance,
         materialization_metadata,
         run_partitioned_job,
     )
+    from memory_pipeline.recall.search import search
 
     settings = get_settings()
     instance = local_instance()

@@ -46,8 +46,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory_pipeline.store.lance import CHUNKS, EMBEDDING_CACHE, MemoryStore, commit_lock, sql_in
+
 # ``_purge`` by this name, so a test can wrap it to write meanwhile.
-from memory_pipeline.store.purge import commit as _commit, is_local, purge_table as _purge
+from memory_pipeline.store.purge import commit as _commit
+from memory_pipeline.store.purge import is_local
+from memory_pipeline.store.purge import purge_table as _purge
 from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
 
 log = logging.getLogger(__name__)
@@ -126,7 +129,7 @@ def forget_tenant(
     else:
         report.sources_left = left
     if instance is not None:
-        from memory_pipeline.partitions import TENANTS_PARTITION
+        from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 
         registered = [k for k in instance.get_dynamic_partitions(TENANTS_PARTITION) if _matches(k, agent, user)]
         report.tenants = sorted(set(report.tenants) | set(registered))
@@ -292,7 +295,7 @@ def _delete_sources(root: Path, agent: str, user: str | None) -> list[str]:
 
 def _forget_in_instance(instance, tenants: list[str]) -> tuple[list[str], int]:
     """Delete the tenants' partitions and every run that materialized one of them."""
-    from memory_pipeline.partitions import TENANTS_PARTITION
+    from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 
     ordered = list(instance.get_dynamic_partitions(TENANTS_PARTITION))
     position = {k: i for i, k in enumerate(ordered)}
@@ -363,8 +366,8 @@ def register(app) -> None:
 
         from memory_pipeline.cli import console, fail
         from memory_pipeline.config import get_settings
-        from memory_pipeline.resources import default_resources
-        from memory_pipeline.runner import local_instance
+        from memory_pipeline.orchestration.resources import default_resources
+        from memory_pipeline.orchestration.runs import local_instance
         from memory_pipeline.tenancy import InvalidTenantError
 
         who = f"user {user!r} of agent {agent!r}" if user else f"agent {agent!r} and every one of its users"

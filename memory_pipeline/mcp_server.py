@@ -31,7 +31,7 @@ WRITE_TOOLS = ("memory_graph_store", "memory_graph_update", "memory_graph_forget
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
-    from memory_pipeline.graph.operations import MemoryOperationError, ReadOnlyError
+    from memory_pipeline.memories.operations import MemoryOperationError, ReadOnlyError
     from memory_pipeline.recall.get import AccessDeniedError, GetError
     from memory_pipeline.recall.search import RecallError
     from memory_pipeline.tenancy import InvalidTenantError
@@ -49,7 +49,7 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp_types import ToolAnnotations
 
-    from memory_pipeline.graph.service import MemoryService
+    from memory_pipeline.memories.service import MemoryService
 
     service = MemoryService(agent, user, read_only=read_only, actor="mcp", **({"settings": settings} if settings else {}))
     expected = _expected_errors()

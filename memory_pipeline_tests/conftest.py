@@ -16,8 +16,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from memory_pipeline.io_manager import PartitionedPickleIOManager  # noqa: E402
-from memory_pipeline.resources import EmbedderResource, LanceDBResource, WorkspaceResource  # noqa: E402
+from memory_pipeline.orchestration.io_manager import PartitionedPickleIOManager  # noqa: E402
+from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_ROOT = REPO / "data" / "agents"

@@ -31,7 +31,7 @@ def test_definitions_load_and_l0_job_runs(sample_root, tmp_path, monkeypatch):
     assert {"memory_chunks", "memory_embeddings", "memory_index"} <= {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
     assert "workspace_sensor" in {s.name for s in repo.sensor_defs}
 
-    from memory_pipeline.runner import discover_tenants, run_partitioned_job
+    from memory_pipeline.orchestration.runs import discover_tenants, run_partitioned_job
 
     keys = discover_tenants(sample_root)
     assert "support-bot~alice" in keys and "research-assistant~carol" in keys

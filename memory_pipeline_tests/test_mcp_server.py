@@ -20,7 +20,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.graph.operations import MemoryGraph
+from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.conftest import REPO, SAMPLE_ROOT
 

@@ -17,8 +17,8 @@ from memory_pipeline.consolidation.llm import LLMClient
 from memory_pipeline.consolidation.partitions import DAY, TENANT, consolidation_partitions
 from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities, dream
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.partitions import tenant_partitions
-from memory_pipeline.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+from memory_pipeline.orchestration.partitions import tenant_partitions
+from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.tenancy import Tenant
 
 GROUP = "consolidation"

@@ -15,7 +15,7 @@ console = Console()
 
 def _totals(results) -> dict[str, dict]:
     """Numeric metadata per asset, added up over the runs (one run per partition), timings left out."""
-    from memory_pipeline.runner import materialization_metadata
+    from memory_pipeline.orchestration.runs import materialization_metadata
 
     totals: dict[str, dict] = {}
     for result in results:
@@ -33,9 +33,9 @@ def consolidate_command(
 ) -> None:
     """Consolidate completed sessions into episodes and the knowledge graph (one run per day x tenant)."""
     from memory_pipeline.config import get_settings
-    from memory_pipeline.consolidation.runner import completed_partitions, run_consolidation
+    from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation
     from memory_pipeline.definitions import defs
-    from memory_pipeline.runner import local_instance
+    from memory_pipeline.orchestration.runs import local_instance
 
     settings = get_settings()
     partitions = completed_partitions(settings.root, settings.session_idle_minutes, tenant or None)
@@ -59,10 +59,10 @@ def dream_command(
 ) -> None:
     """Promote unpromoted episodes into each tenant's _system/dreaming/YYYYMMDD-consolidated.md."""
     from memory_pipeline.config import get_settings
-    from memory_pipeline.consolidation.runner import run_dreaming, tenants_to_dream
+    from memory_pipeline.consolidation.launch import run_dreaming, tenants_to_dream
     from memory_pipeline.definitions import defs
     from memory_pipeline.embedding import EMBEDDER_IDENTITY
-    from memory_pipeline.runner import local_instance, materialization_metadata
+    from memory_pipeline.orchestration.runs import local_instance, materialization_metadata
 
     settings = get_settings()
     tenants = tenant or list(tenants_to_dream(settings.lancedb_uri, EMBEDDER_IDENTITY[settings.embedder][1]))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory_pipeline.consolidation.summarize import split_sentences
+from memory_pipeline.text.summarize import split_sentences
 
 PREFERENCE = "preference"
 DECISION = "decision"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from memory_pipeline.consolidation.graph import normalize_name
+from memory_pipeline.knowledge.graph import normalize_name
 
 MERGED = "merged"
 AMBIGUOUS = "ambiguous"

@@ -11,7 +11,7 @@ from rich.table import Table
 
 def demo_consolidation(console: Console, defs, instance, tenant_keys: list[str]) -> None:
     from memory_pipeline.config import get_settings
-    from memory_pipeline.consolidation.runner import (
+    from memory_pipeline.consolidation.launch import (
         completed_partitions,
         run_consolidation,
         run_dreaming,
@@ -19,7 +19,7 @@ def demo_consolidation(console: Console, defs, instance, tenant_keys: list[str])
     )
     from memory_pipeline.consolidation.store import ConsolidationStore
     from memory_pipeline.embedding import EMBEDDER_IDENTITY
-    from memory_pipeline.runner import run_partitioned_job
+    from memory_pipeline.orchestration.runs import run_partitioned_job
 
     settings = get_settings()
     dim = EMBEDDER_IDENTITY[settings.embedder][1]

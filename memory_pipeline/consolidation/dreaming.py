@@ -21,11 +21,11 @@ from pathlib import Path
 
 from memory_pipeline.consolidation.cues import DECISION, PREFERENCE, cues
 from memory_pipeline.consolidation.llm import DREAMING_MAX_TOKENS, LLMClient, LLMError
-from memory_pipeline.consolidation.summarize import shorten
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import read_text_file
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.scrub import scrub_secrets
+from memory_pipeline.text.summarize import shorten
 
 MAX_EPISODES = 10
 THRESHOLD = 5

@@ -17,9 +17,9 @@ from typing import Any
 from memory_pipeline.config import get_settings
 from memory_pipeline.consolidation.cues import ACTION, DECISION, FACT, PREFERENCE, cues
 from memory_pipeline.consolidation.dreaming import line_key, memory_dir
-from memory_pipeline.consolidation.summarize import shorten
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.scrub import scrub_secrets
+from memory_pipeline.text.summarize import shorten
 
 HEADINGS = {FACT: "Key facts", PREFERENCE: "Preferences", DECISION: "Decisions", ACTION: "Action items"}
 LINE_CHARS = 300

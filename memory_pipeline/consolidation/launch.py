@@ -12,7 +12,7 @@ from memory_pipeline.consolidation.dreaming import THRESHOLD
 from memory_pipeline.consolidation.partitions import consolidation_key
 from memory_pipeline.consolidation.sensors import plan_consolidation
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.runner import register_tenants
+from memory_pipeline.orchestration.runs import register_tenants
 
 
 def completed_partitions(root: str | Path, idle_minutes: int, tenants: Sequence[str] | None = None) -> list[tuple[str, str]]:

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from memory_pipeline.partitions import tenant_partitions
+from memory_pipeline.orchestration.partitions import tenant_partitions
 
 DAY = "day"
 TENANT = "tenant"

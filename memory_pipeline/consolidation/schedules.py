@@ -10,11 +10,11 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from memory_pipeline.automation.cron import utc_schedule
 from memory_pipeline.config import get_settings
 from memory_pipeline.consolidation.assets import CONSOLIDATION_WRITE_POOL
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.resources import EmbedderResource, LanceDBResource
+from memory_pipeline.orchestration.cron import utc_schedule
+from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource
 
 
 @dg.op(pool=CONSOLIDATION_WRITE_POOL)

@@ -22,13 +22,13 @@ from pathlib import Path
 
 import dagster as dg
 
-from memory_pipeline.automation.sensor_ticks import read_cursor, tagged_run_request, tick_result
 from memory_pipeline.consolidation.assets import consolidation_job, dreaming_job
 from memory_pipeline.consolidation.dreaming import THRESHOLD
 from memory_pipeline.consolidation.partitions import FIRST_DAY, consolidation_key
 from memory_pipeline.consolidation.sessions import SessionFile, load_session, session_files
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+from memory_pipeline.orchestration.sensor_ticks import read_cursor, tagged_run_request, tick_result
 from memory_pipeline.tenancy import InvalidTenantError, Tenant
 
 DREAM_DEBOUNCE = timedelta(minutes=10)

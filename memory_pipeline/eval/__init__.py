@@ -1,0 +1,1 @@
+"""Recall evaluation harnesses (they run the real pipeline, so they may depend on Dagster)."""

@@ -105,10 +105,10 @@ def ingest(workdir: Path, conversations: list[str], embedder: str, log_path: Pat
     """
     import dagster as dg
 
-    from memory_pipeline.assets.l0_index import l0_assets, l0_index_job
-    from memory_pipeline.io_manager import PartitionedPickleIOManager
-    from memory_pipeline.resources import EmbedderResource, LanceDBResource, WorkspaceResource
-    from memory_pipeline.runner import run_partitioned_job
+    from memory_pipeline.l0.assets import l0_assets, l0_index_job
+    from memory_pipeline.orchestration.io_manager import PartitionedPickleIOManager
+    from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+    from memory_pipeline.orchestration.runs import run_partitioned_job
 
     defs = dg.Definitions(
         assets=l0_assets,

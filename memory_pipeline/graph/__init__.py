@@ -1,1 +1,1 @@
-"""The memory graph: typed memories with an audit trail, graph queries, bulletins and stats."""
+"""The ``memory-pipeline graph`` commands (typed memories live in ``memory_pipeline.memories``)."""

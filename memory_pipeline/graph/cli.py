@@ -31,7 +31,7 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 def _service(agent: str, user: str, actor: str = "cli"):
-    from memory_pipeline.graph.service import MemoryService
+    from memory_pipeline.memories.service import MemoryService
     from memory_pipeline.tenancy import InvalidTenantError
 
     try:
@@ -43,7 +43,7 @@ def _service(agent: str, user: str, actor: str = "cli"):
 @contextmanager
 def _refusals():
     """A refused operation (bad input, unknown id, read-only memory) ends the command with its message."""
-    from memory_pipeline.graph.operations import MemoryOperationError, ReadOnlyError
+    from memory_pipeline.memories.operations import MemoryOperationError, ReadOnlyError
     from memory_pipeline.tenancy import InvalidTenantError
 
     try:
@@ -86,9 +86,14 @@ def ingest_command(
     """Extract typed memories with the graph_ingest_job Dagster job (incremental by content hash)."""
     from memory_pipeline.config import get_settings
     from memory_pipeline.definitions import defs
-    from memory_pipeline.graph.assets import MAX_AGE_TAG, SOURCE_TAG
-    from memory_pipeline.graph.ingest import SOURCE_KINDS
-    from memory_pipeline.runner import discover_tenants, local_instance, materialization_metadata, run_partitioned_job
+    from memory_pipeline.memories.assets import MAX_AGE_TAG, SOURCE_TAG
+    from memory_pipeline.memories.pipeline import SOURCE_KINDS
+    from memory_pipeline.orchestration.runs import (
+        discover_tenants,
+        local_instance,
+        materialization_metadata,
+        run_partitioned_job,
+    )
     from memory_pipeline.tenancy import Tenant
 
     if source not in SOURCE_KINDS:

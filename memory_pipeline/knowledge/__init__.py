@@ -1,0 +1,2 @@
+"""The knowledge graph (L2): entities and relations with validity intervals, extracted from
+conversation turns by consolidation and read by the memory tools."""

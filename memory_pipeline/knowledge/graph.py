@@ -16,8 +16,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from memory_pipeline.consolidation.extract import Extraction
 from memory_pipeline.consolidation.store import stable_id
+from memory_pipeline.knowledge.relations import Extraction
 
 _TITLES = frozenset({"dr", "mr", "mrs", "ms", "miss", "prof", "professor", "sir", "dame"})
 _NON_WORD_RE = re.compile(r"[^\w]+")

@@ -13,12 +13,12 @@ from zoneinfo import ZoneInfo
 import polars as pl
 from rapidfuzz import fuzz, process
 
-from memory_pipeline.consolidation.graph import normalize_name
-from memory_pipeline.graph.dates import find_when
-from memory_pipeline.graph.operations import MemoryOperationError, public
-from memory_pipeline.graph.query import ReadScope
-from memory_pipeline.graph.store import GraphStore
+from memory_pipeline.knowledge.graph import normalize_name
+from memory_pipeline.memories.operations import MemoryOperationError, public
+from memory_pipeline.memories.query import ReadScope
+from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.store.lance import sql_in
+from memory_pipeline.text.dates import find_when
 
 ENTITIES = "entities"
 RELATIONS = "relations"

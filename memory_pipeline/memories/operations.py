@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memory_pipeline.embedding import Embedder
-from memory_pipeline.graph.store import (
+from memory_pipeline.memories.store import (
     INGESTION_SOURCES,
     MEMORY_TYPES,
     GraphStore,

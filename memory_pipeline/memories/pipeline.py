@@ -12,20 +12,20 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from memory_pipeline.graph.dates import tenant_timezone, zone
-from memory_pipeline.graph.extract import (
+from memory_pipeline.memories.extract import (
     EXTRACTOR_VERSION,
     Extracted,
     extract,
     markdown_passages,
     transcript_passages,
 )
-from memory_pipeline.graph.operations import MemoryGraph
-from memory_pipeline.graph.store import SOURCE_CHANGED, now_utc
+from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.store import SOURCE_CHANGED, now_utc
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, read_text_file, scan_workspace
 from memory_pipeline.store.lance import sql_in
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.text.dates import tenant_timezone, zone
 from memory_pipeline.text.scrub import scrub_secrets
 
 SOURCE_KINDS = {"markdown": (KIND_MEMORY,), "transcript": (KIND_SESSIONS,), "all": (KIND_MEMORY, KIND_SESSIONS)}

@@ -18,12 +18,12 @@ import polars as pl
 
 from memory_pipeline.config import RecallConfig, Settings
 from memory_pipeline.embedding import Embedder
-from memory_pipeline.graph.dates import rescheduled, tenant_timezone, zone
-from memory_pipeline.graph.operations import MemoryOperationError, check_type, public
-from memory_pipeline.graph.store import MEMORIES, GraphStore, now_utc
+from memory_pipeline.memories.operations import MemoryOperationError, check_type, public
+from memory_pipeline.memories.store import MEMORIES, GraphStore, now_utc
 from memory_pipeline.recall.scope import recall_scopes
 from memory_pipeline.store.lance import sql_in
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.text.dates import rescheduled, tenant_timezone, zone
 
 SORTS = ("scheduled", "recent", "confidence")
 MAX_RESULTS = 100

@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pyarrow as pa
 
-from memory_pipeline.graph.store import MEMORIES
+from memory_pipeline.memories.store import MEMORIES
 from memory_pipeline.recall.sources import RecallSource, Rows, register_source
 
 log = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ def _superseded(tenant: str, arrow: pa.Table) -> set[str]:
     import polars as pl
 
     from memory_pipeline.config import get_settings
-    from memory_pipeline.graph.query import superseded_ids, tenant_tz
+    from memory_pipeline.memories.query import superseded_ids, tenant_tz
     from memory_pipeline.tenancy import Tenant
 
     frame = pl.from_arrow(arrow.select(["id", "content", "occurred_at", "happens_at", "created_at"]))

@@ -11,10 +11,10 @@ from zoneinfo import ZoneInfo
 
 from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.embedding import EMBEDDER_IDENTITY, Embedder, make_embedder
-from memory_pipeline.graph import bulletin as bulletins
-from memory_pipeline.graph.knowledge import knowledge_graph_search
-from memory_pipeline.graph.operations import MemoryGraph, MemoryOperationError, ReadOnlyError
-from memory_pipeline.graph.query import (
+from memory_pipeline.knowledge.search import knowledge_graph_search
+from memory_pipeline.memories import bulletin as bulletins
+from memory_pipeline.memories.operations import MemoryGraph, MemoryOperationError, ReadOnlyError
+from memory_pipeline.memories.query import (
     ReadScope,
     own_scope,
     parse_bound,
@@ -23,8 +23,8 @@ from memory_pipeline.graph.query import (
     recall_memories,
     tenant_tz,
 )
-from memory_pipeline.graph.stats import graph_stats
-from memory_pipeline.graph.store import GraphStore
+from memory_pipeline.memories.stats import graph_stats
+from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.recall.scope import is_read_only
 from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
 

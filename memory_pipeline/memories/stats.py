@@ -3,8 +3,8 @@ embedding, and the relations of the knowledge graph."""
 
 from __future__ import annotations
 
-from memory_pipeline.graph.knowledge import relation_counts
-from memory_pipeline.graph.store import INGESTION_SOURCES, MEMORY_AUDIT, MEMORY_TYPES, GraphStore
+from memory_pipeline.knowledge.search import relation_counts
+from memory_pipeline.memories.store import INGESTION_SOURCES, MEMORY_AUDIT, MEMORY_TYPES, GraphStore
 from memory_pipeline.store.lance import sql_in
 
 

@@ -11,10 +11,10 @@ from datetime import timedelta
 
 import dagster as dg
 
-from memory_pipeline.automation.cron import utc_schedule
 from memory_pipeline.config import get_settings
-from memory_pipeline.pools import LANCEDB_WRITE_POOL
-from memory_pipeline.resources import LanceDBResource
+from memory_pipeline.orchestration.cron import utc_schedule
+from memory_pipeline.orchestration.pools import LANCEDB_WRITE_POOL
+from memory_pipeline.orchestration.resources import LanceDBResource
 
 KEEP_VERSIONS_FOR = timedelta(days=7)
 

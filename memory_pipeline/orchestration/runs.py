@@ -12,7 +12,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from memory_pipeline.partitions import TENANTS_PARTITION
+from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline.sources.workspace import scan_workspace
 from memory_pipeline.tenancy import Tenant
 

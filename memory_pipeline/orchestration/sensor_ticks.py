@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import dagster as dg
 
-from memory_pipeline.partitions import TENANTS_PARTITION, tenant_partitions
+from memory_pipeline.orchestration.partitions import TENANTS_PARTITION, tenant_partitions
 
 TAG_PREFIX = "memory_pipeline/"
 

@@ -10,7 +10,7 @@ from memory_pipeline.recall.search import NoIndexError, RecallError, SearchResul
 from memory_pipeline.recall.sources import RecallSource, register_source
 
 # Typed memories join recall as the ``facts`` source (imported last: it builds on the above).
-from memory_pipeline.graph import recall_source as _facts  # noqa: E402, F401
+from memory_pipeline.memories import recall_source as _facts  # noqa: E402, F401
 
 __all__ = [
     "AccessDeniedError", "GetError", "GetResult", "InjectResult", "NoIndexError", "RecallError",

@@ -125,7 +125,7 @@ def eval_locomo_command(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Ingest a LoCoMo-format set through the L0 job, answer every question, print R@k and MRR."""
-    from memory_pipeline.recall.eval_locomo import EvalDataError, run_locomo_eval
+    from memory_pipeline.eval.locomo import EvalDataError, run_locomo_eval
 
     try:
         report = run_locomo_eval(data, out, k=k, embedder=embedder, workdir=workdir)

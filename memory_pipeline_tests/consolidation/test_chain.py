@@ -5,11 +5,11 @@ its citation; the human-written memory files are untouched; running everything a
 import dagster as dg
 import pytest
 
-from memory_pipeline.assets.l0_index import l0_assets, l0_index_job
 from memory_pipeline.consolidation import defs as consolidation
-from memory_pipeline.consolidation.runner import completed_partitions, run_consolidation, run_dreaming
+from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation, run_dreaming
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.runner import run_partitioned_job
+from memory_pipeline.l0.assets import l0_assets, l0_index_job
+from memory_pipeline.orchestration.runs import run_partitioned_job
 from memory_pipeline.store.lance import MemoryStore
 from memory_pipeline_tests.conftest import make_resources
 from memory_pipeline_tests.consolidation.conftest import ALICE, store_for

@@ -6,6 +6,7 @@ import hashlib
 import re
 from datetime import UTC, datetime
 
+from memory_pipeline.consolidation.assets import episodic_summaries
 from memory_pipeline.consolidation.dreaming import MARKER, SECTIONS, Line, write_document
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.conftest import make_resources, write
@@ -19,7 +20,6 @@ from memory_pipeline_tests.consolidation.conftest import (
     say,
     store_for,
 )
-from memory_pipeline.consolidation.assets import episodic_summaries
 
 CITATION = re.compile(r" \[[\w.-]+ · [\w./~-]+\.jsonl#L\d+(?:-L\d+)?\]$")
 
@@ -89,7 +89,8 @@ def test_at_most_ten_oldest_episodes_per_run(root, lance_uri, instance):
             say("user", f"Note {i}: the Falcon deployment number {i} went fine.", f"{day}T09:00:00Z"), completed=f"{day}T09:05:00Z"
         ))
     import dagster as dg
-    from memory_pipeline.runner import RANGE_END_TAG, RANGE_START_TAG
+
+    from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG
 
     instance.add_dynamic_partitions("tenants", ["bot~ann"])
     job = dg.Definitions(

@@ -4,7 +4,7 @@ and keeps the others; the schedule runs it every 6 hours."""
 from datetime import timedelta
 
 from memory_pipeline.consolidation.schedules import prune_episodes_job, prune_episodes_schedule
-from memory_pipeline.resources import EmbedderResource, LanceDBResource
+from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource
 from memory_pipeline_tests.consolidation.conftest import ALICE, store_for
 from memory_pipeline_tests.consolidation.test_sensors import NOW, add_episodes
 

@@ -11,7 +11,7 @@ import dagster as dg
 from memory_pipeline.consolidation import sensors
 from memory_pipeline.consolidation.episodes import episode_id
 from memory_pipeline.consolidation.sensors import consolidation_sensor, dreaming_sensor
-from memory_pipeline.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline_tests.conftest import write
 from memory_pipeline_tests.consolidation.conftest import ALICE, ALICE_DAYS, iso, jsonl, say, store_for
 
@@ -128,6 +128,6 @@ def test_cursor_forgets_old_transcripts(root, instance, monkeypatch):
     result = tick(consolidation_sensor, instance, None, workspace=ws)
     assert [partition(r) for r in result.run_requests] == [("2026-11-20", "bot~ann")]
     assert list(json.loads(result.cursor)["sessions"]) == ["bot/sessions/ann/new.jsonl"]
-    from memory_pipeline.consolidation.runner import completed_partitions
+    from memory_pipeline.consolidation.launch import completed_partitions
 
     assert completed_partitions(root, 30) == [("2026-01-01", "bot~ann"), ("2026-11-20", "bot~ann")]

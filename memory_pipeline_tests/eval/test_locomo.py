@@ -15,8 +15,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from memory_pipeline.eval.locomo import EvalDataError, run_locomo_eval, score
 from memory_pipeline.recall.cli import register
-from memory_pipeline.recall.eval_locomo import EvalDataError, run_locomo_eval, score
 
 CONVERSATIONS = {
     "conv-a": [

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import json
 
+import dagster as dg
 import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-import dagster as dg
-
 from memory_pipeline.config import get_settings
 from memory_pipeline.graph import cli as graph_cli
-from memory_pipeline.graph.assets import graph_assets, graph_ingest_job
+from memory_pipeline.memories.assets import graph_assets, graph_ingest_job
 from memory_pipeline_tests.cli_env import cli_app, run
 from memory_pipeline_tests.conftest import make_resources
 

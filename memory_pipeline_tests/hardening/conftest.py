@@ -14,12 +14,12 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from memory_pipeline.assets.l0_index import l0_assets, l0_index_job
 from memory_pipeline.consolidation import defs as consolidation
 from memory_pipeline.consolidation.flush import flush
-from memory_pipeline.consolidation.runner import completed_partitions, run_consolidation, run_dreaming
-from memory_pipeline.graph.assets import graph_assets, graph_ingest_job
-from memory_pipeline.runner import discover_tenants, run_partitioned_job
+from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation, run_dreaming
+from memory_pipeline.l0.assets import l0_assets, l0_index_job
+from memory_pipeline.memories.assets import graph_assets, graph_ingest_job
+from memory_pipeline.orchestration.runs import discover_tenants, run_partitioned_job
 from memory_pipeline_tests.conftest import make_resources, write
 
 # Fake secrets in the formats of the providers the scrubber knows. Each is assembled from parts

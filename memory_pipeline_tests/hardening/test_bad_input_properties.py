@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from memory_pipeline.config import Settings
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.indexing import prepare_tenant
+from memory_pipeline.l0.pipeline import prepare_tenant
 from memory_pipeline.recall.query import understand
 from memory_pipeline.recall.search import search
 from memory_pipeline.sources.transcripts import SESSION_COMPLETED, parse_transcript

@@ -26,9 +26,9 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from memory_pipeline.assets.l0_index import l0_assets, l0_index_job
-from memory_pipeline.runner import discover_tenants, run_partitioned_job
-from memory_pipeline.store.checks import check_tenant
+from memory_pipeline.l0.assets import l0_assets, l0_index_job
+from memory_pipeline.l0.checks import check_tenant
+from memory_pipeline.orchestration.runs import discover_tenants, run_partitioned_job
 from memory_pipeline.store.lance import MemoryStore
 from memory_pipeline_tests.conftest import REPO, make_resources, write
 

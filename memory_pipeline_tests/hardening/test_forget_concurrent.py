@@ -22,18 +22,18 @@ from pathlib import Path
 import dagster as dg
 import lancedb
 import pyarrow.compute as pc
-from pyarrow import fs
 import pytest
+from pyarrow import fs
 
 from memory_pipeline import forget
-from memory_pipeline.assets.l0_index import l0_assets, l0_index_job
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.forget import forget_tenant
-from memory_pipeline.graph.operations import MemoryGraph
+from memory_pipeline.l0.assets import l0_assets, l0_index_job
+from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.orchestration.resources import LanceDBResource
+from memory_pipeline.orchestration.runs import discover_tenants, run_partitioned_job
 from memory_pipeline.recall.search import search
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline.resources import LanceDBResource
-from memory_pipeline.runner import discover_tenants, run_partitioned_job
 from memory_pipeline_tests.conftest import make_resources
 from memory_pipeline_tests.recall.conftest import build_workspace, recall_settings
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.graph import store as graph_store
-from memory_pipeline.graph.operations import MemoryGraph
+from memory_pipeline.memories import store as graph_store
+from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.hardening.test_forget_concurrent import (  # noqa: F401
     ALICE_WORD,

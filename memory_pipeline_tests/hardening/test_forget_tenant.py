@@ -21,9 +21,9 @@ from typer.testing import CliRunner
 from memory_pipeline.config import get_settings
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.forget import forget_tenant, register
-from memory_pipeline.partitions import TENANTS_PARTITION
+from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
+from memory_pipeline.orchestration.runs import run_partitioned_job
 from memory_pipeline.recall.search import search
-from memory_pipeline.runner import run_partitioned_job
 from memory_pipeline.store.lance import MemoryStore
 from memory_pipeline.tenancy import InvalidTenantError
 from memory_pipeline_tests.hardening.conftest import USER_WORDS, files_containing, pipeline_defs

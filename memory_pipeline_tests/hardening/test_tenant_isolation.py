@@ -28,12 +28,12 @@ from typer.testing import CliRunner
 
 from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.graph.operations import MemoryGraph
-from memory_pipeline.graph.service import MemoryService
+from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.service import MemoryService
+from memory_pipeline.orchestration.runs import run_partitioned_job
 from memory_pipeline.recall.get import AccessDeniedError, GetError, get
 from memory_pipeline.recall.inject import inject
 from memory_pipeline.recall.search import search
-from memory_pipeline.runner import run_partitioned_job
 from memory_pipeline.store.lance import MemoryStore
 from memory_pipeline.tenancy import GLOBAL_USER, InvalidTenantError, Tenant
 from memory_pipeline_tests.conftest import write
@@ -84,9 +84,9 @@ def world(tmp_path_factory):
     outside.write_text("# Outside\n\nzqoutsideword lives outside the root.\n")
     (link_dir / "outside.md").symlink_to(outside)
 
-    from memory_pipeline_tests.hardening.conftest import pipeline_defs
-
     import dagster as dg
+
+    from memory_pipeline_tests.hardening.conftest import pipeline_defs
 
     run_partitioned_job(pipeline_defs(root, uri), "l0_index_job", dg.DagsterInstance.ephemeral(), [t.key for t in tenants()])
     graph = MemoryGraph.open(uri, HashEmbedder())

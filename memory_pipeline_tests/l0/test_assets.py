@@ -13,8 +13,8 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from memory_pipeline.assets.l0_index import l0_assets
-from memory_pipeline.partitions import TENANTS_PARTITION
+from memory_pipeline.l0.assets import l0_assets
+from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline.store.lance import MemoryStore
 from memory_pipeline_tests.conftest import make_resources, write
 
@@ -167,8 +167,8 @@ def test_bad_inputs_are_skipped_with_reasons(instance, workspace, lance_uri, tmp
 def test_multi_tenant_single_run(instance, workspace, lance_uri):
     """A backfill over a range of tenants runs once and indexes each tenant separately."""
     instance.add_dynamic_partitions(TENANTS_PARTITION, [ALICE, GLOBAL])
-    from memory_pipeline.assets.l0_index import l0_index_job
-    from memory_pipeline.runner import RANGE_END_TAG, RANGE_START_TAG
+    from memory_pipeline.l0.assets import l0_index_job
+    from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG
 
     defs = dg.Definitions(assets=l0_assets, jobs=[l0_index_job], resources=make_resources(workspace, lance_uri))
     result = defs.resolve_job_def("l0_index_job").execute_in_process(
@@ -196,7 +196,7 @@ def test_changed_chunking_settings_reindex_unchanged_files(workspace, lance_uri)
     """A file is unchanged only if its bytes and the index signature (model, chunking) match."""
     from memory_pipeline.config import Settings
     from memory_pipeline.embedding import HashEmbedder
-    from memory_pipeline.indexing import embed_tenants, prepare_tenant, write_tenant
+    from memory_pipeline.l0.pipeline import embed_tenants, prepare_tenant, write_tenant
     from memory_pipeline.tenancy import Tenant
 
     embedder = HashEmbedder()

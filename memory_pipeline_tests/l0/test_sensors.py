@@ -14,9 +14,9 @@ import time
 
 import dagster as dg
 
-from memory_pipeline.automation.l0_sensor import workspace_sensor
-from memory_pipeline.partitions import TENANTS_PARTITION
-from memory_pipeline.resources import WorkspaceResource
+from memory_pipeline.l0.sensors import workspace_sensor
+from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
+from memory_pipeline.orchestration.resources import WorkspaceResource
 from memory_pipeline_tests.conftest import write
 
 

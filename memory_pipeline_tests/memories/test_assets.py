@@ -7,10 +7,10 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from memory_pipeline.graph.assets import MAX_AGE_TAG, SOURCE_TAG, typed_memories
-from memory_pipeline.graph.stats import graph_stats
-from memory_pipeline.graph.store import GraphStore
-from memory_pipeline.partitions import TENANTS_PARTITION
+from memory_pipeline.memories.assets import MAX_AGE_TAG, SOURCE_TAG, typed_memories
+from memory_pipeline.memories.stats import graph_stats
+from memory_pipeline.memories.store import GraphStore
+from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline_tests.conftest import make_resources
 
 pytestmark = pytest.mark.slow

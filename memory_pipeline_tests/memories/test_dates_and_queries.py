@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 import pytest
 
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.graph.dates import detect_timezone, find_when, rescheduled, zone
-from memory_pipeline.graph.operations import MemoryGraph, MemoryOperationError
-from memory_pipeline.graph.query import ReadScope, parse_duration, query_memories
+from memory_pipeline.memories.operations import MemoryGraph, MemoryOperationError
+from memory_pipeline.memories.query import ReadScope, parse_duration, query_memories
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.text.dates import detect_timezone, find_when, rescheduled, zone
 
 LISBON = zone("Europe/Lisbon")
 TORONTO = zone("America/Toronto")

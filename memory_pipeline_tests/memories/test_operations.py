@@ -13,8 +13,8 @@ import pytest
 
 from memory_pipeline.config import Settings
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.graph.operations import MemoryGraph, MemoryOperationError, MemoryNotFoundError, ReadOnlyError
-from memory_pipeline.graph.service import MemoryService
+from memory_pipeline.memories.operations import MemoryGraph, MemoryNotFoundError, MemoryOperationError, ReadOnlyError
+from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.tenancy import Tenant
 
 ALICE = Tenant("support-bot", "alice")

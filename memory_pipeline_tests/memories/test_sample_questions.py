@@ -17,9 +17,9 @@ import pytest
 
 from memory_pipeline.config import Settings
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.graph.ingest import ingest_tenant
-from memory_pipeline.graph.operations import MemoryGraph
-from memory_pipeline.graph.service import MemoryService
+from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.pipeline import ingest_tenant
+from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.conftest import SAMPLE_ROOT
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import dagster as dg
 
-from memory_pipeline.automation.sensor_ticks import read_cursor, tagged_run_request, tick_result, write_cursor
-from memory_pipeline.partitions import TENANTS_PARTITION
+from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
+from memory_pipeline.orchestration.sensor_ticks import read_cursor, tagged_run_request, tick_result, write_cursor
 
 STORED_CURSORS = {
     "workspace_sensor": '{"bot~_global": "3f2a9c", "other~_global": "gone"}',

@@ -12,10 +12,10 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from memory_pipeline.assets.l0_index import l0_assets, l0_index_job
 from memory_pipeline.config import Settings
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.runner import discover_tenants, run_partitioned_job
+from memory_pipeline.l0.assets import l0_assets, l0_index_job
+from memory_pipeline.orchestration.runs import discover_tenants, run_partitioned_job
 from memory_pipeline_tests.conftest import make_resources, write
 
 SHARED_NOTE = "# Network\n\nThe office VPN certificate rotates every month on the first Monday.\n"

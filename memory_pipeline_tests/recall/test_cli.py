@@ -80,7 +80,7 @@ def test_inject_reports_counts_and_skips_trivial_messages(app):
 
 def test_get_prints_a_typed_memory_as_a_record(app, tmp_path, monkeypatch):
     from memory_pipeline.embedding import HashEmbedder
-    from memory_pipeline.graph.operations import MemoryGraph
+    from memory_pipeline.memories.operations import MemoryGraph
     from memory_pipeline.tenancy import Tenant
 
     lance_uri = str(tmp_path / "facts-db")

@@ -16,7 +16,7 @@ import pytest
 
 from memory_pipeline.consolidation.assets import episodic_summaries
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.graph.operations import MemoryGraph
+from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.recall.get import GetError, get
 from memory_pipeline.recall.search import search
 from memory_pipeline.tenancy import Tenant

@@ -18,7 +18,7 @@ import polars as pl
 import pyarrow as pa
 
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.indexing import TenantChunks, embed_tenants
+from memory_pipeline.l0.pipeline import TenantChunks, embed_tenants
 from memory_pipeline.store.lance import FILES_SCHEMA, MemoryStore
 from memory_pipeline_tests.conftest import run_together
 from memory_pipeline_tests.store.test_lance_store import DIM, rows

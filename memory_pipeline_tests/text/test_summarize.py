@@ -1,8 +1,8 @@
 """Extractive summaries: the compaction summary wins when present, the abstract is one sentence of
 about 200 characters, and key topics are proper-noun phrases, not sentence openers."""
 
-from memory_pipeline.consolidation.summarize import key_topics, shorten, summarize_turns
 from memory_pipeline.sources.transcripts import parse_transcript
+from memory_pipeline.text.summarize import key_topics, shorten, summarize_turns
 from memory_pipeline_tests.conftest import SAMPLE_ROOT
 
 

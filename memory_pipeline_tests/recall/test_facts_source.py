@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 import anyio
 import pytest
 
-from memory_pipeline.graph.operations import MemoryGraph
+from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.recall.search import search
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.recall.conftest import recall_settings
