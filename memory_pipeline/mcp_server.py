@@ -182,27 +182,6 @@ def serve(agent: str, user: str, read_only: bool = False) -> None:
     build_server(agent, user, read_only).run("stdio")
 
 
-def register(app) -> None:
-    import typer
-
-    @app.command("mcp")
-    def mcp_command(
-        agent: str = typer.Option(..., "--agent", "-a", help="The agent this server serves."),
-        user: str = typer.Option("_global", "--user", "-u", help="The user it serves."),
-        read_only: bool = typer.Option(False, "--read-only", help="Refuse every write."),
-    ) -> None:
-        """Serve the memory of one agent and user as MCP tools over stdio."""
-        from memory_pipeline.tenancy import InvalidTenantError, validate_id
-
-        try:
-            validate_id(agent, "agent id")
-            validate_id(user, "user id")
-        except InvalidTenantError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from None
-        serve(agent, user, read_only)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m memory_pipeline.mcp_server", description=__doc__.splitlines()[0])
     parser.add_argument("--agent", required=True)

@@ -11,7 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 import memory_pipeline.definitions as definitions
-from memory_pipeline import cli
+from memory_pipeline.cli import app as cli_group
 from memory_pipeline.config import get_settings
 
 
@@ -24,9 +24,7 @@ def cli_app(monkeypatch: pytest.MonkeyPatch, root: Path, lance_uri: str, dagster
     get_settings.cache_clear()
     # The project's Definitions read their resources from the environment once, at import.
     monkeypatch.setattr(definitions, "defs", defs)
-    if not any(group.name == "graph" for group in cli.app.registered_groups):
-        cli._register_features()
-    return cli.app
+    return cli_group
 
 
 def run(app: typer.Typer, *args: str) -> str:

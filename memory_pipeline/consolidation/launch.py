@@ -22,13 +22,18 @@ def completed_partitions(root: str | Path, idle_minutes: int, tenants: Sequence[
 
 
 def run_consolidation(
-    defs: dg.Definitions, instance: dg.DagsterInstance, partitions: Sequence[tuple[str, str]]
+    defs: dg.Definitions,
+    instance: dg.DagsterInstance,
+    partitions: Sequence[tuple[str, str]],
+    run_config: dict | None = None,
 ) -> list[dg.ExecuteInProcessResult]:
     """One consolidation run per (day, tenant), in day order (the graph's history builds up in order)."""
     register_tenants(instance, sorted({tenant for _, tenant in partitions}))
     job = defs.resolve_job_def("consolidation_job")
     return [
-        job.execute_in_process(instance=instance, partition_key=consolidation_key(day, tenant), raise_on_error=True)
+        job.execute_in_process(
+            instance=instance, partition_key=consolidation_key(day, tenant), run_config=run_config, raise_on_error=True
+        )
         for day, tenant in sorted(partitions)
     ]
 
@@ -38,7 +43,12 @@ def tenants_to_dream(lancedb_uri: str, dim: int, threshold: int = THRESHOLD) -> 
     return {tenant: n for tenant, n in sorted(counts.items()) if n >= threshold}
 
 
-def run_dreaming(defs: dg.Definitions, instance: dg.DagsterInstance, tenants: Sequence[str]) -> list[dg.ExecuteInProcessResult]:
+def run_dreaming(
+    defs: dg.Definitions, instance: dg.DagsterInstance, tenants: Sequence[str], run_config: dict | None = None
+) -> list[dg.ExecuteInProcessResult]:
     register_tenants(instance, list(tenants))
     job = defs.resolve_job_def("dreaming_job")
-    return [job.execute_in_process(instance=instance, partition_key=t, raise_on_error=True) for t in tenants]
+    return [
+        job.execute_in_process(instance=instance, partition_key=t, run_config=run_config, raise_on_error=True)
+        for t in tenants
+    ]

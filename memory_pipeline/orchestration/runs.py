@@ -48,10 +48,23 @@ def discover_tenants(root: str | Path) -> list[str]:
 def run_partitioned_job(
     defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, keys: Sequence[str], tags: dict | None = None
 ) -> dg.ExecuteInProcessResult:
+    """The last run of ``run_partitioned_jobs`` (the only one when the keys are contiguous)."""
+    return run_partitioned_jobs(defs, job_name, instance, keys, tags)[-1]
+
+
+def run_partitioned_jobs(
+    defs: dg.Definitions,
+    job_name: str,
+    instance: dg.DagsterInstance,
+    keys: Sequence[str],
+    tags: dict | None = None,
+    run_config: dict | None = None,
+) -> list[dg.ExecuteInProcessResult]:
     """Run a tenant-partitioned job over ``keys`` as one run (one model load for all of them).
 
     Keys are registered first; the run covers the contiguous range of partitions from the first
-    to the last key, which is every requested key when they were registered together.
+    to the last key, which is every requested key when they were registered together. Otherwise
+    each key gets its own run, and every run is returned.
     """
     for key in keys:
         Tenant.from_key(key)  # refuse a crafted key before it reaches the instance
@@ -62,11 +75,11 @@ def run_partitioned_job(
     first, last = all_keys.index(ordered[0]), all_keys.index(ordered[-1])
     if last - first + 1 == len(ordered):
         run_tags = {RANGE_START_TAG: ordered[0], RANGE_END_TAG: ordered[-1], **(tags or {})}
-        return job.execute_in_process(instance=instance, tags=run_tags, raise_on_error=True)
-    result = None
-    for key in ordered:  # not contiguous: one run each
-        result = job.execute_in_process(instance=instance, partition_key=key, tags=tags, raise_on_error=True)
-    return result
+        return [job.execute_in_process(instance=instance, tags=run_tags, run_config=run_config, raise_on_error=True)]
+    return [  # not contiguous: one run each
+        job.execute_in_process(instance=instance, partition_key=key, tags=tags, run_config=run_config, raise_on_error=True)
+        for key in ordered
+    ]
 
 
 def materialization_metadata(

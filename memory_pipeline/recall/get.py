@@ -119,6 +119,17 @@ def get(
             f"{rel!r} is not in the memory {who} may read (its own user's files, {agent}'s "
             "agent-wide memory and its team leader's)"
         )
+    _check_range(from_line, lines)
+    try:
+        text = _read_file(root_path, rel, owner)
+    except AccessDeniedError:
+        raise
+    except OSError as exc:  # a name too long for the file system, a folder with no access, ...
+        raise GetError(f"{rel!r} cannot be read: {(exc.strerror or str(exc)).lower()}") from None
+    return _pick(rel, owner.key, text, from_line, lines)
+
+
+def _read_file(root_path: Path, rel: str, owner) -> str:
     full = root_path / rel
     if full.is_symlink() or any(p.is_symlink() for p in full.parents if _under(p, root_path)):
         target = full.resolve()
@@ -126,13 +137,12 @@ def get(
         if not inside or path_tenant(target.relative_to(root_path).as_posix()) != owner:
             raise AccessDeniedError(f"{rel!r} is a symlink leading out of its tenant's memory: refused")
     if not full.is_file():
-        raise GetError(f"no file {rel!r} under {root_path}: check the path against a search citation")
-    _check_range(from_line, lines)
+        # The path as cited, never the server's folders: the message may reach an MCP client.
+        raise GetError(f"no file {rel!r} in the workspace: check the path against a search citation")
     try:
-        text = full.read_text(encoding="utf-8-sig")
+        return full.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         raise GetError(f"{rel!r} is not a UTF-8 text file") from None
-    return _pick(rel, owner.key, text, from_line, lines)
 
 
 def _check_range(from_line: int, lines: int | None) -> None:

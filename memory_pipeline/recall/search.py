@@ -44,6 +44,10 @@ class NoIndexError(RecallError):
     pass
 
 
+class UnknownSourceError(RecallError, ValueError):
+    """A source name recall does not know; the message lists the known ones."""
+
+
 @dataclass
 class SearchResult:
     """One recalled piece of memory, with where it comes from and why it ranked."""
@@ -188,7 +192,7 @@ def _resolve_sources(
         names = list(dict.fromkeys(sources))
         unknown = [n for n in names if n not in registry]
         if unknown:
-            raise ValueError(
+            raise UnknownSourceError(
                 f"unknown source(s) {', '.join(map(repr, unknown))}: choose from {', '.join(sorted(registry))}"
             )
     tables = cache.table_names()

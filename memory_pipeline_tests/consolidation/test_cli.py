@@ -19,6 +19,7 @@ from memory_pipeline_tests.consolidation.conftest import ALICE, store_for
 pytestmark = pytest.mark.slow
 
 DAYS = ("2026-10-26", "2026-10-30")
+WHO = ("--agent", ALICE.split("~")[0], "--user", ALICE.split("~")[1])
 
 
 @pytest.fixture
@@ -33,7 +34,7 @@ def app(sample_root, lance_uri, tmp_path, monkeypatch):
 
 def test_consolidate_adds_figures_up_over_runs_then_dream_reports_the_promotion(app, lance_uri):
     days = [arg for day in DAYS for arg in ("--day", day)]
-    summary = json.loads(run(app, "consolidate", "--tenant", ALICE, *days, "--json"))
+    summary = json.loads(run(app, "consolidate", *WHO, *days, "--json"))
 
     assert summary["partitions"] == [f"{day}|{ALICE}" for day in DAYS]
     assert set(summary["assets"]) == {"episodic_summaries", "semantic_graph", "entity_dedup"}
@@ -46,9 +47,10 @@ def test_consolidate_adds_figures_up_over_runs_then_dream_reports_the_promotion(
     assert [key for key, _ in figures if key.endswith("seconds")] == []
     assert all(type(value) in (int, float) for _, value in figures)  # no flags, tables or previews
 
-    assert run(app, "dream", "--tenant", ALICE).startswith(f"{ALICE}: promoted 2 episode(s), added ")
+    dreamed = json.loads(run(app, "dream", *WHO, "--json"))
+    assert dreamed["tenants"] == [ALICE] and dreamed["assets"]["dreaming"]["episodes_promoted"] == 2
     assert store_for(lance_uri).episode_rows(ALICE, "promoted_at IS NULL").height == 0
 
 
 def test_consolidate_with_nothing_completed_says_so(app):
-    assert run(app, "consolidate", "--tenant", ALICE, "--day", "2020-01-01") == "no completed session to consolidate\n"
+    assert run(app, "consolidate", *WHO, "--day", "2020-01-01") == "no completed session to consolidate\n"

@@ -12,11 +12,10 @@ import json
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
+from memory_pipeline.cli import app as cli_group
 from memory_pipeline.eval.locomo import EvalDataError, run_locomo_eval, score
-from memory_pipeline.recall.cli import register
 
 CONVERSATIONS = {
     "conv-a": [
@@ -95,9 +94,7 @@ def test_missing_data_is_explained(tmp_path):
 @pytest.mark.slow
 def test_eval_command_with_the_real_model(tmp_path):
     data = write_fixture(tmp_path)
-    app = typer.Typer()
-    register(app)
-    result = CliRunner().invoke(app, ["eval", "locomo", "--data", str(data), "--out", str(tmp_path / "out")])
+    result = CliRunner().invoke(cli_group, ["eval", "locomo", "--data", str(data), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert "R@5" in result.stdout and "MRR" in result.stdout and "mean result length" in result.stdout
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())

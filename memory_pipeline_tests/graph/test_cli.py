@@ -13,7 +13,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from memory_pipeline.config import get_settings
-from memory_pipeline.graph import cli as graph_cli
+from memory_pipeline.cli import output as cli_output
 from memory_pipeline.memories.assets import graph_assets, graph_ingest_job
 from memory_pipeline_tests.cli_env import cli_app, run
 from memory_pipeline_tests.conftest import make_resources
@@ -29,28 +29,26 @@ def app(sample_root, lance_uri, tmp_path, monkeypatch):
 
 
 def test_ingest_then_ask_store_and_forget(app):
-    summary = json.loads(run(app, "graph", "ingest", "--user", "carol", "--source", "transcript", "--json"))
-    assert summary["success"] and summary["files_extracted"] == 2
-    # The run's own fields, then the asset's figures; its preview and tenant count are left out.
-    assert list(summary) == [
-        "run_id", "success", "tenants", "seconds", "files_extracted", "files_unchanged", "files_removed",
-        "memories_written", "memories_removed", "blocked", "secrets_redacted", "by_type", "source",
-    ]
-    assert summary["tenants"] == ["research-assistant~carol"] and summary["source"] == "transcript"
-    assert sum(summary["by_type"].values()) == summary["memories_written"]
-    again = run(app, "graph", "ingest", "--user", "carol", "--source", "transcript").splitlines()
-    assert again[0].startswith("graph ingest: 1 tenant(s) in run ")
-    assert "  files_extracted: 0" in again and "  files_unchanged: 2" in again
-    assert not [line for line in again if "seconds" in line or "preview" in line]
+    summary = json.loads(run(app, "graph", "ingest", "--user", "carol", "--input", "transcript", "--json"))
+    figures = summary["assets"]["typed_memories"]
+    assert summary["success"] and figures["files_extracted"] == 2
+    # Every run's figures; timings, previews and flags left out.
+    assert list(summary) == ["tenants", "runs", "success", "seconds", "input", "assets", "checks"]
+    assert summary["tenants"] == ["research-assistant~carol"] and summary["input"] == "transcript"
+    assert len(summary["runs"]) == 1
+    assert not [key for key in figures if key.endswith("seconds") or key == "preview"]
+    again = run(app, "graph", "ingest", "--user", "carol", "--input", "transcript")
+    assert again.startswith("graph ingest: 1 tenant(s), 1 run(s), ")
+    assert "files_extracted 0" in again and "files_unchanged 2" in again
 
     who = ["--agent", "research-assistant", "--user", "carol"]
     todos = json.loads(run(app, "graph", "query", *who, "--type", "todo", "--json"))
     assert any("Remind me to ask Jonah" in t["content"] for t in todos)
-    stored = json.loads(run(app, "memory", "store", "Prefers Chicago style notes", *who, "--type", "preference"))
+    stored = json.loads(run(app, "memory", "store", "Prefers Chicago style notes", *who, "--type", "preference", "--json"))
     assert stored["source"] == "live"
     bulletin = run(app, "graph", "bulletin", "memory", *who)
     assert "## Preferences" in bulletin and "Prefers Chicago style notes" in bulletin
-    forgotten = json.loads(run(app, "memory", "forget", stored["id"], *who, "--reason", "duplicate"))
+    forgotten = json.loads(run(app, "memory", "forget", stored["id"], *who, "--reason", "duplicate", "--json"))
     assert forgotten == {"id": stored["id"], "forgotten": True, "reason": "duplicate"}
     stats = json.loads(run(app, "graph", "stats", *who, "--json"))
     assert stats["by_source"]["live"] == 0 and stats["by_source"]["transcript"] == stats["memories"] > 0
@@ -65,9 +63,9 @@ def test_errors_are_one_line_and_say_what_to_do(app):
 
 
 def test_search_and_query_print_a_table_or_say_nothing_was_found(app, monkeypatch):
-    monkeypatch.setattr(graph_cli, "console", Console(width=200))  # wide enough that no cell wraps
+    monkeypatch.setattr(cli_output, "console", Console(width=200))  # wide enough that no cell wraps
     who = ["--agent", "research-assistant", "--user", "carol"]
-    stored = json.loads(run(app, "memory", "store", "Prefers Chicago style notes", *who, "--type", "preference"))
+    stored = json.loads(run(app, "memory", "store", "Prefers Chicago style notes", *who, "--type", "preference", "--json"))
 
     for args, title in (
         (["graph", "query", *who, "--type", "preference"], "memories of research-assistant/carol"),

@@ -21,7 +21,6 @@ import os
 from pathlib import Path
 
 import pytest
-import typer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -199,7 +198,7 @@ def test_crafted_ids_are_refused_everywhere(world, bad):
 
 
 def test_cli_search_for_another_user_shows_nothing_of_theirs(world, monkeypatch):
-    from memory_pipeline.recall.cli import register
+    from memory_pipeline.cli import app
 
     root, uri, _ = world
     monkeypatch.setenv("MEMORY_PIPELINE_ROOT", str(root))
@@ -207,8 +206,6 @@ def test_cli_search_for_another_user_shows_nothing_of_theirs(world, monkeypatch)
     monkeypatch.setenv("MEMORY_PIPELINE_EMBEDDER", "hash")
     monkeypatch.setenv("MEMORY_PIPELINE_TEAMS", json.dumps(TEAMS))
     get_settings.cache_clear()
-    app = typer.Typer()
-    register(app)
     runner = CliRunner()
     try:
         theirs = word(Tenant("alpha", "u2"))

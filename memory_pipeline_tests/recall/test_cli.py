@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
 from memory_pipeline.config import get_settings
-from memory_pipeline.recall.cli import register
+from memory_pipeline.cli import app as cli_group
 
 runner = CliRunner()
 
@@ -24,9 +23,7 @@ def app(indexed, monkeypatch):
     monkeypatch.setenv("MEMORY_PIPELINE_EMBEDDER", "hash")
     monkeypatch.setenv("MEMORY_PIPELINE_TEAMS", '{"helper-bot": "support-bot"}')
     get_settings.cache_clear()
-    cli = typer.Typer()
-    register(cli)
-    yield cli
+    yield cli_group
     get_settings.cache_clear()
 
 
@@ -39,7 +36,7 @@ def test_search_json_lists_cited_results(app):
 
 
 def test_search_table_and_source_filter(app):
-    result = runner.invoke(app, ["search", "API rate limit requests", "-a", "support-bot", "-u", "alice", "--source", "sessions", "--k", "2"])
+    result = runner.invoke(app, ["search", "API rate limit requests", "-a", "support-bot", "-u", "alice", "--source", "sessions", "--limit", "2"])
     assert result.exit_code == 0, result.output
     assert "s1.jsonl" in result.stdout and "2,000" in result.stdout
     assert "MEMORY.md" not in result.stdout

@@ -1,0 +1,171 @@
+"""Consolidation commands: ``consolidate``, ``dream``, ``episodes`` and ``flush``."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+import typer
+
+from memory_pipeline.cli import options, runs
+from memory_pipeline.cli.app import BadInput, app
+from memory_pipeline.cli.output import print_json, say, summary_table
+from memory_pipeline.cli.tenants import require_tenant, select_tenants
+
+_DAY_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def _days(values: list[str] | None) -> set[str]:
+    from datetime import date
+
+    for value in values or []:
+        try:
+            if not _DAY_RE.match(value):
+                raise ValueError
+            date.fromisoformat(value)
+        except ValueError:
+            raise BadInput(f"--day {value!r}: use a date as YYYY-MM-DD") from None
+    return set(values or [])
+
+
+@app.command("consolidate")
+def consolidate_command(
+    agent: list[str] = options.AGENTS,
+    user: list[str] = options.USERS,
+    every: bool = options.ALL,
+    day: list[str] = typer.Option(None, "--day", "-d", help="Only sessions completed on this day (YYYY-MM-DD); repeatable."),
+    as_json: bool = options.JSON,
+) -> None:
+    """Consolidate completed sessions into episodes and the knowledge graph (one run per day x tenant)."""
+    from memory_pipeline.config import get_settings
+    from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation
+
+    days = _days(day)
+    keys = select_tenants(agent, user, every)
+    settings = get_settings()
+    partitions = completed_partitions(settings.root, settings.session_idle_minutes, keys)
+    partitions = [p for p in partitions if not days or p[0] in days]
+    started = time.perf_counter()
+    results = []
+    if partitions:
+        defs, instance = runs.defs(), runs.instance()
+        with runs.progress("consolidating", len(partitions), "partitions") as advance:
+            for partition in sorted(partitions):  # in day order: the graph's history builds up in order
+                advance(0, f"consolidating {partition[0]} {partition[1]}")
+                results += run_consolidation(defs, instance, [partition], run_config=runs.run_config())
+                advance(1)
+    summary = runs.summarize(
+        results, sorted({t for _, t in partitions}), started, {"partitions": [f"{d}|{t}" for d, t in sorted(partitions)]}
+    )
+    if as_json:
+        print_json(summary)
+    elif not partitions:
+        say("no completed session to consolidate")
+    else:
+        runs.print_summary(f"consolidate: {len(partitions)} day x tenant partition(s)", summary)
+
+
+@app.command("dream")
+def dream_command(
+    agent: list[str] = options.AGENTS,
+    user: list[str] = options.USERS,
+    every: bool = typer.Option(False, "--all", help="Every tenant with 5 or more unpromoted episodes (the default)."),
+    as_json: bool = options.JSON,
+) -> None:
+    """Promote unpromoted episodes into each tenant's _system/dreaming/YYYYMMDD-consolidated.md."""
+    from memory_pipeline.config import get_settings
+    from memory_pipeline.consolidation.launch import run_dreaming, tenants_to_dream
+    from memory_pipeline.embedding import EMBEDDER_IDENTITY
+
+    settings = get_settings()
+    if agent or user:  # named tenants dream even below the threshold
+        keys = select_tenants(agent, user, every)
+    else:
+        keys = list(tenants_to_dream(settings.lancedb_uri, EMBEDDER_IDENTITY[settings.embedder][1]))
+    started = time.perf_counter()
+    results = []
+    if keys:
+        defs, instance = runs.defs(), runs.instance()
+        with runs.progress("dreaming", len(keys), "tenants") as advance:
+            for key in keys:
+                results += run_dreaming(defs, instance, [key], run_config=runs.run_config())
+                advance(1)
+    summary = runs.summarize(results, keys, started)
+    if as_json:
+        print_json(summary)
+    elif not keys:
+        say("no tenant has 5 or more unpromoted episodes (name one with --agent/--user to dream anyway)")
+    else:
+        runs.print_summary("dream", summary)
+
+
+@app.command("episodes")
+def episodes_command(
+    agent: str = options.AGENT,
+    user: str = options.USER,
+    limit: int = options.limit(20, "How many, newest first."),
+    as_json: bool = options.JSON,
+) -> None:
+    """List a tenant's episodes: when, how they were summarized, abstract."""
+    from memory_pipeline.config import get_settings
+    from memory_pipeline.consolidation.store import ConsolidationStore
+    from memory_pipeline.embedding import EMBEDDER_IDENTITY
+    from memory_pipeline.tenancy import Tenant
+
+    agent, user = require_tenant(agent, user)
+    settings = get_settings()
+    store = ConsolidationStore(settings.lancedb_uri, EMBEDDER_IDENTITY[settings.embedder][1])
+    rows = store.episode_rows(Tenant(agent, user).key).sort("completed_at", descending=True).head(limit)
+    episodes = [
+        {"completed_at": r["completed_at"], "session_id": r["session_id"], "produced_by": r["produced_by"],
+         "promoted": r["promoted_at"] is not None, "abstract": r["l0_abstract"], "key_topics": r["key_topics"]}
+        for r in rows.iter_rows(named=True)
+    ]
+    if as_json:
+        print_json(episodes)
+        return
+    summary_table(
+        f"episodes of {agent}/{user}", ("completed", "session", "by", "promoted", "abstract"),
+        [(f"{e['completed_at']:%Y-%m-%d %H:%M}", e["session_id"], e["produced_by"], "yes" if e["promoted"] else "",
+          e["abstract"]) for e in episodes],
+    )
+
+
+@app.command("flush")
+def flush_command(
+    agent: str = options.AGENT,
+    user: str = options.USER,
+    messages: Path = typer.Option(None, "--messages", "-m", help="A JSON list of {role, content}; default: stdin."),
+    as_json: bool = options.JSON,
+) -> None:
+    """Append the key facts, preferences, decisions and action items of messages to today's note."""
+    from memory_pipeline.consolidation.flush import flush
+
+    agent, user = require_tenant(agent, user)
+    data = _read_messages(messages)
+    result = flush(data, agent, user)
+    summary = {"path": str(result.path), "added": dict(result.added), "lines_added": result.total,
+               "skipped_duplicates": result.skipped_duplicates, "secrets_redacted": result.secrets_redacted}
+    if as_json:
+        print_json(summary)
+        return
+    say(f"{result.path}: added {result.total} line(s) {dict(result.added)}, {result.skipped_duplicates} already there")
+
+
+def _read_messages(path: Path | None) -> list:
+    where = str(path) if path else "stdin"
+    try:
+        raw = path.read_bytes() if path else sys.stdin.buffer.read()
+        data = json.loads(raw.decode("utf-8"))
+    except OSError as exc:
+        raise BadInput(f"--messages {where}: cannot read it ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise BadInput(f"{where} is not UTF-8 text: give a JSON list of {{role, content}}") from None
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"{where} is not JSON ({exc.msg} at line {exc.lineno}): give a list of {{role, content}}") from None
+    if not isinstance(data, list):
+        raise BadInput(f"{where} holds a JSON {type(data).__name__}: give a list of {{role, content}} objects")
+    return data

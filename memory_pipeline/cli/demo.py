@@ -1,0 +1,116 @@
+"""``memory-pipeline demo``: every asset on the sample workspace, then a cited recall.
+
+The L0 index, consolidation (episodes, graph facts), dreaming and the dreamed file indexed back,
+each stage's figures in a short table; Dagster's own logs stay off the terminal (``-v`` shows them).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from memory_pipeline.cli import runs
+from memory_pipeline.cli.app import app
+from memory_pipeline.cli.output import console, say, summary_table
+
+
+@app.command("demo")
+def demo_command(
+    query: str = typer.Option("What is the refund policy for annual plans?", "--query", help="The recall shown at the end."),
+    agent: str = typer.Option("support-bot", "--agent", "-a", help="Agent of the recall shown at the end."),
+    user: str = typer.Option("alice", "--user", "-u", help="User of the recall shown at the end."),
+) -> None:
+    """Materialize every asset on the sample data in data/, then show a cited recall."""
+    import time
+
+    from memory_pipeline.config import get_settings
+    from memory_pipeline.recall.search import search
+    from memory_pipeline.orchestration.runs import run_partitioned_jobs
+
+    from memory_pipeline.cli.tenants import require_tenant, select_tenants
+
+    agent, user = require_tenant(agent, user)
+    settings = get_settings()
+    defs, instance = runs.defs(), runs.instance()
+    keys = select_tenants(None, None, True)
+    console.rule("[bold]L0 index")
+    say(f"workspace {settings.root}: {len(keys)} tenants ({', '.join(keys)})")
+    say(f"Dagster instance {instance.root_directory}, LanceDB {settings.lancedb_uri}")
+    started = time.perf_counter()
+    with runs.progress("indexing", None, "runs"):
+        results = run_partitioned_jobs(defs, "l0_index_job", instance, keys, run_config=runs.run_config())
+    runs.print_summary("L0 index", runs.summarize(results, keys, started))
+
+    _consolidation(defs, instance, keys, focus=f"{agent}~{user}")
+
+    console.rule(f"[bold]Recall for {agent}/{user}")
+    say(f"query: {query!r}")
+    results = search(query, agent, user)
+    summary_table("", ("#", "score", "citation", "snippet"),
+                  [(i, f"{r.score:.3f}", r.citation, r.snippet[:300]) for i, r in enumerate(results, 1)], show_lines=True)
+    if not results:
+        say("no result above the minimum score")
+
+
+def _consolidation(defs, instance, tenant_keys: list[str], focus: str) -> None:
+    """Episodes, graph facts and a dreamed file from the sample transcripts; the dreamed file
+    is then indexed back into L0."""
+    import time
+
+    from memory_pipeline.config import get_settings
+    from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation, run_dreaming, tenants_to_dream
+    from memory_pipeline.consolidation.store import ConsolidationStore
+    from memory_pipeline.embedding import EMBEDDER_IDENTITY
+    from memory_pipeline.orchestration.runs import run_partitioned_jobs
+
+    settings = get_settings()
+    dim = EMBEDDER_IDENTITY[settings.embedder][1]
+    console.rule("[bold]Consolidation: sessions -> episodes -> knowledge graph")
+    partitions = completed_partitions(settings.root, settings.session_idle_minutes, tenant_keys)
+    started = time.perf_counter()
+    with runs.progress("consolidating", len(partitions), "partitions") as advance:
+        results = []
+        for partition in sorted(partitions):
+            results += run_consolidation(defs, instance, [partition], run_config=runs.run_config())
+            advance(1)
+    runs.print_summary(f"{len(partitions)} day x tenant partitions consolidated",
+                       runs.summarize(results, sorted({t for _, t in partitions}), started))
+    store = ConsolidationStore(settings.lancedb_uri, dim)
+    for key in sorted({t for _, t in partitions}):
+        episodes = store.episode_rows(key).sort("completed_at")
+        summary_table(f"episodes of {key}", ("completed", "written by", "abstract", "topics"), [
+            (f"{r['completed_at']:%Y-%m-%d}", r["produced_by"], r["l0_abstract"][:110], ", ".join(r["key_topics"][:4]))
+            for r in episodes.iter_rows(named=True)
+        ])
+
+    if focus in tenant_keys:
+        relations = store.relation_rows(focus, "confidence >= 0.6").sort("valid_from")
+        names = {r["id"]: r["name"] for r in store.entity_rows(focus).iter_rows(named=True)}
+        summary_table(
+            f"graph facts of {focus} (valid_to closed by later statements)",
+            ("subject", "predicate", "object", "valid from", "valid to", "cited"),
+            [(names.get(r["subject_id"], r["subject"]), r["predicate"], names.get(r["object_id"], r["object"]),
+              f"{r['valid_from']:%Y-%m-%d}" if r["valid_from"] else "",
+              f"{r['valid_to']:%Y-%m-%d}" if r["valid_to"] else "now",
+              f"{r['path'].rsplit('/', 1)[-1]}#L{r['line']}") for r in relations.iter_rows(named=True)],
+        )
+        for r in store.merge_rows(focus).iter_rows(named=True):
+            say(f"  entity {r['status']}: {r['from_name']!r} -> {r['into_name']!r} ({r['reason']})")
+
+    console.rule("[bold]Dreaming: >= 5 unpromoted episodes -> long-term Markdown")
+    due = list(tenants_to_dream(settings.lancedb_uri, dim))
+    if not due:
+        say("no tenant has 5 unpromoted episodes (already dreamed on an earlier run)")
+    for key in due:
+        for result in run_dreaming(defs, instance, [key], run_config=runs.run_config()):
+            for event in result.get_asset_materialization_events():
+                meta = event.step_materialization_data.materialization.metadata
+                say(f"{key}: promoted {meta['episodes_promoted'].value} episodes, +{meta['lines_added'].value} lines")
+    for path in sorted(Path(settings.root).glob("*/users/*/memory/_system/dreaming/*-consolidated.md")):
+        say(f"dreamed file {path}")
+        say(path.read_text(encoding="utf-8")[:2500])
+    if due:
+        results = run_partitioned_jobs(defs, "l0_index_job", instance, due, run_config=runs.run_config())
+        ok = all(r.success for r in results)
+        say(f"L0 index run for {', '.join(due)}: {'success' if ok else 'FAILED'} (the dreamed file is now searchable)")

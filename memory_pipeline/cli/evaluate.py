@@ -1,0 +1,41 @@
+"""``eval locomo``: recall quality on a LoCoMo-format set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from memory_pipeline.cli import options
+from memory_pipeline.cli.app import app
+from memory_pipeline.cli.output import print_json, say, summary_table
+
+eval_app = typer.Typer(no_args_is_help=True, help="Measure recall quality.")
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("locomo")
+def eval_locomo_command(
+    data: Path = typer.Option(..., "--data", help="Folder with sessions/<conversation>/*.jsonl and queries.jsonl."),
+    out: Path = typer.Option(..., "--out", help="Folder for results.jsonl and summary.json."),
+    limit: int = options.limit(10, "Results per question."),
+    embedder: str = typer.Option("minilm", "--embedder", help="minilm (the real model) or hash (plumbing only)."),
+    workdir: Path = typer.Option(None, "--workdir", help="Keep the staged workspace and index here (default: a temp dir)."),
+    as_json: bool = options.JSON,
+) -> None:
+    """Ingest a LoCoMo-format set through the L0 job, answer every question, print R@k and MRR."""
+    from memory_pipeline.eval.locomo import run_locomo_eval
+
+    report = run_locomo_eval(data, out, k=limit, embedder=embedder, workdir=workdir)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    groups = sorted(g for g in report.table if g != "overall") + ["overall"]
+    summary_table(
+        f"recall on {data} ({report.queries} questions, {len(report.conversations)} conversations)",
+        ("category", "n", "R@1", "R@5", "R@10", "MRR"),
+        [(g, report.table[g]["n"], *(f"{report.table[g][m]:.3f}" for m in ("R@1", "R@5", "R@10", "MRR"))) for g in groups],
+    )
+    say(f"mean result length: {report.mean_tokens} tokens")
+    say("timings: " + ", ".join(f"{key} {value}" for key, value in report.timings.items()))
+    say(f"results: {report.results_path} (ingest log: {report.results_path.parent / 'ingest.log'})")

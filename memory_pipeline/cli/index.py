@@ -1,0 +1,47 @@
+"""The L0 index commands: ``ingest`` (chunk, embed, index) and ``tenants`` (what the workspace holds)."""
+
+from __future__ import annotations
+
+import time
+
+from memory_pipeline.cli import options, runs
+from memory_pipeline.cli.app import app
+from memory_pipeline.cli.output import print_json, summary_table
+from memory_pipeline.cli.tenants import select_tenants
+
+
+@app.command()
+def ingest(
+    agent: list[str] = options.AGENTS,
+    user: list[str] = options.USERS,
+    every: bool = options.ALL,
+    as_json: bool = options.JSON,
+) -> None:
+    """Index tenants' notes and transcripts (chunk, embed, LanceDB) with the l0_index_job Dagster job."""
+    from memory_pipeline.orchestration.runs import run_partitioned_jobs
+
+    keys = select_tenants(agent, user, every)
+    started = time.perf_counter()
+    with runs.progress("indexing", None, "runs") as advance:
+        results = run_partitioned_jobs(runs.defs(), "l0_index_job", runs.instance(), keys, run_config=runs.run_config())
+        advance(len(results))
+    summary = runs.summarize(results, keys, started)
+    if as_json:
+        print_json(summary)
+    else:
+        runs.print_summary("ingest", summary)
+
+
+@app.command("tenants")
+def tenants_command(as_json: bool = options.JSON) -> None:
+    """The tenants the workspace holds (agent, user) and their partition keys."""
+    from memory_pipeline.config import get_settings
+    from memory_pipeline.tenancy import Tenant
+
+    keys = select_tenants(None, None, True)
+    rows = [{"agent": t.agent_id, "user": t.user_id, "key": t.key} for t in map(Tenant.from_key, keys)]
+    if as_json:
+        print_json(rows)
+        return
+    summary_table(f"tenants under {get_settings().root}", ("agent", "user", "partition key"),
+                  [(r["agent"], r["user"], r["key"]) for r in rows])

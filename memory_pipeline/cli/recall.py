@@ -1,0 +1,92 @@
+"""Recall commands: ``search``, ``get`` and ``inject``, for one tenant (``-a``/``-u``)."""
+
+from __future__ import annotations
+
+import typer
+
+from memory_pipeline.cli import options
+from memory_pipeline.cli.app import app
+from memory_pipeline.cli.output import console, print_json, say, summary_table
+from memory_pipeline.cli.tenants import GLOBAL_USER, require_tenant
+
+
+def _reader(agent: str, user: str) -> tuple[str, str | None]:
+    """Recall's spelling of the tenant: no user means the agent-wide memory."""
+    agent, user = require_tenant(agent, user)
+    return agent, None if user == GLOBAL_USER else user
+
+
+@app.command("search")
+def search_command(
+    query: str = options.text_argument("What to recall."),
+    agent: str = options.AGENT,
+    user: str = options.USER,
+    limit: int = options.limit(None, "Results to return (default 6)."),
+    source: list[str] = typer.Option(None, "--source", "-s", help="memory, sessions, episodes or facts; repeatable."),
+    min_score: float = typer.Option(None, "--min-score", min=0.0, help="Drop results below this (default 0.35)."),
+    mmr: bool = typer.Option(None, "--mmr/--no-mmr", help="Re-rank for variety (MMR, lambda 0.7)."),
+    as_json: bool = options.JSON,
+) -> None:
+    """Hybrid search (vector + full text) of a tenant's memory, with citations."""
+    from memory_pipeline.recall.search import search
+
+    agent, reader = _reader(agent, user)
+    results = search(query, agent, reader, sources=source or None, k=limit, min_score=min_score, mmr=mmr)
+    if as_json:
+        print_json([r.to_dict() for r in results])
+        return
+    who = f"{agent}/{reader or GLOBAL_USER}"
+    if not results:
+        say(f"no memory of {who} scores above the minimum for {query!r}")
+        return
+    summary_table(
+        f"recall for {who}: {query!r}", ("#", "score", "source", "citation", "snippet"),
+        [(i, f"{r.score:.3f}", r.source, r.citation, r.snippet[:400]) for i, r in enumerate(results, 1)],
+        show_lines=True,
+    )
+
+
+@app.command("get")
+def get_command(
+    path: str = options.text_argument("A path or citation from search (path#Lstart-Lend), facts/<id> or episodes/<id>."),
+    agent: str = options.AGENT,
+    user: str = options.USER,
+    from_line: int = typer.Option(None, "--from", min=1, help="First line, 1-based (default 1 or the citation's)."),
+    lines: int = typer.Option(None, "--lines", "-n", min=1, help="How many lines (default: to the end)."),
+    as_json: bool = options.JSON,
+) -> None:
+    """Print exact lines of a memory file, typed memory or episode the tenant may read."""
+    from memory_pipeline.recall.get import get
+
+    agent, reader = _reader(agent, user)
+    result = get(path, from_line, lines, agent=agent, user=reader)
+    if as_json:
+        print_json(result.to_dict())
+        return
+    kind = "record" if result.path.startswith(("facts/", "episodes/")) else "file"
+    console.print(f"[bold]{result.citation}[/] ({result.total_lines} lines in {kind})", highlight=False)
+    for number, line in enumerate(result.lines, result.start_line):
+        print(f"{number:>5}  {line}")
+
+
+@app.command("inject")
+def inject_command(
+    message: str = options.text_argument("The incoming user message."),
+    agent: str = options.AGENT,
+    user: str = options.USER,
+    as_json: bool = options.JSON,
+) -> None:
+    """Show the memory section auto-inject would add to the prompt for a message."""
+    from memory_pipeline.recall.inject import inject
+
+    agent, reader = _reader(agent, user)
+    result = inject(message, agent, reader)
+    if as_json:
+        print_json(result.to_dict())
+        return
+    if result.skipped_reason:
+        say(f"nothing injected: trivial message ({result.skipped_reason})")
+        return
+    say(f"matched {result.matched}, injected {result.injected}, top score {result.top_score:.3f}, {result.tokens} tokens")
+    if result.section:
+        print(result.section)

@@ -1,0 +1,100 @@
+"""Dagster runs as a command makes them: quiet, with progress, summed up over every run.
+
+A command may make several runs (one per day x tenant, or one per tenant when the tenants are not
+neighbours among the partitions); its summary covers all of them, never only the last.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from memory_pipeline.cli.app import dagster_log_level
+from memory_pipeline.cli.output import err, summary_table
+
+
+def run_config() -> dict:
+    """Dagster's console logger off the terminal unless ``-v``: the event log keeps everything."""
+    return {"loggers": {"console": {"config": {"log_level": dagster_log_level()}}}}
+
+
+def instance():
+    from memory_pipeline.orchestration.runs import local_instance
+
+    return local_instance()
+
+
+def defs():
+    from memory_pipeline.definitions import defs
+
+    return defs
+
+
+@contextmanager
+def progress(description: str, total: int | None, unit: str) -> Iterator:
+    """A progress bar on stderr (elapsed, rate, ETA) while a command works; ``advance(n)`` moves it.
+
+    Off when stderr is not a terminal, so logs and pipes stay clean.
+    """
+    from rich.progress import (
+        BarColumn, MofNCompleteColumn, Progress, ProgressColumn, SpinnerColumn, TextColumn, TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class Rate(ProgressColumn):
+        def render(self, task) -> Text:
+            return Text(f"{task.speed:,.1f} {unit}/s" if task.speed else "", style="dim")
+
+    columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Rate(),
+               TimeElapsedColumn(), TimeRemainingColumn()]
+    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
+        task = bar.add_task(description, total=total)
+
+        def advance(n: int = 1, description: str | None = None) -> None:
+            bar.update(task, advance=n, **({"description": description} if description else {}))
+
+        advance.progress, advance.task = bar, task
+        yield advance
+
+
+def summarize(results: list, tenants: list[str], started: float, extra: dict | None = None) -> dict:
+    """Every run's figures: numbers per asset added up over the runs, checks passed in all."""
+    from memory_pipeline.orchestration.runs import materialization_metadata
+
+    assets: dict[str, dict] = {}
+    checks: dict[str, bool] = {}
+    for result in results:
+        for asset, values in materialization_metadata(result, timings=False).items():
+            into = assets.setdefault(asset, {})
+            for key, value in values.items():
+                into[key] = into.get(key, 0) + value
+        for event in result.all_events:
+            if event.event_type_value == "ASSET_CHECK_EVALUATION":
+                data = event.asset_check_evaluation_data
+                checks[data.check_name] = checks.get(data.check_name, True) and data.passed
+    return {
+        "tenants": tenants,
+        "runs": [r.run_id for r in results],
+        "success": all(r.success for r in results),
+        "seconds": round(time.perf_counter() - started, 2),
+        **(extra or {}),
+        "assets": assets,
+        "checks": checks,
+    }
+
+
+def print_summary(title: str, summary: dict) -> None:
+    """The short table a person reads at the end of a command that ran the pipeline."""
+    rows = [(asset, ", ".join(f"{k} {v}" for k, v in values.items())) for asset, values in summary["assets"].items()]
+    if summary["checks"]:
+        failed = [name for name, ok in summary["checks"].items() if not ok]
+        rows.append(("checks", f"{len(summary['checks']) - len(failed)} passed" + (f", failed: {', '.join(failed)}" if failed else "")))
+    runs = len(summary["runs"])
+    summary_table(
+        f"{title}: {len(summary['tenants'])} tenant(s), {runs} run(s), {summary['seconds']} s"
+        + ("" if summary["success"] else " [bold red]FAILED[/]"),
+        ("asset", "figures"),
+        rows,
+    )

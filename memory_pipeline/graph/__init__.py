@@ -1,1 +1,0 @@
-"""The ``memory-pipeline graph`` commands (typed memories live in ``memory_pipeline.memories``)."""

@@ -1,0 +1,64 @@
+"""One indexed copy of the sample workspace for the command-line tests: ingested and one day of
+alice's sessions consolidated through the commands themselves (hashing embedder, a private
+Dagster home, Definitions holding the L0 and consolidation assets)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import typer
+from typer.testing import CliRunner, Result
+
+import memory_pipeline.definitions as definitions
+from memory_pipeline.l0.assets import l0_assets, l0_index_job
+from memory_pipeline.cli import app as cli_group
+from memory_pipeline.config import get_settings
+from memory_pipeline.consolidation.assets import consolidation_assets, consolidation_job, dreaming, dreaming_job
+from memory_pipeline_tests.conftest import SAMPLE_ROOT, make_resources
+
+DAY = "2026-10-26"
+
+
+@dataclass
+class World:
+    app: typer.Typer
+    root: Path
+    lance_uri: str
+    dagster_home: Path
+
+    def invoke(self, *args: str, input: str | None = None) -> Result:
+        return CliRunner().invoke(self.app, list(args), input=input)
+
+    def json(self, *args: str, input: str | None = None):
+        result = self.invoke(*args, "--json", input=input)
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)  # the whole of stdout is one JSON document
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> World:
+    import shutil
+
+    base = tmp_path_factory.mktemp("cli")
+    root, lance_uri = base / "agents", str(base / "lancedb")
+    shutil.copytree(SAMPLE_ROOT, root)
+    defs = dg.Definitions(
+        assets=[*l0_assets, *consolidation_assets, dreaming], jobs=[l0_index_job, consolidation_job, dreaming_job],
+        resources=make_resources(root, lance_uri),
+    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEMORY_PIPELINE_ROOT", str(root))
+        mp.setenv("MEMORY_PIPELINE_LANCEDB_URI", lance_uri)
+        mp.setenv("MEMORY_PIPELINE_EMBEDDER", "hash")
+        mp.setenv("DAGSTER_HOME", str(base / "dagster_home"))
+        mp.setattr(definitions, "defs", defs)
+        get_settings.cache_clear()
+        world = World(cli_group, root, lance_uri, base / "dagster_home")
+        world.json("ingest", "--all")
+        world.json("consolidate", "-a", "support-bot", "-u", "alice", "--day", DAY)
+        yield world
+    get_settings.cache_clear()

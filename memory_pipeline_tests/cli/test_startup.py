@@ -1,0 +1,38 @@
+"""Proves: ``memory-pipeline --help`` starts without Dagster, LanceDB, Arrow, Polars, torch or
+spaCy (seconds of imports that only the commands needing them pay), and the installed entry
+point is the CLI package's ``main``. One subprocess: start-up is what it measures."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+
+from memory_pipeline_tests.conftest import REPO
+
+HEAVY = ("dagster", "lancedb", "pyarrow", "polars", "torch", "sentence_transformers", "spacy", "mcp")
+PROBE = f"""
+import json, sys
+from memory_pipeline.cli import main
+sys.argv = ["memory-pipeline", "--help"]
+try:
+    main()
+except SystemExit as exit:
+    code = exit.code
+print(json.dumps({{"code": code, "heavy": sorted(m for m in {HEAVY!r} if m in sys.modules)}}))
+"""
+
+
+def test_help_imports_no_heavy_library():
+    done = subprocess.run([sys.executable, "-c", PROBE], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    *help_lines, last = done.stdout.strip().splitlines()
+    assert json.loads(last) == {"code": 0, "heavy": []}
+    text = "\n".join(help_lines)
+    assert "ingest" in text and "search" in text and "Exit codes" in text
+
+
+def test_the_entry_point_is_the_cli_packages_main():
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"memory-pipeline": "memory_pipeline.cli:main"}
