@@ -1,9 +1,12 @@
 """The MCP server, driven by the official MCP client over stdio as an agent would drive it.
 
-The server runs as its own process (``python -m memory_pipeline.mcp_server``) on a private
-workspace and LanceDB folder with the hashing embedder. The tests cover the tool list, a write
-and reads through the typed tools, a team member's refused write, and bad arguments answered
-with error results that say what was wrong, never a traceback.
+Proves: an LLM can use the tools well. The server runs as its own process (``python -m
+memory_pipeline.mcp_server``) on a private workspace and LanceDB folder with the hashing
+embedder. The tests cover the tool list (every parameter described, closed sets as enums, numbers
+bounded, unknown arguments refused by the schema), a write and reads through the typed tools,
+compact results under their size cap, a team member's refused write, and bad arguments answered
+with one-line error results that name the argument (and, for an unknown one, the accepted ones),
+never a traceback or a server path.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from memory_pipeline.embedding import HashEmbedder
+from memory_pipeline.mcp_tools import MAX_RESULT_CHARS, MEMORY_KEYS, SEARCH_KEYS
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.conftest import REPO, SAMPLE_ROOT
@@ -44,6 +48,9 @@ def env(tmp_path_factory) -> dict[str, str]:
         graph.row(carol, "preference", "Prefers concise answers, no preamble"),
         graph.row(carol, "todo", "Ask Jonah whether the magazine pays for photos", happens_at=soon),
     ]
+    # Enough memories naming Jonah that an unbounded answer would be far over the size cap.
+    rows += [graph.row(carol, "observation", f"Jonah mentioned chapter {n} of the Meridian draft again, " + "at length " * 60)
+             for n in range(60)]
     graph.embed_rows(rows)
     graph.store.upsert_memories(rows)
     graph.store.ensure_fts_index()
@@ -56,8 +63,8 @@ def env(tmp_path_factory) -> dict[str, str]:
     }
 
 
-def run_session(env: dict, agent: str, user: str, calls: list, extra: list[str] = ()) -> tuple[set, list]:
-    """Start the server, list its tools, make the calls; returns (tool names, [(is_error, text)])."""
+def run_session(env: dict, agent: str, user: str, calls: list, extra: list[str] = ()) -> tuple[dict, list]:
+    """Start the server, list its tools, make the calls; returns ({name: tool}, [(is_error, text)])."""
 
     async def main():
         params = StdioServerParameters(
@@ -70,7 +77,8 @@ def run_session(env: dict, agent: str, user: str, calls: list, extra: list[str] 
             async with stdio_client(params, errlog=devnull) as (read, write):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
-                    names = {t.name for t in (await session.list_tools()).tools}
+                    tools = (await session.list_tools()).tools
+                    names = {t.name: t for t in tools}
                     answers = []
                     for name, args in calls:
                         if callable(args):  # arguments that depend on an earlier answer
@@ -87,18 +95,21 @@ def _stored_id(answers, index: int) -> str:
 
 
 READS = [
-    ("memory_graph_recall", {"query": "when is Emma's birthday", "k": 1}),
+    ("memory_graph_recall", {"query": "when is Emma's birthday", "k": 1}),  # k: the former name of limit
     ("memory_graph_query", {"memory_type": "todo", "happens_within": "7d", "sort_by": "scheduled"}),
     ("memory_graph_store", {"memory_type": "goal", "content": "Finish the Meridian piece before January"}),
     ("memory_graph_query", {"memory_type": "goal"}),
     ("memory_bulletin", {"kind": "memory"}),
     ("memory_get", {"path": "research-assistant/users/carol/MEMORY.md", "from_line": 1, "lines": 1}),
     ("knowledge_graph_search", {"entity": "Emma"}),
+    ("memory_get", {"path": "research-assistant/users/carol/MEMORY.md", "from": 1, "lines": 1}),  # the prior art's name
+    ("memory_search", {"query": "when is Emma's birthday", "sources": ["facts"], "limit": 2}),
+    ("memory_search", {"query": "when is Emma's birthday", "sources": ["facts"], "limit": 1, "debug": True}),
 ]
 WRITES = [
     ("memory_graph_store", {"memory_type": "event", "content": "Plant visit on Friday", "confidence": 0.6}),
-    ("memory_graph_update", lambda a: {"memory_id": _stored_id(a, 7), "confidence": 0.9, "reason": "confirmed"}),
-    ("memory_graph_forget", lambda a: {"memory_id": _stored_id(a, 7), "reason": "visit is done"}),
+    ("memory_graph_update", lambda a: {"memory_id": _stored_id(a, len(READS)), "confidence": 0.9, "reason": "confirmed"}),
+    ("memory_graph_forget", lambda a: {"memory_id": _stored_id(a, len(READS)), "reason": "visit is done"}),
     ("memory_graph_query", {"memory_type": "event"}),
     ("memory_graph_skip", {"content": "It rained today", "reason": "weather small talk"}),
 ]
@@ -113,6 +124,10 @@ BAD = [
     ("memory_get", {"path": "support-bot/users/alice/MEMORY.md"}),
     ("knowledge_graph_search", {"entity": "Emma", "as_of": "the day after"}),
     ("memory_bulletin", {"kind": "weather"}),
+    ("memory_get", {"path": "research-assistant/users/carol/MEMORY.md", "start_line": 2}),
+    ("memory_search", {"query": "Emma", "sources": ["notes"]}),
+    ("memory_search", {"query": "Emma", "limit": 500}),
+    ("memory_get", {"path": "research-assistant/users/carol/" + "n" * 300 + ".md"}),
 ]
 
 
@@ -125,17 +140,23 @@ def carol(env):
 
 def test_tools_read_and_write_the_users_memory(carol):
     names, answers, _, _ = carol
-    assert names == TOOLS
-    assert not any(error for error, _ in answers), answers
-    recall, todos, stored, goals, bulletin, lines, graph = (text for _, text in answers)
-    assert json.loads(recall)[0]["content"] == "Emma's birthday is March 14"
-    assert [m["content"] for m in json.loads(todos)] == ["Ask Jonah whether the magazine pays for photos"]
+    assert set(names) == TOOLS
+    assert [text for error, text in answers if error] == []
+    recall, todos, stored, goals, bulletin, lines, graph, lines_from, found, found_debug = (text for _, text in answers)
+    assert [m["content"] for m in json.loads(recall)["results"]] == ["Emma's birthday is March 14"]
+    assert [m["content"] for m in json.loads(todos)["results"]] == ["Ask Jonah whether the magazine pays for photos"]
     stored = json.loads(stored)
     assert (stored["memory_type"], stored["source"], stored["tenant"]) == ("goal", "live", "research-assistant~carol")
-    assert [m["id"] for m in json.loads(goals)] == [stored["id"]]
+    assert [m["id"] for m in json.loads(goals)["results"]] == [stored["id"]]
     assert "## Preferences\n- Prefers concise answers, no preamble" in bulletin
-    assert json.loads(lines)["text"] == "# Carol Mensah"
-    assert [m["content"] for m in json.loads(graph)["memories"]] == ["Emma's birthday is March 14"]
+    assert json.loads(lines)["text"] == json.loads(lines_from)["text"] == "# Carol Mensah"
+    memories = json.loads(graph)["memories"]
+    assert "Emma's birthday is March 14" in [m["content"] for m in memories]
+    assert all(set(m) <= set(MEMORY_KEYS) for m in memories)
+    compact, debug = json.loads(found)["results"], json.loads(found_debug)["results"]
+    assert compact and compact[0]["citation"].startswith("facts/m_") and "March 14" in compact[0]["snippet"]
+    assert set(compact[0]) <= set(SEARCH_KEYS) and {"citation", "source", "score", "snippet"} <= set(compact[0])
+    assert debug[0]["citation"] == compact[0]["citation"] and {"parts", "turn_ids", "tenant"} <= set(debug[0])
 
 
 def test_update_forget_and_skip_through_tools(carol):
@@ -144,7 +165,7 @@ def test_update_forget_and_skip_through_tools(carol):
     mid = _stored_id(answers, 0)
     assert json.loads(answers[1][1])["confidence"] == 0.9
     assert json.loads(answers[2][1]) == {"id": mid, "forgotten": True, "reason": "visit is done"}
-    assert json.loads(answers[3][1]) == []
+    assert json.loads(answers[3][1])["results"] == []
     assert json.loads(answers[4][1])["skipped"] is True
 
 
@@ -157,7 +178,7 @@ def test_a_team_members_server_reads_its_leader_and_refuses_writes(env):
     (store_err, store_text), (forget_err, forget_text), (query_err, query_text) = answers
     assert store_err and "memory is read-only for team members" in store_text
     assert forget_err and "memory is read-only for team members" in forget_text
-    assert not query_err and json.loads(query_text)[0]["content"] == "Prefers concise answers, no preamble"
+    assert not query_err and json.loads(query_text)["results"][0]["content"] == "Prefers concise answers, no preamble"
 
 
 def test_read_only_flag_refuses_writes_for_anyone(env):
@@ -170,10 +191,52 @@ def test_read_only_flag_refuses_writes_for_anyone(env):
 def test_bad_arguments_get_clear_errors_not_tracebacks(carol):
     _, _, _, answers = carol
     expected = [
-        "not a duration", "max_results", "unknown memory_type", "memory_type", "not a memory id", "no memory",
-        "absolute path", "not in the memory", "not ISO-8601", "use 'memory' or 'context'",
+        "not a duration", "limit: Input should be a valid integer", "memory_type: Input should be 'identity'",
+        "memory_type: Field required", "not a memory id", "no memory", "absolute path", "not in the memory",
+        "not ISO-8601", "kind: Input should be 'memory' or 'context'",
+        "memory_get: unknown argument(s) 'start_line'; accepted: path, from_line, lines, from (= from_line)",
+        "sources.0: Input should be 'memory', 'sessions', 'episodes' or 'facts'",
+        "limit: Input should be less than or equal to 50", "cannot be read: file name too long",
     ]
     for (is_error, text), fragment in zip(answers, expected, strict=True):
         assert is_error, text
         assert fragment in text
-        assert "Traceback" not in text
+        assert "\n" not in text and "Traceback" not in text
+        assert env_paths_absent(text)
+
+
+def env_paths_absent(text: str) -> bool:
+    return "/tmp" not in text and "/mcp" not in text
+
+
+def test_every_parameter_is_described_closed_sets_are_enums_and_numbers_bounded(carol):
+    names, _, _, _ = carol
+    enums = {"memory_type", "sort_by", "kind", "sources"}
+    seen_enums, bounded = set(), set()
+    for tool in names.values():
+        schema = tool.input_schema
+        assert tool.description and schema["additionalProperties"] is False, tool.name
+        assert schema["properties"], tool.name
+        for name, prop in schema["properties"].items():
+            assert prop.get("description"), f"{tool.name}.{name} has no description"
+            text = json.dumps(prop)
+            if name in enums:
+                assert '"enum"' in text, f"{tool.name}.{name} is not an enum"
+                seen_enums.add(name)
+            if prop.get("type") == "integer" or '"integer"' in text:
+                assert '"minimum"' in text and ("maximum" in text or name == "from_line"), f"{tool.name}.{name}"
+                bounded.add(name)
+    assert seen_enums == enums and {"limit", "lines", "per_section"} <= bounded
+
+
+def test_results_stay_under_their_size_cap(env):
+    _, answers = run_session(env, "research-assistant", "carol", [
+        ("knowledge_graph_search", {"entity": "Jonah", "limit": 50}),
+        ("memory_graph_query", {"memory_type": "observation", "limit": 100}),
+    ])
+    for is_error, text in answers:
+        assert not is_error, text
+        assert len(text) <= MAX_RESULT_CHARS + 2_000, text[:300]  # the cap is on compact JSON; the text is indented
+        assert json.loads(text)["truncated"] is True, text[:300]
+    kept = json.loads(answers[1][1])
+    assert 0 < len(kept["results"]) < 60 and "more left out" in kept["note"]
