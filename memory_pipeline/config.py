@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_INCLUDE = ("MEMORY.md", "memory.md", "memory/**/*.md", "sessions/*/*.jsonl")
@@ -99,6 +99,12 @@ class Settings(BaseSettings):
         "memory as a fallback and may not write it.",
     )
     recall: RecallConfig = Field(default_factory=RecallConfig)
+    llm_base_url: str | None = Field(
+        None, description="An OpenAI-compatible endpoint (e.g. http://host:8000/v1) that may write "
+        "summaries and dreamed documents; unset: the extractive path only."
+    )
+    llm_model: str | None = Field(None, description="The model name sent to that endpoint.")
+    llm_api_key: SecretStr | None = Field(None, description="Its bearer token (never logged).")
 
 
 @lru_cache(maxsize=1)

@@ -66,6 +66,7 @@ def chat(monkeypatch):
     monkeypatch.setenv("MEMORY_PIPELINE_LLM_BASE_URL", fake.url)
     monkeypatch.setenv("MEMORY_PIPELINE_LLM_MODEL", "tiny-chat")
     monkeypatch.setenv("MEMORY_PIPELINE_LLM_API_KEY", "test-key")
+    monkeypatch.setattr("memory_pipeline.consolidation.llm.BACKOFF_S", 0.01)  # retries, without the wait
     yield fake
     fake.server.shutdown()
 
