@@ -39,26 +39,42 @@ class World:
         return json.loads(result.stdout)  # the whole of stdout is one JSON document
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory) -> World:
-    import shutil
-
-    base = tmp_path_factory.mktemp("cli")
-    root, lance_uri = base / "agents", str(base / "lancedb")
-    shutil.copytree(SAMPLE_ROOT, root)
-    defs = dg.Definitions(
+def _defs(root: Path, lance_uri: str) -> dg.Definitions:
+    return dg.Definitions(
         assets=[*l0_assets, *consolidation_assets, dreaming], jobs=[l0_index_job, consolidation_job, dreaming_job],
         resources=make_resources(root, lance_uri),
     )
+
+
+def _use(mp: pytest.MonkeyPatch, world: World) -> None:
+    """Point the settings, the Dagster home and the project's Definitions at ``world``."""
+    mp.setenv("MEMORY_PIPELINE_ROOT", str(world.root))
+    mp.setenv("MEMORY_PIPELINE_LANCEDB_URI", world.lance_uri)
+    mp.setenv("MEMORY_PIPELINE_EMBEDDER", "hash")
+    mp.setenv("DAGSTER_HOME", str(world.dagster_home))
+    mp.setattr(definitions, "defs", _defs(world.root, world.lance_uri))
+    get_settings.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def indexed_sample(tmp_path_factory) -> World:
+    """Built once per session; the environment is only changed while it is built."""
+    import shutil
+
+    base = tmp_path_factory.mktemp("cli")
+    world = World(cli_group, base / "agents", str(base / "lancedb"), base / "dagster_home")
+    shutil.copytree(SAMPLE_ROOT, world.root)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("MEMORY_PIPELINE_ROOT", str(root))
-        mp.setenv("MEMORY_PIPELINE_LANCEDB_URI", lance_uri)
-        mp.setenv("MEMORY_PIPELINE_EMBEDDER", "hash")
-        mp.setenv("DAGSTER_HOME", str(base / "dagster_home"))
-        mp.setattr(definitions, "defs", defs)
-        get_settings.cache_clear()
-        world = World(cli_group, root, lance_uri, base / "dagster_home")
+        _use(mp, world)
         world.json("ingest", "--all")
         world.json("consolidate", "-a", "support-bot", "-u", "alice", "--day", DAY)
-        yield world
+    get_settings.cache_clear()
+    return world
+
+
+@pytest.fixture
+def world(indexed_sample, monkeypatch) -> World:
+    """The indexed sample, with the environment pointing at it for one test."""
+    _use(monkeypatch, indexed_sample)
+    yield indexed_sample
     get_settings.cache_clear()
