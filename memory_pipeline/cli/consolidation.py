@@ -52,11 +52,11 @@ def consolidate_command(
     results = []
     if partitions:
         defs, instance = runs.defs(), runs.instance()
-        with runs.progress("consolidating", len(partitions), "partitions") as advance:
+        with runs.progress("consolidating", len(partitions), "partitions") as bars:
             for partition in sorted(partitions):  # in day order: the graph's history builds up in order
-                advance(0, f"consolidating {partition[0]} {partition[1]}")
+                bars.advance(0, f"consolidating {partition[0]} {partition[1]}")
                 results += run_consolidation(defs, instance, [partition], run_config=runs.run_config())
-                advance(1)
+                bars.advance(1)
     summary = runs.summarize(
         results, sorted({t for _, t in partitions}), started, {"partitions": [f"{d}|{t}" for d, t in sorted(partitions)]}
     )
@@ -89,10 +89,10 @@ def dream_command(
     results = []
     if keys:
         defs, instance = runs.defs(), runs.instance()
-        with runs.progress("dreaming", len(keys), "tenants") as advance:
+        with runs.progress("dreaming", len(keys), "tenants") as bars:
             for key in keys:
                 results += run_dreaming(defs, instance, [key], run_config=runs.run_config())
-                advance(1)
+                bars.advance(1)
     summary = runs.summarize(results, keys, started)
     if as_json:
         print_json(summary)

@@ -69,11 +69,11 @@ def _consolidation(defs, instance, tenant_keys: list[str], focus: str) -> None:
     console.rule("[bold]Consolidation: sessions -> episodes -> knowledge graph")
     partitions = completed_partitions(settings.root, settings.session_idle_minutes, tenant_keys)
     started = time.perf_counter()
-    with runs.progress("consolidating", len(partitions), "partitions") as advance:
+    with runs.progress("consolidating", len(partitions), "partitions") as bars:
         results = []
         for partition in sorted(partitions):
             results += run_consolidation(defs, instance, [partition], run_config=runs.run_config())
-            advance(1)
+            bars.advance(1)
     runs.print_summary(f"{len(partitions)} day x tenant partitions consolidated",
                        runs.summarize(results, sorted({t for _, t in partitions}), started))
     store = ConsolidationStore(settings.lancedb_uri, dim)

@@ -22,9 +22,9 @@ def ingest(
 
     keys = select_tenants(agent, user, every)
     started = time.perf_counter()
-    with runs.progress("indexing", None, "runs") as advance:
+    with runs.progress("indexing", None, "runs") as bars:
         results = run_partitioned_jobs(runs.defs(), "l0_index_job", runs.instance(), keys, run_config=runs.run_config())
-        advance(len(results))
+        bars.advance(len(results))
     summary = runs.summarize(results, keys, started)
     if as_json:
         print_json(summary)

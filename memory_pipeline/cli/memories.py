@@ -62,10 +62,10 @@ def ingest_command(
     keys = select_tenants(agent, user, every)
     tags = {SOURCE_TAG: source_kind, **({MAX_AGE_TAG: str(max_age)} if max_age is not None else {})}
     started = time.perf_counter()
-    with runs.progress("extracting typed memories", None, "runs") as advance:
+    with runs.progress("extracting typed memories", None, "runs") as bars:
         results = run_partitioned_jobs(runs.defs(), "graph_ingest_job", runs.instance(), keys, tags=tags,
                                        run_config=runs.run_config())
-        advance(len(results))
+        bars.advance(len(results))
     summary = runs.summarize(results, keys, started, {"input": source_kind})
     if as_json:
         print_json(summary)

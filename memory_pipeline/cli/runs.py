@@ -31,9 +31,33 @@ def defs():
     return defs
 
 
+class Bars:
+    """One bar for the command's own work, and one per stage the pipeline reports (files read,
+    chunks embedded), each with its rate and, when the stage knows its total, an ETA."""
+
+    def __init__(self, bar, description: str, total: int | None, unit: str):
+        self.bar = bar
+        self.main = bar.add_task(description, total=total, unit=unit)
+        self.stages: dict[str, tuple[int, list[int]]] = {}  # stage -> (task, [left in this step])
+
+    def advance(self, n: int = 1, description: str | None = None) -> None:
+        self.bar.update(self.main, advance=n, **({"description": description} if description else {}))
+
+    def on_step(self, stage: str, n: int, total: int | None) -> None:
+        if stage not in self.stages:
+            self.stages[stage] = (self.bar.add_task(stage, total=None, unit=stage.split()[0]), [0])
+        task, left = self.stages[stage]
+        if total is not None and left[0] <= 0:  # a new step (run) starts: its total joins the bar's
+            done = next(t.completed for t in self.bar.tasks if t.id == task)
+            self.bar.update(task, total=done + total)
+            left[0] = total
+        left[0] -= n
+        self.bar.update(task, advance=n)
+
+
 @contextmanager
-def progress(description: str, total: int | None, unit: str) -> Iterator:
-    """A progress bar on stderr (elapsed, rate, ETA) while a command works; ``advance(n)`` moves it.
+def progress(description: str, total: int | None, unit: str) -> Iterator[Bars]:
+    """Progress bars on stderr (elapsed, rate, ETA) while a command works.
 
     Off when stderr is not a terminal, so logs and pipes stay clean.
     """
@@ -43,20 +67,18 @@ def progress(description: str, total: int | None, unit: str) -> Iterator:
     )
     from rich.text import Text
 
+    from memory_pipeline.progress import listening
+
     class Rate(ProgressColumn):
         def render(self, task) -> Text:
-            return Text(f"{task.speed:,.1f} {unit}/s" if task.speed else "", style="dim")
+            return Text(f"{task.speed:,.1f} {task.fields.get('unit', '')}/s" if task.speed else "", style="dim")
 
     columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Rate(),
                TimeElapsedColumn(), TimeRemainingColumn()]
     with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
-        task = bar.add_task(description, total=total)
-
-        def advance(n: int = 1, description: str | None = None) -> None:
-            bar.update(task, advance=n, **({"description": description} if description else {}))
-
-        advance.progress, advance.task = bar, task
-        yield advance
+        bars = Bars(bar, description, total, unit)
+        with listening(bars.on_step):
+            yield bars
 
 
 def summarize(results: list, tenants: list[str], started: float, extra: dict | None = None) -> dict:

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from memory_pipeline.config import Settings
 from memory_pipeline.embedding import Embedder
+from memory_pipeline import progress
 from memory_pipeline.faults import fault_point
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import (
@@ -181,6 +182,7 @@ def prepare_tenant(
     replaced: list[str] = []
 
     for wf in files:
+        progress.advance("files read")
         previous = known.get(wf.path)
         if wf.kind == KIND_OTHER:
             stats["files_recorded_only"] += 1
@@ -356,6 +358,7 @@ def embed_tenants(
         store.maintain_cache_index()  # by row count: keeps the next lookups by id indexed
         fault_point("after_embed_block")
         cache_s += time.perf_counter() - t0
+        progress.advance("chunks embedded", len(hashes), missing.height)
     if missing.height:
         t0 = time.perf_counter()
         store.compact_cache()  # once per run: the blocks above left one small fragment each

@@ -29,6 +29,8 @@ class World:
     root: Path
     lance_uri: str
     dagster_home: Path
+    first_ingest: dict | None = None  # its --json summary
+    reported: dict | None = None  # stage -> units the pipeline reported as progress meanwhile
 
     def invoke(self, *args: str, input: str | None = None) -> Result:
         return CliRunner().invoke(self.app, list(args), input=input)
@@ -64,9 +66,14 @@ def indexed_sample(tmp_path_factory) -> World:
     base = tmp_path_factory.mktemp("cli")
     world = World(cli_group, base / "agents", str(base / "lancedb"), base / "dagster_home")
     shutil.copytree(SAMPLE_ROOT, world.root)
-    with pytest.MonkeyPatch.context() as mp:
+    from collections import Counter
+
+    from memory_pipeline import progress
+
+    reported: Counter = Counter()
+    with pytest.MonkeyPatch.context() as mp, progress.listening(lambda stage, n, total: reported.update({stage: n})):
         _use(mp, world)
-        world.json("ingest", "--all")
+        world.first_ingest, world.reported = world.json("ingest", "--all"), reported
         world.json("consolidate", "-a", "support-bot", "-u", "alice", "--day", DAY)
     get_settings.cache_clear()
     return world

@@ -129,6 +129,14 @@ def test_every_command_that_prints_data_prints_json(world):
     assert forgotten["tenants"] == ["research-assistant~carol"] and forgotten["rows_deleted"]["chunks"] > 0
 
 
+def test_the_pipeline_reports_progress_as_the_summary_counts(world):
+    """What the progress bars showed during the first ingest adds up to the run's own figures."""
+    chunks = world.first_ingest["assets"]["memory_chunks"]
+    embedded = world.first_ingest["assets"]["memory_embeddings"]["embeddings_computed"]
+    assert embedded > 0
+    assert dict(world.reported) == {"files read": chunks["files_seen"], "chunks embedded": embedded}
+
+
 def test_json_is_offered_by_every_command_that_prints_data():
     """A new command that prints data without ``--json`` fails here."""
     import typer.main
