@@ -242,8 +242,8 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
 
 
 def _date(result) -> str | None:
-    """When a search result was said or written, if recall knows it."""
-    value = getattr(result, "date", None)
+    """When a search result was said or written, if recall knows it (``SearchResult.when``)."""
+    value = getattr(result, "when", None)
     return value.isoformat() if hasattr(value, "isoformat") else value
 
 
