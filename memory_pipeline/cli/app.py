@@ -58,32 +58,18 @@ class Flags:
 flags = Flags()
 
 
-def is_bad_input(exc: BaseException) -> bool:
-    """Whether ``exc`` (or an error it was raised from, as Dagster wraps step errors) is bad input."""
+def bad_input(exc: BaseException | None) -> BaseException | None:
+    """The bad-input error ``exc`` is or was raised from (Dagster wraps a step's error), if any."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        if isinstance(exc, BadInput):
-            return True
-        for module_name, name in BAD_INPUT_ERRORS:
-            module = sys.modules.get(module_name)
-            if module is not None and isinstance(exc, getattr(module, name, ())):
-                return True
+        if isinstance(exc, BadInput) or any(
+            sys.modules.get(module) is not None and isinstance(exc, getattr(sys.modules[module], name, ()))
+            for module, name in BAD_INPUT_ERRORS
+        ):
+            return exc
         exc = getattr(exc, "user_exception", None) or exc.__cause__
-    return False
-
-
-def _bad_input_message(exc: BaseException) -> str:
-    while not isinstance(exc, BadInput) and not _own_class(exc):
-        exc = getattr(exc, "user_exception", None) or exc.__cause__
-    return str(exc)
-
-
-def _own_class(exc: BaseException) -> bool:
-    return any(
-        sys.modules.get(m) is not None and isinstance(exc, getattr(sys.modules[m], n, ()))
-        for m, n in BAD_INPUT_ERRORS
-    )
+    return None
 
 
 def one_line(text: str, limit: int = 400) -> str:
@@ -99,9 +85,10 @@ def report(exc: BaseException) -> int:
     """Print one line for an exception a command raised; return the exit code."""
     if flags.debug:
         traceback.print_exception(exc)
-    if is_bad_input(exc):
+    cause = bad_input(exc)
+    if cause is not None:
         if not flags.debug:
-            _say(_bad_input_message(exc))
+            _say(str(cause))
         return EXIT_BAD_INPUT
     if not flags.debug:
         _say(f"{type(exc).__name__}: {exc} (run again with --debug for the traceback)")
