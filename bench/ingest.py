@@ -117,8 +117,8 @@ def phase_bare(root: Path) -> dict:
     from memory_pipeline.config import get_settings
     from memory_pipeline.embedding import MiniLMEmbedder
     from memory_pipeline.l0.pipeline import prepare_tenant
+    from memory_pipeline.l0.store import MemoryStore
     from memory_pipeline.sources.workspace import scan_workspace
-    from memory_pipeline.store.lance import MemoryStore
 
     scan = scan_workspace(root)
     settings = get_settings()

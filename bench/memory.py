@@ -127,8 +127,8 @@ def generate(root: Path, chunks: int, tenants: int) -> dict:
 def run(chunks: int, tenants: int) -> dict:
     from memory_pipeline.config import Settings
     from memory_pipeline.l0.pipeline import EMBED_BLOCK, WRITE_BATCH, embed_tenants, prepare_tenant, write_tenant
+    from memory_pipeline.l0.store import MemoryStore
     from memory_pipeline.sources.workspace import scan_workspace
-    from memory_pipeline.store.lance import MemoryStore
 
     work = Path(tempfile.mkdtemp(prefix="mp-bench-memory-"))
     sampler = RssSampler()

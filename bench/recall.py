@@ -55,9 +55,11 @@ sys.path.insert(0, str(HERE.parent))
 
 from memory_pipeline.config import Settings  # noqa: E402
 from memory_pipeline.embedding import MiniLMEmbedder  # noqa: E402
+from memory_pipeline.l0.store import MemoryStore  # noqa: E402
 from memory_pipeline.recall.search import embed_query, search  # noqa: E402
 from memory_pipeline.recall.sources import ChunkSource, tenant_cache  # noqa: E402
-from memory_pipeline.store.lance import MemoryStore, chunks_schema, sql_str  # noqa: E402
+from memory_pipeline.store.base import sql_str  # noqa: E402
+from memory_pipeline.store.tables import CHUNKS  # noqa: E402
 
 AGENT = "bench"
 DIM = 384
@@ -115,7 +117,7 @@ def tenant_slices(user: str, n: int, seed: int, vocab: list[str], mixture: Mixtu
     """The tenant's rows as Arrow tables of at most WRITE_SLICE rows (never all in memory)."""
     rng = np.random.default_rng(seed + 1)
     tenant = f"{AGENT}~{user}"
-    schema = chunks_schema(DIM)
+    schema = CHUNKS.schema(DIM)
     now = datetime.now(UTC)
     half = n // 2
     for lo in range(0, n, WRITE_SLICE):

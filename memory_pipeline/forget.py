@@ -45,17 +45,17 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memory_pipeline.store.lance import CHUNKS, EMBEDDING_CACHE, MemoryStore, commit_lock, sql_in
+from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.store.base import commit_lock, is_local, sql_in
 
 # ``_purge`` by this name, so a test can wrap it to write meanwhile.
 from memory_pipeline.store.purge import commit as _commit
-from memory_pipeline.store.purge import is_local
 from memory_pipeline.store.purge import purge_table as _purge
+from memory_pipeline.store.tables import CHUNKS, EMBEDDING_CACHE, MEMORY_AUDIT
 from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
 
 log = logging.getLogger(__name__)
 
-AUDIT_TABLE = "memory_audit"
 DREAMING_MARKER_PREFIX = "<!-- memory_pipeline:dreaming"
 PARTITION_TAG = "dagster/partition"
 TENANT_DIMENSION_TAG = "dagster/partition/tenant"
@@ -163,15 +163,15 @@ def _forget_rows(
         where = sql_in("tenant", present)
         report.rows_deleted[name] = table.count_rows(where)
         _commit(table.delete, where)
-        if name == AUDIT_TABLE:
+        if name == MEMORY_AUDIT.name:
             _commit(table.add, _forget_audit_rows(table.schema, report.tenants, report.rows_deleted[name], actor, now))
         _purge(table, local)
         report.tables_rewritten.append(name)
 
-    if EMBEDDING_CACHE in tables:
+    if EMBEDDING_CACHE.name in tables:
         report.cache_rows_deleted = _prune_cache(store, local)
         if report.cache_rows_deleted:
-            report.tables_rewritten.append(EMBEDDING_CACHE)
+            report.tables_rewritten.append(EMBEDDING_CACHE.name)
     return report
 
 
@@ -200,10 +200,10 @@ def _forget_audit_rows(schema: pa.Schema, tenants: list[str], removed: int, acto
 
 def _prune_cache(store: MemoryStore, local: bool) -> int:
     """Drop cache vectors whose text no remaining chunk has; returns how many went."""
-    cache = store.db.open_table(EMBEDDING_CACHE)
+    cache = store.db.open_table(EMBEDDING_CACHE.name)
     used: set[str] = set()
-    if CHUNKS in store.table_names():
-        column = store.db.open_table(CHUNKS).search().select(["text_hash"]).limit(None).to_arrow().column("text_hash")
+    if store.has(CHUNKS):
+        column = store.db.open_table(CHUNKS.name).search().select(["text_hash"]).limit(None).to_arrow().column("text_hash")
         used = set(pc.unique(column).to_pylist())
     cached = cache.search().select(["text_hash"]).limit(None).to_arrow().column("text_hash")
     unused = sorted(set(pc.unique(cached).to_pylist()) - used)

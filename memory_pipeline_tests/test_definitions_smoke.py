@@ -12,7 +12,7 @@ import importlib
 import dagster as dg
 import pytest
 
-from memory_pipeline.store.lance import MemoryStore
+from memory_pipeline.l0.store import MemoryStore
 
 
 @pytest.mark.slow

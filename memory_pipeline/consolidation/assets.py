@@ -19,6 +19,7 @@ from memory_pipeline.consolidation.pipeline import build_graph, consolidate_epis
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.orchestration.partitions import tenant_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+from memory_pipeline.store.tables import EPISODES
 from memory_pipeline.tenancy import Tenant
 
 GROUP = "consolidation"
@@ -124,7 +125,7 @@ def episodic_summaries(
 def _episodes_check(store: ConsolidationStore, tenants: list[Tenant]) -> dg.AssetCheckResult:
     duplicates, missing = [], []
     for tenant in tenants:
-        rows = store.episode_rows(tenant.key, columns=["session_id", "source_id", "vector"]) if store.has("episodes") else None
+        rows = store.episode_rows(tenant.key, columns=["session_id", "source_id", "vector"]) if store.has(EPISODES) else None
         if rows is None or rows.height == 0:
             continue
         duplicates += rows.filter(rows["session_id"].is_duplicated())["session_id"].unique().to_list()

@@ -30,7 +30,7 @@ from memory_pipeline.consolidation.store import ConsolidationStore, stable_id
 from memory_pipeline.embedding import Embedder
 from memory_pipeline.knowledge.graph import graph_rows, recompute_validity, resolver
 from memory_pipeline.knowledge.relations import extract, load_nlp, utterances
-from memory_pipeline.store.lance import sql_in
+from memory_pipeline.store.base import sql_in
 from memory_pipeline.tenancy import Tenant
 
 log = logging.getLogger(__name__)

@@ -17,11 +17,10 @@ from memory_pipeline.knowledge.graph import normalize_name
 from memory_pipeline.memories.operations import MemoryOperationError, public
 from memory_pipeline.memories.query import ReadScope
 from memory_pipeline.memories.store import GraphStore
-from memory_pipeline.store.lance import sql_in
+from memory_pipeline.store.base import sql_in
+from memory_pipeline.store.tables import ENTITIES, RELATIONS, TableSpec
 from memory_pipeline.text.dates import find_when
 
-ENTITIES = "entities"
-RELATIONS = "relations"
 MATCH_THRESHOLD = 85
 
 
@@ -56,10 +55,8 @@ def _empty_note(store: GraphStore) -> str:
     return "nothing known about this entity"
 
 
-def _read(store: GraphStore, name: str, tenants: list[str]) -> pl.DataFrame:
-    if not store.has(name):
-        return pl.DataFrame()
-    return pl.from_arrow(store.db.open_table(name).search().where(sql_in("tenant", tenants)).limit(None).to_arrow())
+def _read(store: GraphStore, spec: TableSpec, tenants: list[str]) -> pl.DataFrame:
+    return store.read(spec, sql_in("tenant", tenants))
 
 
 def _search(store, tenants, entity, wanted, when, include_history, max_results, tz) -> dict:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from memory_pipeline.store.lance import CHUNKS, MemoryStore
+from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.store.tables import CHUNKS
 
 CHECK_ONE_VECTOR = "one_vector_per_chunk"
 CHECK_NO_ORPHANS = "no_orphan_rows"
@@ -25,7 +26,7 @@ class CheckOutcome:
 
 def _load(store: MemoryStore, tenant: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     manifest = store.manifest(tenant)
-    if CHUNKS not in store.table_names():
+    if not store.has(CHUNKS):
         return pl.DataFrame(), manifest
     chunks = store.chunk_rows(tenant, ["id", "path", "file_hash", "vector", "model"])
     return chunks, manifest

@@ -23,16 +23,16 @@ from memory_pipeline.config import Settings
 from memory_pipeline.embedding import Embedder
 from memory_pipeline import progress
 from memory_pipeline.faults import fault_point
+from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import (
-    KIND_MEMORY,
     KIND_OTHER,
     KIND_SESSIONS,
     WorkspaceFile,
     read_text_file,
     scan_workspace,
 )
-from memory_pipeline.store.lance import FILES_SCHEMA, MemoryStore, chunks_schema
+from memory_pipeline.store.tables import CHUNKS, FILES
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.chunking import ChunkSpan, chunk_markdown, chunk_transcript
 from memory_pipeline.text.scrub import scrub_secrets
@@ -107,7 +107,7 @@ class TenantChunks:
 
     tenant: str
     chunks: pl.DataFrame  # CHUNK_COLUMNS
-    files: pa.Table  # FILES_SCHEMA rows for every file whose manifest entry changes
+    files: pa.Table  # FILES.schema() rows for every file whose manifest entry changes
     replaced_paths: list[str]  # changed and deleted files: their old chunks go
     deleted_paths: list[str]
     stats: Counter = field(default_factory=Counter)
@@ -270,7 +270,7 @@ def prepare_tenant(
     return TenantChunks(
         tenant=tenant.key,
         chunks=chunks,
-        files=pa.Table.from_pylist(file_rows, schema=FILES_SCHEMA),
+        files=pa.Table.from_pylist(file_rows, schema=FILES.schema()),
         replaced_paths=sorted(set(replaced) | set(deleted)),
         deleted_paths=deleted,
         stats=stats,
@@ -402,7 +402,7 @@ def write_tenant(store: MemoryStore, prepared: TenantChunks, model: str) -> dict
     Rows are streamed into the commit batch by batch, each with vectors read from the cache, so
     a tenant of any size is written holding one batch of vectors at a time.
     """
-    schema = chunks_schema(store.dim)
+    schema = CHUNKS.schema(store.dim)
     before = 0
     if prepared.replaced_paths:
         before = _count_paths(store, prepared.tenant, prepared.replaced_paths)
@@ -422,7 +422,7 @@ def write_tenant(store: MemoryStore, prepared: TenantChunks, model: str) -> dict
 
 
 def _count_paths(store: MemoryStore, tenant: str, paths: list[str]) -> int:
-    from memory_pipeline.store.lance import sql_in, sql_str
+    from memory_pipeline.store.base import sql_in, sql_str
 
     table = store.chunks()
     return table.count_rows(f"tenant = {sql_str(tenant)} AND {sql_in('path', paths)}")

@@ -20,7 +20,7 @@ from memory_pipeline.memories.store import (
     memory_id,
     now_utc,
 )
-from memory_pipeline.store.lance import commit_lock
+from memory_pipeline.store.base import commit_lock
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.scrub import scrub_secrets
 

@@ -23,7 +23,7 @@ from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.store import SOURCE_CHANGED, now_utc
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, read_text_file, scan_workspace
-from memory_pipeline.store.lance import sql_in
+from memory_pipeline.store.base import sql_in
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.dates import tenant_timezone, zone
 from memory_pipeline.text.scrub import scrub_secrets

@@ -19,9 +19,10 @@ import polars as pl
 from memory_pipeline.config import RecallConfig, Settings
 from memory_pipeline.embedding import Embedder
 from memory_pipeline.memories.operations import MemoryOperationError, check_type, public
-from memory_pipeline.memories.store import MEMORIES, GraphStore, now_utc
+from memory_pipeline.memories.store import GraphStore, now_utc
 from memory_pipeline.recall.scope import recall_scopes
-from memory_pipeline.store.lance import sql_in
+from memory_pipeline.store.base import sql_in
+from memory_pipeline.store.tables import MEMORIES
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.dates import rescheduled, tenant_timezone, zone
 
@@ -258,7 +259,7 @@ def _hybrid(store: GraphStore, frame: pl.DataFrame, qvec, query: str, tenants, c
 def _text_scores(store: GraphStore, query: str, tenants, limit: int) -> dict[str, float]:
     if not store.has(MEMORIES):
         return {}
-    table = store.db.open_table(MEMORIES)
+    table = store.db.open_table(MEMORIES.name)
     try:
         arrow = (
             table.search(query, query_type="fts", fts_columns="content")

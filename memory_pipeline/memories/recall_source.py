@@ -18,8 +18,8 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pyarrow as pa
 
-from memory_pipeline.memories.store import MEMORIES
 from memory_pipeline.recall.sources import RecallSource, Rows, register_source
+from memory_pipeline.store.tables import MEMORIES
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ class FactSource(RecallSource):
     """Typed memories (identity, preference, fact, event, decision, goal, ...) of the graph."""
 
     names = ("facts",)
-    table = MEMORIES
+    table = MEMORIES.name
     text_column = "content"  # the graph's full-text index (content_idx) covers this column
     columns = ("id", "memory_type", "content", "content_hash", "occurred_at", "happens_at", "created_at", "vector")
 

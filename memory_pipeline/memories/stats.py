@@ -4,8 +4,9 @@ embedding, and the relations of the knowledge graph."""
 from __future__ import annotations
 
 from memory_pipeline.knowledge.search import relation_counts
-from memory_pipeline.memories.store import INGESTION_SOURCES, MEMORY_AUDIT, MEMORY_TYPES, GraphStore
-from memory_pipeline.store.lance import sql_in
+from memory_pipeline.memories.store import INGESTION_SOURCES, MEMORY_TYPES, GraphStore
+from memory_pipeline.store.base import sql_in
+from memory_pipeline.store.tables import MEMORY_AUDIT
 
 
 def graph_stats(store: GraphStore, tenants: list[str]) -> dict:
@@ -21,7 +22,7 @@ def graph_stats(store: GraphStore, tenants: list[str]) -> dict:
         with_vec = frame.height - frame["vector"].null_count()
     ops = {}
     if store.has(MEMORY_AUDIT):
-        audit = store._read(MEMORY_AUDIT, sql_in("tenant", tenants), ["op"])
+        audit = store.read(MEMORY_AUDIT, sql_in("tenant", tenants), ["op"])
         if audit.height:
             ops = dict(audit.group_by("op").len().iter_rows())
     return {

@@ -20,12 +20,9 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from memory_pipeline.store.lance import MemoryStore, _retry_commit, commit_lock, sql_in, sql_str
-from memory_pipeline.store.purge import is_local, purge_table
-
-MEMORIES = "memories"
-MEMORY_AUDIT = "memory_audit"
-MEMORY_SOURCES = "memory_sources"
+from memory_pipeline.store.base import LanceBase, commit_lock, is_local, retry_commit, sql_in, sql_str
+from memory_pipeline.store.purge import purge_table
+from memory_pipeline.store.tables import MEMORIES, MEMORY_AUDIT, MEMORY_SOURCES
 
 MEMORY_TYPES = (
     "identity", "preference", "fact", "event", "decision", "goal", "routine", "observation",
@@ -35,57 +32,6 @@ INGESTION_SOURCES = ("markdown", "transcript", "live")
 OPERATIONS = ("store", "update", "forget", "skip")
 SOURCE_CHANGED = "source_changed"
 """Marks a removal by extraction (the file changed), which must not block the memory's return."""
-
-_TS = pa.timestamp("us", tz="UTC")
-
-
-def memories_schema(dim: int) -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("id", pa.string(), nullable=False),
-            pa.field("tenant", pa.string(), nullable=False),
-            pa.field("memory_type", pa.string(), nullable=False),
-            pa.field("content", pa.string(), nullable=False),
-            pa.field("reasoning", pa.string()),
-            pa.field("occurred_at", _TS),
-            pa.field("happens_at", _TS),
-            pa.field("confidence", pa.float32(), nullable=False),
-            pa.field("source", pa.string(), nullable=False),
-            pa.field("source_ref", pa.string()),
-            pa.field("model", pa.string()),
-            pa.field("vector", pa.list_(pa.float32(), dim)),
-            pa.field("created_at", _TS, nullable=False),
-            pa.field("updated_at", _TS, nullable=False),
-            pa.field("content_hash", pa.string(), nullable=False),
-        ]
-    )
-
-
-AUDIT_SCHEMA = pa.schema(
-    [
-        pa.field("id", pa.string(), nullable=False),
-        pa.field("tenant", pa.string(), nullable=False),
-        pa.field("memory_id", pa.string(), nullable=False),
-        pa.field("op", pa.string(), nullable=False),
-        pa.field("memory_type", pa.string()),
-        pa.field("fields", pa.list_(pa.string())),
-        pa.field("reason", pa.string()),
-        pa.field("actor", pa.string(), nullable=False),  # the tool or run that did it
-        pa.field("at", _TS, nullable=False),
-    ]
-)
-
-SOURCES_SCHEMA = pa.schema(
-    [
-        pa.field("id", pa.string(), nullable=False),
-        pa.field("tenant", pa.string(), nullable=False),
-        pa.field("path", pa.string(), nullable=False),
-        pa.field("content_hash", pa.string(), nullable=False),
-        pa.field("memory_ids", pa.list_(pa.string())),
-        pa.field("options", pa.string()),  # extractor version and options the file was read with
-        pa.field("extracted_at", _TS, nullable=False),
-    ]
-)
 
 _SPACE_RE = re.compile(r"\s+")
 
@@ -108,54 +54,27 @@ def now_utc() -> datetime:
     return datetime.now(UTC)
 
 
-class GraphStore:
+class GraphStore(LanceBase):
     """The typed-memory tables, in the same LanceDB database as the rest of the memory."""
 
     def __init__(self, uri: str | Path, dim: int):
-        self.base = MemoryStore(uri, dim=dim)
-        self.db = self.base.db
-        self.uri = self.base.uri
-        self.dim = dim
-
-    # -- tables ---------------------------------------------------------------------------
-    def has(self, name: str) -> bool:
-        return name in self.base.table_names()
+        super().__init__(uri, dim=dim)
 
     def memories(self):
-        table = self.base._open_or_create(MEMORIES, memories_schema(self.dim))
-        size = getattr(table.schema.field("vector").type, "list_size", self.dim)
-        if size != self.dim:
-            raise RuntimeError(
-                f"the memories table in {self.uri} holds {size}-dimensional vectors but the embedder "
-                f"makes {self.dim}; after changing the embedding model, drop the memories table and "
-                "run `memory-pipeline graph ingest` again (live memories must be stored again)"
-            )
-        return table
+        return self.open(MEMORIES)
 
     def audit(self):
-        return self.base._open_or_create(MEMORY_AUDIT, AUDIT_SCHEMA)
+        return self.open(MEMORY_AUDIT)
 
     def sources(self):
-        return self.base._open_or_create(MEMORY_SOURCES, SOURCES_SCHEMA)
-
-    def _read(self, name: str, where: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
-        if not self.has(name):
-            return pl.DataFrame()
-        query = self.db.open_table(name).search().where(where)
-        if columns:
-            query = query.select(list(columns))
-        return pl.from_arrow(query.limit(None).to_arrow())
+        return self.open(MEMORY_SOURCES)
 
     # -- reads ----------------------------------------------------------------------------
     def memory_rows(self, tenants: str | Sequence[str], where: str | None = None, vectors: bool = False) -> pl.DataFrame:
         tenants = [tenants] if isinstance(tenants, str) else list(tenants)
         scope = sql_in("tenant", tenants) + (f" AND ({where})" if where else "")
-        columns = [f.name for f in memories_schema(self.dim) if vectors or f.name != "vector"]
-        frame = self._read(MEMORIES, scope, columns)
-        if frame.is_empty() and not frame.columns:
-            empty = pa.schema([f for f in memories_schema(self.dim) if f.name in columns]).empty_table()
-            return pl.from_arrow(empty)
-        return frame
+        columns = [f.name for f in MEMORIES.schema(self.dim) if vectors or f.name != "vector"]
+        return self.read(MEMORIES, scope, columns)
 
     def get_memory(self, tenant: str, mid: str) -> dict | None:
         rows = self.memory_rows(tenant, f"id = {sql_str(mid)}")
@@ -163,56 +82,42 @@ class GraphStore:
 
     def audit_rows(self, tenant: str, memory_id: str | None = None) -> pl.DataFrame:
         where = f"tenant = {sql_str(tenant)}" + (f" AND memory_id = {sql_str(memory_id)}" if memory_id else "")
-        frame = self._read(MEMORY_AUDIT, where)
-        return frame.sort("at") if frame.height else pl.from_arrow(AUDIT_SCHEMA.empty_table())
+        return self.read(MEMORY_AUDIT, where).sort("at")
 
     def blocked_ids(self, tenant: str) -> set[str]:
         """Memories forgotten or skipped: extraction must not bring them back."""
-        frame = self._read(MEMORY_AUDIT, f"tenant = {sql_str(tenant)} AND op IN ('forget', 'skip')", ["memory_id", "fields"])
-        if not frame.height:
-            return set()
+        frame = self.read(MEMORY_AUDIT, f"tenant = {sql_str(tenant)} AND op IN ('forget', 'skip')", ["memory_id", "fields"])
         return {m for m, f in zip(frame["memory_id"].to_list(), frame["fields"].to_list()) if SOURCE_CHANGED not in (f or [])}
 
     def manifest(self, tenant: str) -> dict[str, dict]:
-        frame = self._read(MEMORY_SOURCES, f"tenant = {sql_str(tenant)}")
-        return {r["path"]: r for r in frame.iter_rows(named=True)} if frame.height else {}
+        frame = self.read(MEMORY_SOURCES, f"tenant = {sql_str(tenant)}")
+        return {r["path"]: r for r in frame.iter_rows(named=True)}
 
     # -- writes ---------------------------------------------------------------------------
-    @_retry_commit
     def upsert_memories(self, rows: list[dict]) -> None:
-        if rows:
-            table = pa.Table.from_pylist(rows, schema=memories_schema(self.dim))
-            (
-                self.memories().merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
-                .execute(table, on_bad_vectors="null")  # a memory may wait for its embedding
-            )
+        self.upsert(MEMORIES, rows, on_bad_vectors="null")  # a memory may wait for its embedding
 
-    @_retry_commit
+    @retry_commit
     def append_audit(self, rows: list[dict]) -> None:
         if rows:
             for row in rows:
                 row.setdefault("id", uuid.uuid4().hex)
                 row.setdefault("at", now_utc())
                 row.setdefault("fields", [])
-            self.audit().add(pa.Table.from_pylist(rows, schema=AUDIT_SCHEMA))
+            self.audit().add(pa.Table.from_pylist(rows, schema=MEMORY_AUDIT.schema()))
 
-    @_retry_commit
     def upsert_manifest(self, rows: list[dict]) -> None:
-        if rows:
-            table = pa.Table.from_pylist(rows, schema=SOURCES_SCHEMA)
-            self.sources().merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(table)
+        self.upsert(MEMORY_SOURCES, rows)
 
-    @_retry_commit
     def delete_manifest(self, tenant: str, paths: Sequence[str]) -> None:
-        if paths and self.has(MEMORY_SOURCES):
-            self.sources().delete(f"tenant = {sql_str(tenant)} AND {sql_in('path', paths)}")
+        if paths:
+            self.delete(MEMORY_SOURCES, f"tenant = {sql_str(tenant)} AND {sql_in('path', paths)}")
 
-    @_retry_commit
     def delete_memories(self, tenant: str, ids: Sequence[str]) -> None:
-        if ids and self.has(MEMORIES):
-            self.memories().delete(f"tenant = {sql_str(tenant)} AND {sql_in('id', ids)}")
+        if ids:
+            self.delete(MEMORIES, f"tenant = {sql_str(tenant)} AND {sql_in('id', ids)}")
 
-    @_retry_commit
+    @retry_commit
     def redact_audit(self, tenant: str, mid: str) -> None:
         """Drop the reasons of a memory's earlier audit rows: a reason may quote what is forgotten.
 
@@ -233,21 +138,10 @@ class GraphStore:
         """
         # Writers on this machine wait while the tables are rewritten (see commit_lock).
         with commit_lock(self.uri):
-            for name in (MEMORIES, MEMORY_AUDIT):
-                if self.has(name):
-                    purge_table(self.db.open_table(name), is_local(self.uri))
+            for spec in (MEMORIES, MEMORY_AUDIT):
+                if self.has(spec):
+                    purge_table(self.db.open_table(spec.name), is_local(self.uri))
 
     def ensure_fts_index(self, rebuild: bool = False) -> None:
         """The full-text index on memory content, built or brought up to date."""
-        if not self.has(MEMORIES):
-            return
-        table = self.db.open_table(MEMORIES)
-        if table.count_rows() == 0:
-            if rebuild and any(i.name == "content_idx" for i in table.list_indices()):
-                table.drop_index("content_idx")
-            return
-        names = {idx.name for idx in table.list_indices()}
-        if rebuild or "content_idx" not in names:
-            table.create_fts_index("content", use_tantivy=False, replace=True, with_position=False, name="content_idx")
-        elif int(table.index_stats("content_idx").num_unindexed_rows) > 0:
-            table.optimize()
+        self.ensure_fts(MEMORIES, rebuild=rebuild)

@@ -12,8 +12,8 @@ import dagster as dg
 
 from memory_pipeline.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, Settings, get_settings
 from memory_pipeline.embedding import EMBEDDER_IDENTITY, Embedder, make_embedder
+from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.orchestration.io_manager import PartitionedPickleIOManager
-from memory_pipeline.store.lance import MemoryStore
 
 
 class WorkspaceResource(dg.ConfigurableResource):

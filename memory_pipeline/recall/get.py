@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.recall.scope import path_tenant, recall_scopes
+from memory_pipeline.store.tables import EPISODES, MEMORIES
 from memory_pipeline.text.chunking import split_lines
 from memory_pipeline.text.scrub import scrub_secrets
 
@@ -25,8 +26,8 @@ _CITATION_RE = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$"
 _RECORD_RE = re.compile(r"^(?P<source>facts|episodes)/(?P<id>[A-Za-z0-9_-]+)$")
 """A typed memory or an episode as search cites it; a file always has a suffix (``.md``)."""
 _RECORDS = {  # cited source -> (table, text column, what it is called in an error)
-    "facts": ("memories", "content", "typed memory"),
-    "episodes": ("episodes", "summary", "episode"),
+    "facts": (MEMORIES.name, "content", "typed memory"),
+    "episodes": (EPISODES.name, "summary", "episode"),
 }
 
 
@@ -192,7 +193,7 @@ def _read_record(uri: str, table_name: str, column: str, rid: str, tenants: list
     """(tenant, text) of the rows with id ``rid`` held by ``tenants``."""
     import lancedb
 
-    from memory_pipeline.store.lance import sql_in, sql_str
+    from memory_pipeline.store.base import sql_in, sql_str
 
     if "://" not in uri and not Path(uri).is_dir():
         return []

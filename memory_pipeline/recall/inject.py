@@ -14,7 +14,7 @@ from memory_pipeline.config import RecallConfig, Settings, get_settings
 from memory_pipeline.embedding import Embedder
 from memory_pipeline.recall.query import meaningful_words
 from memory_pipeline.recall.search import SearchResult, _default_embedder, search
-from memory_pipeline.store.lance import MemoryStore
+from memory_pipeline.store.base import LanceBase
 from memory_pipeline.tenancy import GLOBAL_USER, Tenant
 
 HEADER = "## Relevant memory"
@@ -53,7 +53,7 @@ def inject(
     agent: str,
     user: str | None = None,
     *,
-    store: MemoryStore | str | None = None,
+    store: LanceBase | str | None = None,
     embedder: Embedder | None = None,
     settings: Settings | None = None,
     config: RecallConfig | None = None,

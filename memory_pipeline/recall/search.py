@@ -33,7 +33,8 @@ from memory_pipeline.recall.sources import (
     known_sources,
     tenant_cache,
 )
-from memory_pipeline.store.lance import MemoryStore
+from memory_pipeline.store.base import LanceBase
+from memory_pipeline.store.tables import CHUNKS
 
 
 class RecallError(RuntimeError):
@@ -91,7 +92,7 @@ def _default_embedder(kind: str) -> Embedder:
     return make_embedder(kind)
 
 
-def _uri(store: MemoryStore | str | None, settings: Settings) -> str:
+def _uri(store: LanceBase | str | None, settings: Settings) -> str:
     if store is None:
         return settings.lancedb_uri
     return store if isinstance(store, str) else store.uri
@@ -107,7 +108,7 @@ def search(
     min_score: float | None = None,
     mmr: bool | None = None,
     now: date | datetime | None = None,
-    store: MemoryStore | str | None = None,
+    store: LanceBase | str | None = None,
     embedder: Embedder | None = None,
     settings: Settings | None = None,
     config: RecallConfig | None = None,
@@ -202,7 +203,7 @@ def _resolve_sources(
         if source.table in tables:
             chosen.setdefault(source, []).append(name)
     if not chosen:
-        if "chunks" not in tables:
+        if CHUNKS.name not in tables:
             raise NoIndexError(
                 f"no memory index in {cache.uri} yet: run `memory-pipeline ingest` first "
                 "(or set MEMORY_PIPELINE_LANCEDB_URI to the database that holds it)"

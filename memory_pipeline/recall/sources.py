@@ -28,7 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memory_pipeline.store.lance import sql_in, sql_str
+from memory_pipeline.store.base import sql_str
+from memory_pipeline.store.tables import CHUNKS, EPISODES
 
 _SPEAKER_RE = re.compile(r"^([^\n():]{1,60}?) \(\d{4}-\d{2}-\d{2}[ T][\d:]+\): ", re.MULTILINE)
 
@@ -172,7 +173,7 @@ class ChunkSource(RecallSource):
     """Markdown notes (``memory``) and transcript windows (``sessions``) of the L0 index."""
 
     names = ("memory", "sessions")
-    table = "chunks"
+    table = CHUNKS.name
     # A chunk's id hashes its tenant, file, lines and text, and every write stamps updated_at
     # (re-embedding with another model included); moving rows between files (compaction,
     # forget's rewrite of other tenants) changes neither.
@@ -211,7 +212,7 @@ class EpisodeSource(RecallSource):
     """
 
     names = ("episodes",)
-    table = "episodes"
+    table = EPISODES.name
     text_column = "summary"
     columns = ("id", "path", "start_line", "end_line", "turn_ids", "summary", "vector", "created_at", "expires_at")
 

@@ -15,7 +15,7 @@ import logging
 import warnings
 from datetime import timedelta
 
-from memory_pipeline.store.lance import _retry_on_conflict
+from memory_pipeline.store.base import retry_on_conflict
 
 log = logging.getLogger(__name__)
 
@@ -25,11 +25,7 @@ _SCALAR = {"BITMAP": "BITMAP", "BTREE": "BTREE", "LABELLIST": "LABEL_LIST"}  # l
 
 def commit(write, *args, **kwargs):
     """One LanceDB write, retried on a commit conflict like the store's own writes."""
-    return _retry_on_conflict(write)(*args, **kwargs)
-
-
-def is_local(uri: str) -> bool:
-    return "://" not in str(uri)
+    return retry_on_conflict(write)(*args, **kwargs)
 
 
 def purge_table(table, local: bool) -> None:

@@ -9,8 +9,8 @@ from memory_pipeline.consolidation import defs as consolidation
 from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation, run_dreaming
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
+from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.orchestration.runs import run_partitioned_job
-from memory_pipeline.store.lance import MemoryStore
 from memory_pipeline_tests.conftest import make_resources
 from memory_pipeline_tests.consolidation.conftest import ALICE, store_for
 from memory_pipeline_tests.consolidation.test_dreaming import dreamed_path, human_files

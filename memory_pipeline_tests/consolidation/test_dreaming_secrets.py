@@ -6,7 +6,14 @@ is not added again, so its secret is not counted twice."""
 from datetime import UTC, datetime
 
 from memory_pipeline.consolidation.assets import episodic_summaries
-from memory_pipeline.consolidation.dreaming import DECISIONS, PREFERENCES, Line, collect_lines, llm_lines, write_document
+from memory_pipeline.consolidation.dreaming import (
+    DECISIONS,
+    PREFERENCES,
+    Line,
+    collect_lines,
+    llm_lines,
+    write_document,
+)
 from memory_pipeline.consolidation.pipeline import dream
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.conftest import make_resources, write

@@ -29,10 +29,10 @@ from hypothesis import strategies as st
 from memory_pipeline.config import Settings
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.l0.pipeline import prepare_tenant
+from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.recall.query import understand
 from memory_pipeline.recall.search import search
 from memory_pipeline.sources.transcripts import SESSION_COMPLETED, parse_transcript
-from memory_pipeline.store.lance import MemoryStore
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.chunking import split_lines
 from memory_pipeline_tests.recall.conftest import build_workspace, ingest

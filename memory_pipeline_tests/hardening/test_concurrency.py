@@ -3,7 +3,7 @@
 - Two ``memory-pipeline ingest`` processes for the same tenants are lined up right before their
   chunk commits (a fault point blocks each until both have arrived) and released together: both
   succeed, and the index equals a clean run's (no duplicate, nothing lost). Without the commit
-  lock (``store.lance.commit_lock``) LanceDB 0.40 kept both inserts of every new chunk id.
+  lock (``store.base.commit_lock``) LanceDB 0.40 kept both inserts of every new chunk id.
 - Six threads, each with its own connection, replace chunks of different files of one tenant
   over and over: every write is there at the end.
 - Four threads search, inject and read lines for four readers while the main thread changes
@@ -32,10 +32,12 @@ import pytest
 
 from memory_pipeline.config import Settings
 from memory_pipeline.embedding import HashEmbedder
+from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.recall.get import get
 from memory_pipeline.recall.inject import inject
 from memory_pipeline.recall.search import search
-from memory_pipeline.store.lance import MemoryStore, _retry_commit, chunks_schema
+from memory_pipeline.store.base import retry_commit
+from memory_pipeline.store.tables import CHUNKS
 from memory_pipeline_tests.conftest import REPO, run_together, write
 from memory_pipeline_tests.hardening.test_crash_rerun import assert_same_index, ingest_in_process, snapshot
 
@@ -121,7 +123,7 @@ def _rows(tenant: str, path: str, n: int, dim: int = 8) -> pa.Table:
              "vector": vector, "file_date": None, "ts_start": None, "updated_at": now}
             for i in range(n)
         ],
-        schema=chunks_schema(dim),
+        schema=CHUNKS.schema(dim),
     )
 
 
@@ -143,14 +145,14 @@ def test_commit_retry_retries_conflicts_only(tmp_path):
         uri = str(tmp_path)
         calls = {"conflict": 0, "other": 0}
 
-        @_retry_commit
+        @retry_commit
         def conflicting(self):
             self.calls["conflict"] += 1
             if self.calls["conflict"] < 3:
                 raise RuntimeError("Retryable commit conflict for version 7: preempted by a concurrent transaction")
             return "written"
 
-        @_retry_commit
+        @retry_commit
         def broken(self):
             self.calls["other"] += 1
             raise ValueError("schema mismatch: field vector")

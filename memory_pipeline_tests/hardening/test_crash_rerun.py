@@ -28,8 +28,8 @@ import pytest
 
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
 from memory_pipeline.l0.checks import check_tenant
+from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.orchestration.runs import discover_tenants, run_partitioned_job
-from memory_pipeline.store.lance import MemoryStore
 from memory_pipeline_tests.conftest import REPO, make_resources, write
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,6 @@ in-place rewrite of a table: an overwrite from a snapshot would lose exactly tho
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess

@@ -21,10 +21,10 @@ from memory_pipeline.config import get_settings
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.cli import app as cli_group
 from memory_pipeline.forget import forget_tenant
+from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline.orchestration.runs import run_partitioned_job
 from memory_pipeline.recall.search import search
-from memory_pipeline.store.lance import MemoryStore
 from memory_pipeline.tenancy import InvalidTenantError
 from memory_pipeline_tests.hardening.conftest import USER_WORDS, files_containing, pipeline_defs
 

@@ -18,9 +18,9 @@ import pyarrow as pa
 import pytest
 
 from memory_pipeline.embedding import HashEmbedder
+from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.recall.get import get
 from memory_pipeline.recall.search import search
-from memory_pipeline.store.lance import MemoryStore
 from memory_pipeline_tests.hardening.conftest import CANARY, SECRETS, files_containing, stage_metadata
 
 pytestmark = pytest.mark.slow

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -27,13 +26,13 @@ from typer.testing import CliRunner
 
 from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.embedding import HashEmbedder
+from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.orchestration.runs import run_partitioned_job
 from memory_pipeline.recall.get import AccessDeniedError, GetError, get
 from memory_pipeline.recall.inject import inject
 from memory_pipeline.recall.search import search
-from memory_pipeline.store.lance import MemoryStore
 from memory_pipeline.tenancy import GLOBAL_USER, InvalidTenantError, Tenant
 from memory_pipeline_tests.conftest import write
 

@@ -14,8 +14,8 @@ import polars as pl
 import pytest
 
 from memory_pipeline.l0.assets import l0_assets
+from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
-from memory_pipeline.store.lance import MemoryStore
 from memory_pipeline_tests.conftest import make_resources, write
 
 ALICE = "bot~alice"

@@ -7,7 +7,6 @@ its database dropped at the end of the session, also when a test fails or is int
 from __future__ import annotations
 
 import pytest
-
 import yaml
 
 from memory_pipeline_tests.production.service import (

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_pipeline.store.lance import MemoryStore
+from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline_tests.conftest import SAMPLE_ROOT
 from memory_pipeline_tests.production.conftest import EVERY_MINUTE
 from memory_pipeline_tests.production.service import LOCATION, REPOSITORY, no_failures

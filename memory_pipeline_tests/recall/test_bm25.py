@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 import bm25s
+import numpy as np
 import pytest
 
-from memory_pipeline.recall.bm25 import B, K1, TextIndex, _words, query_words
+from memory_pipeline.recall.bm25 import K1, B, TextIndex, _words, query_words
 from memory_pipeline.recall.search import search
 from memory_pipeline.recall.sources import ChunkSource, TenantCache
 from memory_pipeline_tests.conftest import write

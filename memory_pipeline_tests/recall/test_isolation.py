@@ -8,7 +8,9 @@ at ``search`` and checks every result's tenant and path against the reader's sco
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from memory_pipeline.recall.scope import path_tenant, recall_scopes
 from memory_pipeline.recall.search import search

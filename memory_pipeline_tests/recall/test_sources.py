@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 import pyarrow as pa
 import pytest
 
-from memory_pipeline.consolidation.store import episodes_schema
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.recall.search import search
+from memory_pipeline.store.tables import EPISODES
 from memory_pipeline_tests.recall.conftest import recall_settings
 
 
@@ -43,7 +43,7 @@ def with_episodes(indexed, tmp_path, embedder):
         _episode("support-bot~alice", "e2", "Alice asked about throttled API calls long ago; nothing was changed.", earlier, embedder),
         _episode("support-bot~bob", "e3", "Bob asked about throttled API calls and a rate limit for his team tier.", later, embedder),
     ]
-    lancedb.connect(copy).create_table("episodes", pa.Table.from_pylist(rows, schema=episodes_schema(embedder.dim)))
+    lancedb.connect(copy).create_table(EPISODES.name, pa.Table.from_pylist(rows, schema=EPISODES.schema(embedder.dim)))
     return root, copy
 
 

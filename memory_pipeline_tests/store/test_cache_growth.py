@@ -19,7 +19,8 @@ import pyarrow as pa
 
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.l0.pipeline import TenantChunks, embed_tenants
-from memory_pipeline.store.lance import FILES_SCHEMA, MemoryStore
+from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.store.tables import FILES
 from memory_pipeline_tests.conftest import run_together
 from memory_pipeline_tests.store.test_lance_store import DIM, rows
 
@@ -117,7 +118,7 @@ def test_embedding_step_caches_each_text_once_and_compacts_at_its_end(tmp_path):
     store.CACHE_COMPACT_MIN_FRAGMENTS = 3
     texts = [f"text number {i}" for i in range(50)]
     chunks = pl.DataFrame({"text_hash": [f"t{i}" for i in range(50)], "text": texts})
-    batch = TenantChunks("a~u", chunks, FILES_SCHEMA.empty_table(), [], [])
+    batch = TenantChunks("a~u", chunks, FILES.schema().empty_table(), [], [])
     embedder = HashEmbedder(dim=DIM)
     report = embed_tenants([batch], embedder, store, block=10)
     assert (report.computed, report.cache_hits) == (50, 0)
@@ -146,12 +147,12 @@ def test_first_chunks_of_a_file_are_appended_and_racing_writers_do_not_duplicate
 
 
 def test_bounded_session_is_shared_and_the_store_works_under_it(tmp_path, monkeypatch):
-    from memory_pipeline.store import lance
+    from memory_pipeline.store import base
 
-    monkeypatch.setenv(lance.CACHE_MB_ENV, "8")
-    assert lance._session(8) is lance._session(8)
+    monkeypatch.setenv(base.CACHE_MB_ENV, "8")
+    assert base._session(8) is base._session(8)
     store = MemoryStore(tmp_path, dim=DIM)
     store.put_cached_vectors("m", HASHES[:40], vectors(40))
     other = MemoryStore(tmp_path, dim=DIM)
     assert set(other.cached_vectors("m", HASHES[:50])) == set(HASHES[:40])
-    assert lance._session(8).size_bytes > 0
+    assert base._session(8).size_bytes > 0

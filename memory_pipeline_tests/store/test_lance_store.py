@@ -13,7 +13,8 @@ from datetime import UTC, datetime
 import numpy as np
 import pyarrow as pa
 
-from memory_pipeline.store.lance import MemoryStore, chunks_schema
+from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.store.tables import CHUNKS
 
 DIM = 8
 
@@ -46,7 +47,7 @@ def rows(tenant: str, path: str, texts: list[str], prefix: str) -> pa.Table:
         }
         for i, text in enumerate(texts)
     ]
-    return pa.Table.from_pylist(data, schema=chunks_schema(DIM))
+    return pa.Table.from_pylist(data, schema=CHUNKS.schema(DIM))
 
 
 def texts_at(store, version=None):
@@ -75,7 +76,7 @@ def test_replace_with_nothing_deletes_and_rerun_is_idempotent(tmp_path):
     store.replace_file_chunks("a~u", ["f.md"], batch)
     store.replace_file_chunks("a~u", ["f.md"], batch)
     assert store.chunks().count_rows() == 2
-    store.replace_file_chunks("a~u", ["f.md"], chunks_schema(DIM).empty_table())
+    store.replace_file_chunks("a~u", ["f.md"], CHUNKS.schema(DIM).empty_table())
     assert store.chunks().count_rows() == 0
 
 

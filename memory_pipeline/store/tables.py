@@ -1,0 +1,136 @@
+"""One spec per LanceDB table: its name, columns, full-text column, indices and schema version.
+
+Every module reads and writes a table through its spec (``store.base.LanceBase``), so a table's
+name and shape are written down once, here. Columns are listed as ``name type`` with ``!`` for
+NOT NULL; ``vec`` is a vector of the embedder's size, fixed per table, and ``floats`` a list of
+any length. A change of columns bumps the table's ``version``, with the migration it needs
+written beside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+TIMESTAMP = pa.timestamp("us", tz="UTC")
+_TYPES = {
+    "str": pa.string(), "i32": pa.int32(), "i64": pa.int64(), "f32": pa.float32(), "bool": pa.bool_(),
+    "date": pa.date32(), "ts": TIMESTAMP, "strs": pa.list_(pa.string()), "floats": pa.list_(pa.float32()),
+}
+
+
+def columns_schema(columns: str, dim: int | None = None) -> pa.Schema:
+    """The Arrow schema of ``"id str!, vector vec, ..."``; ``vec`` needs ``dim``."""
+    fields = []
+    for column in columns.split(","):
+        name, kind = column.split()
+        required = kind.endswith("!")
+        kind = kind.rstrip("!")
+        if kind == "vec":
+            if dim is None:
+                raise ValueError(f"column {name} is a vector: its size is needed")
+            dtype = pa.list_(pa.float32(), dim)
+        else:
+            dtype = _TYPES[kind]
+        fields.append(pa.field(name, dtype, nullable=not required))
+    return pa.schema(fields)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    name: str
+    columns: str
+    fts: str | None = None
+    """The column with a full-text index (recall's BM25 channel), if any."""
+    scalar: tuple[tuple[str, str], ...] = ()
+    """Scalar indices ``(column, kind)`` built with the full-text index."""
+    version: int = 1
+    after_new_model: str = "drop the table and rebuild it"
+    """What to do when the stored vectors have another size than the embedder's."""
+
+    @property
+    def fts_index(self) -> str:
+        return f"{self.fts}_idx"
+
+    @property
+    def has_vector(self) -> bool:
+        return " vec" in self.columns
+
+    def schema(self, dim: int | None = None) -> pa.Schema:
+        return columns_schema(self.columns, dim)
+
+
+# -- L0 index -------------------------------------------------------------------------------
+CHUNKS = TableSpec(
+    "chunks",
+    "id str!, tenant str!, agent_id str!, user_id str!, path str!, source str!, start_line i32!, "
+    "end_line i32!, heading str, turn_ids strs, text str!, text_hash str!, file_hash str!, model str!, "
+    "vector vec, file_date date, ts_start ts, updated_at ts!",
+    fts="text",
+    scalar=(("tenant", "BITMAP"),),
+    after_new_model="delete the chunks and files tables (or point MEMORY_PIPELINE_LANCEDB_URI "
+    "elsewhere) and backfill every tenant",
+)
+FILES = TableSpec(
+    "files",
+    "id str!, tenant str!, path str!, kind str!, status str!, reason str, content_hash str, size i64!, "
+    "mtime_ns i64!, model str, chunk_count i32!, indexed_at ts!",
+)
+EMBEDDING_CACHE = TableSpec("embedding_cache", "id str!, model str!, text_hash str!, vector floats")
+
+# -- consolidation: episodes (L1) and the knowledge graph (L2) -------------------------------
+_REMATERIALIZE = "drop the {name} table and re-materialize the consolidation partitions"
+EPISODES = TableSpec(
+    "episodes",
+    "id str!, tenant str!, agent_id str!, user_id str!, path str!, start_line i32!, end_line i32!, "
+    "turn_ids strs, summary str!, l0_abstract str!, key_topics strs, source_id str!, session_id str!, "
+    "day str!, created_at ts!, completed_at ts!, completed_by str!, expires_at ts!, promoted_at ts, "
+    "produced_by str!, llm_model str, model str!, vector vec",
+    fts="summary",
+    after_new_model=_REMATERIALIZE.format(name="episodes"),
+)
+ENTITIES = TableSpec(
+    "entities",
+    "id str!, tenant str!, name str!, type str!, aliases strs, episode_ids strs, first_seen ts, "
+    "last_seen ts, vector vec",
+    after_new_model=_REMATERIALIZE.format(name="entities"),
+)
+RELATIONS = TableSpec(
+    "relations",
+    "id str!, tenant str!, subject_id str!, subject str!, predicate str!, object_id str, object str!, "
+    "object_type str!, valid_from ts, valid_to ts, single_valued bool!, source_episode str!, path str!, "
+    "line i32!, evidence str!, rule str!, confidence f32!",
+)
+ENTITY_MERGES = TableSpec(
+    "entity_merges",
+    # status: merged | ambiguous
+    "id str!, tenant str!, from_id str!, from_name str!, into_id str!, into_name str!, status str!, "
+    "reason str!, score f32!, decided_at ts!",
+)
+
+# -- typed memories -------------------------------------------------------------------------
+MEMORIES = TableSpec(
+    "memories",
+    "id str!, tenant str!, memory_type str!, content str!, reasoning str, occurred_at ts, happens_at ts, "
+    "confidence f32!, source str!, source_ref str, model str, vector vec, created_at ts!, updated_at ts!, "
+    "content_hash str!",
+    fts="content",
+    after_new_model="drop the memories table and run `memory-pipeline graph ingest` again (live "
+    "memories must be stored again)",
+)
+MEMORY_AUDIT = TableSpec(
+    "memory_audit",
+    # actor: the tool or run that did it; never the content
+    "id str!, tenant str!, memory_id str!, op str!, memory_type str, fields strs, reason str, actor str!, at ts!",
+)
+MEMORY_SOURCES = TableSpec(
+    "memory_sources",
+    # options: the extractor version and options the file was read with
+    "id str!, tenant str!, path str!, content_hash str!, memory_ids strs, options str, extracted_at ts!",
+)
+
+TABLES = {spec.name: spec for spec in (
+    CHUNKS, FILES, EMBEDDING_CACHE, EPISODES, ENTITIES, RELATIONS, ENTITY_MERGES, MEMORIES, MEMORY_AUDIT,
+    MEMORY_SOURCES,
+)}
