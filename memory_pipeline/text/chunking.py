@@ -6,8 +6,7 @@ Python's universal newlines count them (``\\n``, ``\\r\\n`` and ``\\r``; see ``s
 is also what ``Path.read_text`` yields. ``str.splitlines`` differs (it also breaks on form feeds,
 ``\\x1c``-``\\x1e``, ``\\u2028``...), so code that reads lines back should use ``split_lines``.
 
-Markdown is parsed into blocks in one pass (front matter, ATX and setext headings, paragraphs,
-list items, fenced code, tables, blockquotes, thematic breaks), then blocks are packed into
+Markdown is parsed into blocks in one pass (``text.markdown_blocks``), then blocks are packed into
 chunks of about ``target_chars``. Fenced code is never split. An oversized paragraph, list item or
 blockquote is split at sentence or word boundaries with ``overlap_chars`` of overlap; an oversized
 table or front matter is split between rows, without overlap. The work is linear in the input.
@@ -22,6 +21,15 @@ from datetime import timezone
 from itertools import accumulate
 
 from memory_pipeline.sources.transcripts import Transcript, Turn
+from memory_pipeline.text.markdown_blocks import (
+    FENCE,
+    HEADING,
+    QUOTE,
+    QUOTED_FENCE_RE,
+    SPLIT_BY_LINES,
+    Block,
+    parse_blocks,
+)
 
 
 @dataclass(frozen=True)
@@ -42,190 +50,6 @@ def split_lines(text: str) -> list[str]:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text.split("\n")
-
-
-# --- Markdown blocks -------------------------------------------------------------------------
-
-_BLANK, _TEXT, _HEADING, _FENCE, _LIST, _QUOTE, _TABLE, _BREAK = range(8)
-_FRONT_MATTER = 8
-_SPLIT_BY_LINES = frozenset({_TABLE, _FRONT_MATTER})
-_FRONT_MATTER_MAX_LINES = 500
-
-_ATX_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]|$)")
-_FRONT_MATTER_KEY_RE = re.compile(r"[A-Za-z_][\w.-]*[ \t]*[:=]")
-_FENCE_RE = re.compile(r"[ \t]*(`{3,}|~{3,})(.*)$")
-_LIST_RE = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
-_BREAK_RE = re.compile(r" {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
-_SETEXT_RE = re.compile(r" {0,3}(=+|-+)[ \t]*$")
-_TABLE_DELIM_RE = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
-_QUOTED_FENCE_RE = re.compile(r"^[ \t]*(?:>[ \t]*)+(?:`{3}|~{3})", re.MULTILINE)
-
-
-@dataclass(frozen=True, slots=True)
-class _Block:
-    start: int  # 0-based line index, inclusive
-    end: int  # inclusive
-    kind: int
-    level: int = 0  # heading level
-    title: str = ""  # heading text
-
-
-def _line_kind(line: str, max_heading: int) -> int:
-    stripped = line.lstrip(" \t")
-    if not stripped or not stripped.strip():
-        return _BLANK
-    first = stripped[0]
-    indent = len(line) - len(stripped)
-    if first in "`~":
-        match = _FENCE_RE.match(line)
-        # An info string with a backtick (```like this```) is inline code, not a fence.
-        if match and not (first == "`" and "`" in match.group(2)):
-            return _FENCE
-        return _TEXT
-    if first == "#":
-        if indent <= 3 and len(line) <= max_heading and _ATX_RE.match(line):
-            return _HEADING
-        return _TEXT
-    if first == ">":
-        return _QUOTE if indent <= 3 else _TEXT
-    if first in "-*_" and indent <= 3 and _BREAK_RE.match(line):
-        return _BREAK
-    if (first in "-*+" or first.isdigit()) and _LIST_RE.match(line):
-        return _LIST
-    if first == "|":
-        return _TABLE
-    return _TEXT
-
-
-def _atx_heading(line: str) -> tuple[int, str]:
-    match = _ATX_RE.match(line)
-    assert match is not None
-    title = line[match.end() :].strip()
-    # A closing run of #s is decoration when it stands alone: "# Title ##" but "# C#".
-    bare = title.rstrip("#")
-    if not bare or bare[-1] in " \t":
-        title = bare.strip()
-    return len(match.group(1)), title
-
-
-def _parse_blocks(lines: list[str], max_heading: int) -> list[_Block]:
-    """Markdown blocks in order; blank lines belong to no block."""
-    kinds = [_line_kind(line, max_heading) for line in lines]
-    n = len(lines)
-    blocks: list[_Block] = []
-    i = _front_matter_end(lines)
-    if i:
-        blocks.append(_Block(0, i - 1, _FRONT_MATTER))
-    # For each fence character, the shortest fence length known to have no closer after the
-    # line it was searched from: keeps unclosed fences from making the scan quadratic.
-    unclosable: dict[str, int] = {}
-    while i < n:
-        kind = kinds[i]
-        if kind == _BLANK:
-            i += 1
-            continue
-        if kind == _FENCE:
-            close = _fence_close(lines, kinds, i, unclosable)
-            if close is not None:
-                blocks.append(_Block(i, close, _FENCE))
-                i = close + 1
-                continue
-            # An unclosed fence is text: one stray ``` must not swallow the rest of the file.
-            kind = kinds[i] = _TEXT
-        if kind == _HEADING:
-            level, title = _atx_heading(lines[i])
-            blocks.append(_Block(i, i, _HEADING, level, title))
-            i += 1
-        elif kind == _BREAK:
-            blocks.append(_Block(i, i, _BREAK))
-            i += 1
-        elif kind == _QUOTE:
-            j = i + 1
-            while j < n and kinds[j] in (_QUOTE, _TEXT):  # lazy continuation lines
-                j += 1
-            blocks.append(_Block(i, j - 1, _QUOTE))
-            i = j
-        elif kind == _LIST:
-            j = i + 1
-            while j < n and kinds[j] == _TEXT:
-                j += 1
-            blocks.append(_Block(i, j - 1, _LIST))
-            i = j
-        elif kind == _TABLE or _is_table_header(lines, kinds, i):
-            j = i + 1
-            while j < n and kinds[j] in (_TABLE, _TEXT) and "|" in lines[j]:
-                j += 1
-            blocks.append(_Block(i, j - 1, _TABLE))
-            i = j
-        else:
-            i = _paragraph(lines, kinds, i, blocks, max_heading)
-    return blocks
-
-
-def _paragraph(
-    lines: list[str], kinds: list[int], i: int, blocks: list[_Block], max_heading: int
-) -> int:
-    """Append the paragraph (or setext heading) starting at line i; return the next line."""
-    n = len(lines)
-    j = i + 1
-    size = len(lines[i])
-    while j < n:
-        size += 1 + len(lines[j])
-        if lines[j].lstrip()[:1] in ("=", "-") and size <= max_heading:
-            setext = _SETEXT_RE.match(lines[j])
-            if setext:
-                title = " ".join(line.strip() for line in lines[i:j])
-                level = 1 if setext.group(1)[0] == "=" else 2
-                blocks.append(_Block(i, j, _HEADING, level, title))
-                return j + 1
-        if kinds[j] != _TEXT or _is_table_header(lines, kinds, j):
-            break
-        j += 1
-    blocks.append(_Block(i, j - 1, _TEXT))
-    return j
-
-
-def _is_table_header(lines: list[str], kinds: list[int], i: int) -> bool:
-    return (
-        "|" in lines[i]
-        and i + 1 < len(lines)
-        and "-" in lines[i + 1]
-        and _TABLE_DELIM_RE.match(lines[i + 1]) is not None
-    )
-
-
-def _front_matter_end(lines: list[str]) -> int:
-    """Line index after a closed front matter block at the top of the file, else 0."""
-    if not lines:
-        return 0
-    opener = lines[0].rstrip()
-    # A leading "---" is also a thematic break: only YAML/TOML-looking content counts.
-    if opener not in ("---", "+++") or len(lines) < 3 or not _FRONT_MATTER_KEY_RE.match(lines[1]):
-        return 0
-    closers = ("---", "...") if opener == "---" else ("+++",)
-    for j in range(2, min(len(lines), _FRONT_MATTER_MAX_LINES)):
-        if lines[j].rstrip() in closers:
-            return j + 1
-    return 0
-
-
-def _fence_close(
-    lines: list[str], kinds: list[int], i: int, unclosable: dict[str, int]
-) -> int | None:
-    opener = _FENCE_RE.match(lines[i])
-    assert opener is not None
-    marker = opener.group(1)
-    char, length = marker[0], len(marker)
-    if length >= unclosable.get(char, 1 << 30):
-        return None
-    for j in range(i + 1, len(lines)):
-        if kinds[j] == _FENCE:
-            candidate = _FENCE_RE.match(lines[j])
-            run = candidate.group(1) if candidate else ""
-            if run[0] == char and len(run) >= length and not candidate.group(2).strip():
-                return j
-    unclosable[char] = length
-    return None
 
 
 # --- Splitting long text ---------------------------------------------------------------------
@@ -326,7 +150,7 @@ class _Packer:
             self.chunks.append(ChunkSpan(self.start + 1, self.end + 1, text, self.path))
         self.start, self.has_content = None, False
 
-    def add_heading(self, block: _Block) -> None:
+    def add_heading(self, block: Block) -> None:
         if self.has_content or (
             self.start is not None and self.size(self.start, block.end) > self.maximum
         ):
@@ -340,7 +164,7 @@ class _Packer:
         # Consecutive headings share a chunk, whose path is that of the content under them.
         self.path = tuple(title for _, title in self.headings)
 
-    def add(self, block: _Block) -> None:
+    def add(self, block: Block) -> None:
         if self.start is not None:
             combined = self.size(self.start, block.end)
             if self.has_content:
@@ -348,19 +172,19 @@ class _Packer:
                     self.end = block.end
                     return
                 self.flush()
-            elif combined <= self.maximum or block.kind == _FENCE:
+            elif combined <= self.maximum or block.kind == FENCE:
                 # A heading stays with what follows it, even a fence longer than the maximum.
                 self.end, self.has_content = block.end, True
                 return
         if self.start is None and (
-            block.kind == _FENCE or self.size(block.start, block.end) <= self.maximum
+            block.kind == FENCE or self.size(block.start, block.end) <= self.maximum
         ):
             self.start, self.end, self.has_content = block.start, block.end, True
             self.path = tuple(title for _, title in self.headings)
             return
         self.split(block)
 
-    def split(self, block: _Block) -> None:
+    def split(self, block: Block) -> None:
         """Emit an oversized block as pieces; the first joins any open headings-only chunk."""
         prefix_start = self.start
         first_budget = self.maximum
@@ -378,7 +202,7 @@ class _Packer:
         path = self.path if prefix_start is not None else tuple(t for _, t in self.headings)
         base = self.offsets[block.start]
         block_text = "\n".join(self.lines[block.start : block.end + 1])
-        if block.kind in _SPLIT_BY_LINES:
+        if block.kind in SPLIT_BY_LINES:
             pieces = self._line_groups(block, first_budget)
         else:
             pieces = _split_text(block_text, first_budget, self.maximum, self.overlap)
@@ -397,7 +221,7 @@ class _Packer:
             path = tuple(t for _, t in self.headings)
         self.start, self.has_content = None, False
 
-    def _line_groups(self, block: _Block, first_budget: int) -> list[tuple[int, int]]:
+    def _line_groups(self, block: Block, first_budget: int) -> list[tuple[int, int]]:
         """[start, end) offsets, relative to the block, of groups of whole lines."""
         base = self.offsets[block.start]
         groups: list[tuple[int, int]] = []
@@ -450,14 +274,14 @@ def chunk_markdown(
         return []
     lines = split_lines(text)
     packer = _Packer(lines, target_chars, max_chars, overlap_chars)
-    for block in _parse_blocks(lines, max_heading=max_chars):
-        if block.kind == _HEADING:
+    for block in parse_blocks(lines, max_heading=max_chars):
+        if block.kind == HEADING:
             packer.add_heading(block)
-        elif block.kind == _QUOTE and _QUOTED_FENCE_RE.search(
+        elif block.kind == QUOTE and QUOTED_FENCE_RE.search(
             "\n".join(lines[block.start : block.end + 1])
         ):
             # A quote holding fenced code is as unsplittable as the code.
-            packer.add(_Block(block.start, block.end, _FENCE))
+            packer.add(Block(block.start, block.end, FENCE))
         else:
             packer.add(block)
     packer.flush()
