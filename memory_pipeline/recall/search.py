@@ -15,7 +15,6 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from functools import lru_cache
 
@@ -25,6 +24,7 @@ from memory_pipeline.config import RecallConfig, Settings, get_settings
 from memory_pipeline.embedding import Embedder, make_embedder
 from memory_pipeline.recall import scoring
 from memory_pipeline.recall.query import TIME_WORDS_RE, QueryInfo, understand
+from memory_pipeline.recall.results import Candidate, SearchResult, build_results, dedup_across_scopes
 from memory_pipeline.recall.scope import Scope, recall_scopes
 from memory_pipeline.recall.sources import (
     RecallSource,
@@ -47,44 +47,6 @@ class NoIndexError(RecallError):
 
 class UnknownSourceError(RecallError, ValueError):
     """A source name recall does not know; the message lists the known ones."""
-
-
-@dataclass
-class SearchResult:
-    """One recalled piece of memory, with where it comes from and why it ranked."""
-
-    source: str
-    path: str
-    start_line: int
-    end_line: int
-    turn_ids: list[str]
-    score: float
-    parts: dict[str, float]
-    snippet: str
-    citation: str
-    tenant: str
-    ids: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-@dataclass
-class _Candidate:
-    scope: Scope
-    rows: Rows
-    row: int
-    vector: float
-    text: float
-    relevance: float
-    bonus: float
-    decay: float
-    around: dict[int, float] = field(default_factory=dict)  # adjacent row -> its base score
-    score: float = 0.0
-
-    @property
-    def text_hash(self) -> str:
-        return self.rows.text_hash[self.row]
 
 
 @lru_cache(maxsize=2)
@@ -229,18 +191,18 @@ def _search_scopes(
     use_mmr: bool,
     text: dict[RecallSource, dict[tuple[str, str], float]],
 ) -> list[SearchResult]:
-    candidates: list[_Candidate] = []
+    candidates: list[Candidate] = []
     for source, names in chosen.items():
         text_raw = text[source]
         candidates += _source_candidates(source, names, info, qvec, text_raw, scopes, cache, config, today)
-    candidates = _dedup_across_scopes(candidates)
+    candidates = dedup_across_scopes(candidates)
     candidates.sort(key=lambda c: (-c.score, c.scope.rank))
     if use_mmr and candidates:
         pool = candidates[: max(k * 5, 20)]
         vectors = np.stack([c.rows.vectors[c.row] for c in pool])
         order = scoring.mmr_order([c.score for c in pool], vectors, len(pool), config.mmr_lambda)
         candidates = [pool[i] for i in order]
-    return _build_results(candidates, config, k, min_score)
+    return build_results(candidates, config, k, min_score)
 
 
 def _source_candidates(
@@ -253,7 +215,7 @@ def _source_candidates(
     cache: TenantCache,
     config: RecallConfig,
     today: date,
-) -> list[_Candidate]:
+) -> list[Candidate]:
     by_scope: list[tuple[Scope, Rows]] = []
     for scope in scopes:
         rows = cache.rows(source, scope.key)
@@ -275,7 +237,7 @@ def _source_candidates(
         text_norm = dict(zip(keys, normed.tolist()))
     text_hits = bool(text_norm)
 
-    out: list[_Candidate] = []
+    out: list[Candidate] = []
     for scope, rows in by_scope:
         allowed = rows.source_mask(tuple(names)) if len(names) < len(source.names) else None
         picked = set(_vector_top(rows, qvec, allowed, limit, config))
@@ -317,7 +279,7 @@ def _source_candidates(
                     relevance = (relevance + config.context_weight * best) / (1 + config.context_weight)
             bonus = _signals(info, rows, i, config)
             decay = scoring.decay_factor(rows.day[i], today, config.half_life_days)
-            cand = _Candidate(
+            cand = Candidate(
                 scope=scope, rows=rows, row=i, vector=vector_unit[i],
                 text=text_of.get(i, 0.0), relevance=relevance, bonus=bonus, decay=decay, around=around,
             )
@@ -361,98 +323,3 @@ def _signals(info: QueryInfo, rows: Rows, i: int, config: RecallConfig) -> float
         if info.period.contains(when):
             bonus += config.date_boost
     return bonus
-
-
-def _dedup_across_scopes(candidates: list[_Candidate]) -> list[_Candidate]:
-    """Keep one copy of a text held by several scopes: the user's own copy wins."""
-    best: dict[str, _Candidate] = {}
-    for cand in candidates:
-        held = best.get(cand.text_hash)
-        if held is None or (cand.scope.rank, -cand.score) < (held.scope.rank, -held.score):
-            best[cand.text_hash] = cand
-    keep = {id(c) for c in best.values()}
-    # Copies within one scope (the same line in two files) are both kept: they cite different files.
-    return [c for c in candidates if id(c) in keep or _same_scope_copy(c, best)]
-
-
-def _same_scope_copy(cand: _Candidate, best: dict[str, _Candidate]) -> bool:
-    held = best[cand.text_hash]
-    return held.scope.rank == cand.scope.rank and held is not cand
-
-
-def _build_results(
-    candidates: list[_Candidate], config: RecallConfig, k: int, min_score: float
-) -> list[SearchResult]:
-    results: list[SearchResult] = []
-    used: set[tuple[int, int]] = set()  # (id of the Rows, row) already shown
-    for cand in candidates:
-        if len(results) >= k:
-            break
-        if cand.score < min_score:
-            continue
-        rows, i = cand.rows, cand.row
-        if config.collapse_overlaps and (id(rows), i) in used:
-            continue
-        unit = [i]
-        if rows.source[i] in config.context_sources and config.context_rows > 0:
-            unit = _with_context(cand, config.context_rows, used)
-        if config.collapse_overlaps:
-            used.update((id(rows), j) for j in unit)
-            # Windows that overlap the shown lines are covered too.
-            path = rows.path[i]
-            lo, hi = int(rows.start_line[min(unit)]), int(rows.end_line[max(unit)])
-            for j in (rows.prev_row[min(unit)], rows.next_row[max(unit)]):
-                if j >= 0 and rows.path[j] == path and rows.start_line[j] >= lo and rows.end_line[j] <= hi:
-                    used.add((id(rows), int(j)))
-        results.append(_result(cand, unit, config))
-    return results
-
-
-def _with_context(cand: _Candidate, count: int, used: set[tuple[int, int]]) -> list[int]:
-    """The row plus up to ``count`` adjacent rows of the same file, the more relevant first."""
-    rows, i = cand.rows, cand.row
-    unit = [i]
-    for _ in range(count):
-        options = [
-            int(j) for j in (rows.prev_row[min(unit)], rows.next_row[max(unit)])
-            if j >= 0 and (id(rows), int(j)) not in used
-        ]
-        if not options:
-            break
-        unit.append(max(options, key=lambda j: cand.around.get(j, 0.0)))
-        unit.sort()
-    return unit
-
-
-def _result(cand: _Candidate, unit: list[int], config: RecallConfig) -> SearchResult:
-    rows = cand.rows
-    first, last = min(unit), max(unit)
-    start, end = int(rows.start_line[first]), int(rows.end_line[last])
-    text = "\n".join(rows.text[j] for j in sorted(unit))
-    turn_ids: list[str] = []
-    for j in sorted(unit):
-        turn_ids += [t for t in rows.turn_ids[j] if t not in turn_ids]
-    snippet = text if len(text) <= config.snippet_chars else text[: config.snippet_chars - 1] + "…"
-    path = rows.path[cand.row]
-    source = str(rows.source[cand.row])
-    citation = path if path.startswith(("episodes/", "facts/")) else f"{path}#L{start}-L{end}"
-    return SearchResult(
-        source=source,
-        path=path,
-        start_line=start,
-        end_line=end,
-        turn_ids=turn_ids,
-        score=round(cand.score, 6),
-        parts={
-            "vector": round(cand.vector, 6),
-            "text": round(cand.text, 6),
-            "decay": round(cand.decay, 6),
-            "boost": cand.scope.boost,
-            "context": round(cand.relevance, 6),
-            "signals": round(cand.bonus, 6),
-        },
-        snippet=snippet,
-        citation=citation,
-        tenant=cand.scope.key,
-        ids=[rows.ids[j] for j in sorted(unit)],
-    )

@@ -1,0 +1,143 @@
+"""Recall results: the candidates a search scored, deduplicated across scopes and turned into
+cited results (a transcript window with its best neighbour, overlaps collapsed, cut at ``k``)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from memory_pipeline.config import RecallConfig
+from memory_pipeline.recall.scope import Scope
+from memory_pipeline.recall.sources import Rows
+
+
+@dataclass
+class SearchResult:
+    """One recalled piece of memory, with where it comes from and why it ranked."""
+
+    source: str
+    path: str
+    start_line: int
+    end_line: int
+    turn_ids: list[str]
+    score: float
+    parts: dict[str, float]
+    snippet: str
+    citation: str
+    tenant: str
+    ids: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Candidate:
+    scope: Scope
+    rows: Rows
+    row: int
+    vector: float
+    text: float
+    relevance: float
+    bonus: float
+    decay: float
+    around: dict[int, float] = field(default_factory=dict)  # adjacent row -> its base score
+    score: float = 0.0
+
+    @property
+    def text_hash(self) -> str:
+        return self.rows.text_hash[self.row]
+
+
+def dedup_across_scopes(candidates: list[Candidate]) -> list[Candidate]:
+    """Keep one copy of a text held by several scopes: the user's own copy wins."""
+    best: dict[str, Candidate] = {}
+    for cand in candidates:
+        held = best.get(cand.text_hash)
+        if held is None or (cand.scope.rank, -cand.score) < (held.scope.rank, -held.score):
+            best[cand.text_hash] = cand
+    keep = {id(c) for c in best.values()}
+    # Copies within one scope (the same line in two files) are both kept: they cite different files.
+    return [c for c in candidates if id(c) in keep or _same_scope_copy(c, best)]
+
+
+def _same_scope_copy(cand: Candidate, best: dict[str, Candidate]) -> bool:
+    held = best[cand.text_hash]
+    return held.scope.rank == cand.scope.rank and held is not cand
+
+
+def build_results(
+    candidates: list[Candidate], config: RecallConfig, k: int, min_score: float
+) -> list[SearchResult]:
+    results: list[SearchResult] = []
+    used: set[tuple[int, int]] = set()  # (id of the Rows, row) already shown
+    for cand in candidates:
+        if len(results) >= k:
+            break
+        if cand.score < min_score:
+            continue
+        rows, i = cand.rows, cand.row
+        if config.collapse_overlaps and (id(rows), i) in used:
+            continue
+        unit = [i]
+        if rows.source[i] in config.context_sources and config.context_rows > 0:
+            unit = _with_context(cand, config.context_rows, used)
+        if config.collapse_overlaps:
+            used.update((id(rows), j) for j in unit)
+            # Windows that overlap the shown lines are covered too.
+            path = rows.path[i]
+            lo, hi = int(rows.start_line[min(unit)]), int(rows.end_line[max(unit)])
+            for j in (rows.prev_row[min(unit)], rows.next_row[max(unit)]):
+                if j >= 0 and rows.path[j] == path and rows.start_line[j] >= lo and rows.end_line[j] <= hi:
+                    used.add((id(rows), int(j)))
+        results.append(_result(cand, unit, config))
+    return results
+
+
+def _with_context(cand: Candidate, count: int, used: set[tuple[int, int]]) -> list[int]:
+    """The row plus up to ``count`` adjacent rows of the same file, the more relevant first."""
+    rows, i = cand.rows, cand.row
+    unit = [i]
+    for _ in range(count):
+        options = [
+            int(j) for j in (rows.prev_row[min(unit)], rows.next_row[max(unit)])
+            if j >= 0 and (id(rows), int(j)) not in used
+        ]
+        if not options:
+            break
+        unit.append(max(options, key=lambda j: cand.around.get(j, 0.0)))
+        unit.sort()
+    return unit
+
+
+def _result(cand: Candidate, unit: list[int], config: RecallConfig) -> SearchResult:
+    rows = cand.rows
+    first, last = min(unit), max(unit)
+    start, end = int(rows.start_line[first]), int(rows.end_line[last])
+    text = "\n".join(rows.text[j] for j in sorted(unit))
+    turn_ids: list[str] = []
+    for j in sorted(unit):
+        turn_ids += [t for t in rows.turn_ids[j] if t not in turn_ids]
+    snippet = text if len(text) <= config.snippet_chars else text[: config.snippet_chars - 1] + "…"
+    path = rows.path[cand.row]
+    source = str(rows.source[cand.row])
+    citation = path if path.startswith(("episodes/", "facts/")) else f"{path}#L{start}-L{end}"
+    return SearchResult(
+        source=source,
+        path=path,
+        start_line=start,
+        end_line=end,
+        turn_ids=turn_ids,
+        score=round(cand.score, 6),
+        parts={
+            "vector": round(cand.vector, 6),
+            "text": round(cand.text, 6),
+            "decay": round(cand.decay, 6),
+            "boost": cand.scope.boost,
+            "context": round(cand.relevance, 6),
+            "signals": round(cand.bonus, 6),
+        },
+        snippet=snippet,
+        citation=citation,
+        tenant=cand.scope.key,
+        ids=[rows.ids[j] for j in sorted(unit)],
+    )
