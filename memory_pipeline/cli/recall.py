@@ -28,8 +28,10 @@ def search_command(
     as_json: bool = options.JSON,
 ) -> None:
     """Hybrid search (vector + full text) of a tenant's memory, with citations."""
+    from memory_pipeline.app import assemble
     from memory_pipeline.recall.search import search
 
+    assemble()
     agent, reader = _reader(agent, user)
     results = search(query, agent, reader, sources=source or None, k=limit, min_score=min_score, mmr=mmr)
     if as_json:
@@ -77,8 +79,10 @@ def inject_command(
     as_json: bool = options.JSON,
 ) -> None:
     """Show the memory section auto-inject would add to the prompt for a message."""
+    from memory_pipeline.app import assemble
     from memory_pipeline.recall.inject import inject
 
+    assemble()
     agent, reader = _reader(agent, user)
     result = inject(message, agent, reader)
     if as_json:

@@ -184,8 +184,10 @@ def run_locomo_eval(
     """Ingest, answer every query with ``search`` (``k`` results, no minimum score), score."""
     from memory_pipeline.config import get_settings
     from memory_pipeline.embedding import make_embedder
+    from memory_pipeline.app import assemble
     from memory_pipeline.recall.search import search
 
+    assemble()
     data, out = Path(data), Path(out)
     queries_path = data / "queries.jsonl"
     if not queries_path.is_file():

@@ -1,4 +1,4 @@
-"""Questions to the memory graph: typed filters, hybrid recall over memories, and scopes.
+"""Questions to the memory graph: typed filters, recall over memories, and scopes.
 
 Time windows are computed in the user's timezone: ``happens_within="1d"`` at 23:30 in Lisbon
 reaches 23:30 tomorrow, and a date-only bound such as ``occurred_to="2026-11-10"`` includes the
@@ -13,16 +13,16 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-import numpy as np
 import polars as pl
 
-from memory_pipeline.config import RecallConfig, Settings
+from memory_pipeline.config import Settings
 from memory_pipeline.embedding import Embedder
 from memory_pipeline.memories.operations import MemoryOperationError, check_type, public
+from memory_pipeline.memories.recall_source import FACTS
 from memory_pipeline.memories.store import GraphStore, now_utc
 from memory_pipeline.recall.scope import recall_scopes
+from memory_pipeline.recall.search import NoIndexError, search
 from memory_pipeline.store.base import sql_in
-from memory_pipeline.store.tables import MEMORIES
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.dates import rescheduled, tenant_timezone, zone
 
@@ -197,77 +197,42 @@ def recall_memories(
     store: GraphStore,
     embedder: Embedder,
     query: str,
-    scope: ReadScope,
+    agent: str,
+    user: str | None,
+    settings: Settings,
     *,
     memory_type: str | None = None,
     k: int = 6,
     min_score: float | None = None,
-    config: RecallConfig | None = None,
 ) -> list[dict]:
-    """Hybrid recall over typed memories: 0.7 x cosine + 0.3 x normalized BM25 (DESIGN §6)."""
-    config = config or RecallConfig()
-    min_score = config.min_score if min_score is None else min_score
+    """Typed memories for ``query`` as full rows, ranked as every source is: ``recall.search`` over
+    the ``facts`` source (the same fusion of cosine and BM25, scopes, boosts and cut-offs)."""
     if not query or not query.strip():
         raise MemoryOperationError("query must be a non-empty string")
     if not 1 <= k <= MAX_RESULTS:
         raise MemoryOperationError(f"k must be from 1 to {MAX_RESULTS}, got {k}")
-    where = sql_in("memory_type", [check_type(memory_type)]) if memory_type else None
-    qvec = embedder.embed([query.strip()])[0]
-    for tenants in (scope.primary, scope.fallback):
-        if not tenants:
-            continue
-        frame = store.memory_rows(tenants, where, vectors=True)
-        if not frame.height:
-            continue
-        hits = _hybrid(store, frame, qvec, query, tenants, config)
-        hits = [h for h in hits if h["score"] >= min_score][:k]
-        if hits:
-            return hits
-    return []
-
-
-def _hybrid(store: GraphStore, frame: pl.DataFrame, qvec, query: str, tenants, config: RecallConfig) -> list[dict]:
-    vectors = frame["vector"].to_list()
-    cos = np.zeros(frame.height, dtype=np.float32)
-    have = [i for i, v in enumerate(vectors) if v is not None]
-    if have:
-        matrix = np.asarray([vectors[i] for i in have], dtype=np.float32)
-        cos[have] = np.clip(matrix @ qvec, 0.0, 1.0)
-    bm25 = _text_scores(store, query, tenants, frame.height)
-    ids = frame["id"].to_list()
-    text = np.array([bm25.get(i, 0.0) for i in ids], dtype=np.float32)
-    if text.max(initial=0.0) > 0:
-        text = text / text.max()
-    if not bm25:
-        scores = cos
-    elif not have:
-        scores = text
-    else:
-        scores = config.vector_weight * cos + config.text_weight * text
-    order = np.argsort(-scores, kind="stable")
-    rows = frame.drop("vector").to_dicts()
-    out = []
-    for i in order:
-        row = public(rows[i])
-        row["has_embedding"] = vectors[i] is not None
-        row["score"] = round(float(scores[i]), 4)
-        row["parts"] = {"vector": round(float(cos[i]), 4), "text": round(float(text[i]), 4)}
-        out.append(row)
-    return out
-
-
-def _text_scores(store: GraphStore, query: str, tenants, limit: int) -> dict[str, float]:
-    if not store.has(MEMORIES):
-        return {}
-    table = store.db.open_table(MEMORIES.name)
+    types = {check_type(memory_type)} if memory_type else None
     try:
-        arrow = (
-            table.search(query, query_type="fts", fts_columns="content")
-            .where(sql_in("tenant", tenants), prefilter=True)
-            .select(["id", "_score"])
-            .limit(max(limit, 1))
-            .to_arrow()
+        hits = search(
+            query, agent, user, sources=[FACTS], k=MAX_RESULTS if types else k, min_score=min_score,
+            store=store, embedder=embedder, settings=settings,
         )
-    except (ValueError, RuntimeError, OSError):
-        return {}  # no full-text index yet: the vector channel stands alone
-    return dict(zip(arrow.column("id").to_pylist(), arrow.column("_score").to_pylist()))
+    except NoIndexError:  # neither typed memories nor an L0 index yet
+        return []
+    rows: dict[tuple[str, str], dict] = {}
+    for tenant in {h.tenant for h in hits}:
+        ids = [h.ids[0] for h in hits if h.tenant == tenant]
+        for row in store.memory_rows(tenant, sql_in("id", ids), vectors=True).iter_rows(named=True):
+            rows[(tenant, row["id"])] = row
+    out = []
+    for hit in hits:
+        row = rows.get((hit.tenant, hit.ids[0]))
+        if row is None or (types and row["memory_type"] not in types):
+            continue
+        item = public(row)
+        item["score"] = round(hit.score, 4)
+        item["parts"] = {"vector": round(hit.parts["vector"], 4), "text": round(hit.parts["text"], 4)}
+        out.append(item)
+        if len(out) == k:
+            break
+    return out

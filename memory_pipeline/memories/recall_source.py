@@ -5,8 +5,9 @@ A typed memory reads as one row cited ``facts/<id>``, the way an episode without
 is cited ``episodes/<id>``. Only live memories are recalled: a forgotten memory is deleted from
 the table, an updated one is replaced in place (same id, new content and vector), and a
 scheduled plan that a later statement moved ("we pushed the cutover from 21 November to 28
-November") is retired, as bulletins and scheduled queries retire it. Importing
-``memory_pipeline.recall`` registers this source.
+November") is retired, as bulletins and scheduled queries retire it. ``memory_pipeline.app``
+registers this source where the application is assembled; typed-memory recall passes it to
+``recall.search`` directly.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pyarrow as pa
 
-from memory_pipeline.recall.sources import RecallSource, Rows, register_source
+from memory_pipeline.recall.sources import RecallSource, Rows
 from memory_pipeline.store.tables import MEMORIES
 
 log = logging.getLogger(__name__)
@@ -102,4 +103,4 @@ def _superseded(tenant: str, arrow: pa.Table) -> set[str]:
     return superseded_ids(frame, tz)
 
 
-register_source(FactSource())
+FACTS = FactSource()

@@ -89,8 +89,8 @@ class MemoryService:
     # -- reads ----------------------------------------------------------------------------
     def recall(self, query: str, memory_type: str | None = None, k: int = 6, min_score: float | None = None) -> list[dict]:
         return recall_memories(
-            self.store, self.graph.embedder, query, self.scope, memory_type=memory_type, k=k,
-            min_score=min_score, config=self.settings.recall,
+            self.store, self.graph.embedder, query, self.agent, self.user, self.settings,
+            memory_type=memory_type, k=k, min_score=min_score,
         )
 
     def query(self, **filters) -> list[dict]:

@@ -9,9 +9,6 @@ from memory_pipeline.recall.scope import is_read_only, recall_scopes
 from memory_pipeline.recall.search import NoIndexError, RecallError, SearchResult, search
 from memory_pipeline.recall.sources import RecallSource, register_source
 
-# Typed memories join recall as the ``facts`` source (imported last: it builds on the above).
-from memory_pipeline.memories import recall_source as _facts  # noqa: E402, F401
-
 __all__ = [
     "AccessDeniedError", "GetError", "GetResult", "InjectResult", "NoIndexError", "RecallError",
     "RecallSource", "SearchResult", "get", "inject", "is_read_only", "recall_scopes",

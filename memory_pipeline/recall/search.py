@@ -65,7 +65,7 @@ def search(
     agent: str,
     user: str | None = None,
     *,
-    sources: Sequence[str] | None = None,
+    sources: Sequence[str | RecallSource] | None = None,
     k: int | None = None,
     min_score: float | None = None,
     mmr: bool | None = None,
@@ -77,8 +77,10 @@ def search(
 ) -> list[SearchResult]:
     """The best memories of (agent, user) for ``query``, best first.
 
-    ``user=None`` searches the agent-wide memory only. ``sources`` defaults to every source whose
-    table exists (``memory``, ``sessions``, later ``episodes`` and ``facts``). ``k``,
+    ``user=None`` searches the agent-wide memory only. ``sources`` (names of registered sources,
+    or ``RecallSource`` objects) defaults to every registered source whose table exists
+    (``memory``, ``sessions``, ``episodes``, and ``facts`` once ``memory_pipeline.app`` has
+    registered it). ``k``,
     ``min_score`` and ``mmr`` override the configured defaults (``Settings.recall``); ``now``
     (default today, UTC) is the day dated notes' age is counted to.
     """
@@ -146,24 +148,21 @@ def _as_date(now: date | datetime | None) -> date:
 
 
 def _resolve_sources(
-    sources: Sequence[str] | None, cache: TenantCache
+    sources: Sequence[str | RecallSource] | None, cache: TenantCache
 ) -> dict[RecallSource, list[str]]:
     registry = known_sources()
-    if sources is None:
-        names = list(registry)
-    else:
-        names = list(dict.fromkeys(sources))
-        unknown = [n for n in names if n not in registry]
-        if unknown:
-            raise UnknownSourceError(
-                f"unknown source(s) {', '.join(map(repr, unknown))}: choose from {', '.join(sorted(registry))}"
-            )
+    requested = list(registry) if sources is None else list(dict.fromkeys(sources))
+    unknown = [n for n in requested if not isinstance(n, RecallSource) and n not in registry]
+    if unknown:
+        raise UnknownSourceError(
+            f"unknown source(s) {', '.join(map(repr, unknown))}: choose from {', '.join(sorted(registry))}"
+        )
     tables = cache.table_names()
     chosen: dict[RecallSource, list[str]] = {}
-    for name in names:
-        source = registry[name]
+    for item in requested:
+        source, names = (item, list(item.names)) if isinstance(item, RecallSource) else (registry[item], [item])
         if source.table in tables:
-            chosen.setdefault(source, []).append(name)
+            chosen.setdefault(source, []).extend(names)
     if not chosen:
         if CHUNKS.name not in tables:
             raise NoIndexError(
