@@ -26,11 +26,12 @@ from memory_pipeline.consolidation.dreaming import (
 from memory_pipeline.consolidation.episodes import EpisodeDraft, attach_vectors, build_episode, scrubbed_session
 from memory_pipeline.consolidation.llm import LLMClient, LLMError
 from memory_pipeline.consolidation.sessions import Session, load_session, session_files, tenant_sessions
-from memory_pipeline.consolidation.store import ConsolidationStore, stable_id
+from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.embedding import Embedder
-from memory_pipeline.knowledge.graph import graph_rows, recompute_validity, resolver
+from memory_pipeline.knowledge.graph import graph_rows, resolver
 from memory_pipeline.knowledge.relations import extract, load_nlp, utterances
-from memory_pipeline.store.base import sql_in
+from memory_pipeline.knowledge.validity import recompute_validity
+from memory_pipeline.store.base import sql_in, stable_id
 from memory_pipeline.tenancy import Tenant
 
 log = logging.getLogger(__name__)

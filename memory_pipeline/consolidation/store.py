@@ -8,7 +8,6 @@ same rows. Timestamps that record when something first happened (an episode's ``
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -17,11 +16,6 @@ import polars as pl
 
 from memory_pipeline.store.base import LanceBase, retry_commit, sql_in, sql_str
 from memory_pipeline.store.tables import ENTITIES, ENTITY_MERGES, EPISODES, RELATIONS
-
-
-def stable_id(*parts: str) -> str:
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
-
 
 _KEEP_ON_RERUN = ("created_at", "expires_at", "promoted_at")
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 
-from memory_pipeline.consolidation.store import stable_id
 from memory_pipeline.knowledge.relations import Extraction
+from memory_pipeline.store.base import stable_id
 
 _TITLES = frozenset({"dr", "mr", "mrs", "ms", "miss", "prof", "professor", "sir", "dame"})
 _NON_WORD_RE = re.compile(r"[^\w]+")
@@ -131,33 +131,3 @@ def graph_rows(
         if not stored:  # a new entity takes its most frequent type; a stored one keeps its own
             row["type"] = types[eid].most_common(1)[0][0]
     return entities, list(relations.values())
-
-
-def _object_key(row: dict) -> str:
-    return row["object_id"] or normalize_name(row["object"])
-
-
-def recompute_validity(rows: Sequence[dict]) -> list[dict]:
-    """Rows of single-valued relations whose ``valid_to`` changes, with the new value.
-
-    Per (subject, predicate), ordered by when said: a relation stays valid until a later one names
-    a different object. Recomputing from all rows makes the result independent of the order in
-    which days were consolidated (a backfill may run them in any order).
-    """
-    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for row in rows:
-        if row["single_valued"]:
-            groups[(row["subject_id"], row["predicate"])].append(row)
-    floor = datetime.min.replace(tzinfo=None)
-    changed = []
-    for items in groups.values():
-        items.sort(key=lambda r: ((r["valid_from"].replace(tzinfo=None) if r["valid_from"] else floor), r["id"]))
-        for i, row in enumerate(items):
-            valid_to = None
-            for later in items[i + 1 :]:
-                if _object_key(later) != _object_key(row) and later["valid_from"] is not None:
-                    valid_to = later["valid_from"]
-                    break
-            if row["valid_to"] != valid_to:
-                changed.append({**row, "valid_to": valid_to})
-    return changed

@@ -7,19 +7,19 @@ holds at time t when ``valid_from <= t`` (or unknown) and ``valid_to`` is unset 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 import polars as pl
 from rapidfuzz import fuzz, process
 
 from memory_pipeline.knowledge.graph import normalize_name
+from memory_pipeline.knowledge.validity import effective_validity, utc, valid_at
 from memory_pipeline.memories.operations import MemoryOperationError, public
 from memory_pipeline.memories.query import ReadScope
 from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.store.base import sql_in
 from memory_pipeline.store.tables import ENTITIES, RELATIONS, TableSpec
-from memory_pipeline.text.dates import find_when
 
 MATCH_THRESHOLD = 85
 
@@ -79,7 +79,7 @@ def _search(store, tenants, entity, wanted, when, include_history, max_results, 
             "object").map_elements(normalize_name, return_dtype=pl.String).eq(wanted)
         hits = relations.filter(by_id | by_name)
         for row in hits.sort("valid_from", nulls_last=True).iter_rows(named=True):
-            valid = _valid_at(row, when)
+            valid = valid_at(row, when)
             if valid or include_history:
                 rel_rows.append({
                     "subject": row["subject"], "predicate": row["predicate"], "object": row["object"],
@@ -116,55 +116,8 @@ def _search(store, tenants, entity, wanted, when, include_history, max_results, 
     }
 
 
-def effective_validity(relations: pl.DataFrame, tz: ZoneInfo) -> pl.DataFrame:
-    """Relations with validity taken from what was said, not only from when it was said.
-
-    Consolidation dates a relation by the message that states it; "From 1 December my manager is
-    Tomás" said on 18 November holds from 1 December. A relation whose evidence names a later
-    date starts then (``said_at`` keeps the message time), and the single-valued relation it
-    replaces ends then, so "who is Alice's manager on 25 November?" still answers Dana.
-    """
-    rows = relations.to_dicts()
-    for row in rows:
-        row["said_at"] = row["valid_from"]
-        said = row["valid_from"]
-        if said is not None and row.get("evidence"):
-            stated = find_when(row["evidence"], _utc(said), tz)
-            if stated is not None and stated - _utc(said) > timedelta(days=1):
-                row["valid_from"] = stated
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for row in rows:
-        if row.get("single_valued"):
-            groups.setdefault((row["subject_id"], row["predicate"]), []).append(row)
-    floor = datetime.min.replace(tzinfo=UTC)
-    for items in groups.values():
-        items.sort(key=lambda r: (_utc(r["valid_from"]) if r["valid_from"] else floor, r["id"]))
-        for i, row in enumerate(items):
-            row["valid_to"] = next(
-                (later["valid_from"] for later in items[i + 1:]
-                 if _object_key(later) != _object_key(row) and later["valid_from"] is not None),
-                None,
-            )
-    return pl.DataFrame(rows, schema={**relations.schema, "said_at": relations.schema["valid_from"]}, strict=False)
-
-
-def _object_key(row: dict) -> str:
-    return row.get("object_id") or normalize_name(row["object"])
-
-
-def _valid_at(row: dict, when: datetime) -> bool:
-    start, end = row["valid_from"], row["valid_to"]
-    if start is not None and _utc(start) > when:
-        return False
-    return end is None or _utc(end) > when
-
-
-def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
 def _iso(value: datetime | None) -> str | None:
-    return _utc(value).isoformat() if value is not None else None
+    return utc(value).isoformat() if value is not None else None
 
 
 def relation_counts(store: GraphStore, tenants: list[str], when: datetime | None = None) -> dict:
@@ -175,7 +128,7 @@ def relation_counts(store: GraphStore, tenants: list[str], when: datetime | None
     if not relations.height:
         return {"total": 0, "valid_now": 0, "by_predicate": {}, "entities": _read(store, ENTITIES, tenants).height}
     when = when or datetime.now(UTC)
-    valid = sum(_valid_at(r, when) for r in relations.select("valid_from", "valid_to").iter_rows(named=True))
+    valid = sum(valid_at(r, when) for r in relations.select("valid_from", "valid_to").iter_rows(named=True))
     counts = relations.group_by("predicate").len().sort("len", descending=True)
     return {
         "total": relations.height,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import functools
+import hashlib
 import logging
 import os
 import threading
@@ -38,6 +39,11 @@ def sql_str(value: str) -> str:
 
 def sql_in(column: str, values: Iterable[str]) -> str:
     return f"{column} IN ({', '.join(sql_str(v) for v in values)})"
+
+
+def stable_id(*parts: str) -> str:
+    """A row id derived from what the row is about, so writing it again updates the same row."""
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def is_local(uri: str) -> bool:
