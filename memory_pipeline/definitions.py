@@ -5,14 +5,13 @@ import dagster as dg
 from memory_pipeline.consolidation import defs as consolidation
 from memory_pipeline.l0 import defs as l0
 from memory_pipeline.memories import defs as memories
-from memory_pipeline.orchestration.maintenance import lancedb_optimize_job, lancedb_optimize_schedule
 from memory_pipeline.orchestration.resources import default_resources
 
 defs = dg.Definitions(
     assets=[*l0.ASSETS, *consolidation.ASSETS, *memories.ASSETS],
-    jobs=[*l0.JOBS, lancedb_optimize_job, *consolidation.JOBS, *memories.JOBS],
+    jobs=[*l0.JOBS, *consolidation.JOBS, *memories.JOBS],
     sensors=[*l0.SENSORS, *consolidation.SENSORS, *memories.SENSORS],
-    schedules=[lancedb_optimize_schedule, *l0.SCHEDULES, *consolidation.SCHEDULES, *memories.SCHEDULES],
+    schedules=[*l0.SCHEDULES, *consolidation.SCHEDULES, *memories.SCHEDULES],
     resources=default_resources(),
     executor=dg.in_process_executor,
 )

@@ -2,11 +2,13 @@
 
 Entities and relations are written by consolidation (``semantic_graph``, ``entity_dedup``); this
 module only reads them, with the typed memories that mention the entity alongside. A relation
-holds at time t when ``valid_from <= t`` (or unknown) and ``valid_to`` is unset or after t.
+holds at time t when ``valid_from <= t`` (or unknown) and ``valid_to`` is unset or after t
+(``knowledge.validity``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
@@ -15,51 +17,58 @@ from rapidfuzz import fuzz, process
 
 from memory_pipeline.knowledge.graph import normalize_name
 from memory_pipeline.knowledge.validity import effective_validity, utc, valid_at
-from memory_pipeline.memories.operations import MemoryOperationError, public
-from memory_pipeline.memories.query import ReadScope
-from memory_pipeline.memories.store import GraphStore
-from memory_pipeline.store.base import sql_in
-from memory_pipeline.store.tables import ENTITIES, RELATIONS, TableSpec
+from memory_pipeline.store.base import LanceBase, sql_in
+from memory_pipeline.store.tables import ENTITIES, MEMORIES, RELATIONS, TableSpec
 
 MATCH_THRESHOLD = 85
 
 
+class KnowledgeQueryError(ValueError):
+    """The question cannot be asked as given; the message says why."""
+
+
 def knowledge_graph_search(
-    store: GraphStore,
+    store: LanceBase,
     entity: str,
-    scope: ReadScope,
+    scopes: Sequence[list[str]],
     *,
     as_of: datetime | None = None,
     tz: ZoneInfo | None = None,
     include_history: bool = False,
     max_results: int = 20,
+    show_memory: Callable[[dict], dict] = dict,
 ) -> dict:
-    """What the graph knows about ``entity``, as of ``as_of`` (default now)."""
+    """What the graph knows about ``entity``, as of ``as_of`` (default now).
+
+    ``scopes`` are tenant lists, best first: a later one is read only when the earlier ones know
+    nothing. ``show_memory`` turns a typed memory row that mentions the entity into its answer.
+    """
     if not entity or not entity.strip() or len(entity) > 200:
-        raise MemoryOperationError("entity must be a name of 1 to 200 characters")
+        raise KnowledgeQueryError("entity must be a name of 1 to 200 characters")
     when = (as_of or datetime.now(UTC)).astimezone(UTC)
     wanted = normalize_name(entity)
-    for tenants in (scope.primary, scope.fallback):
+    for tenants in scopes:
         if not tenants:
             continue
-        found = _search(store, tenants, entity, wanted, when, include_history, max_results, tz or ZoneInfo("UTC"))
+        found = _search(store, tenants, entity, wanted, when, include_history, max_results, tz or ZoneInfo("UTC"),
+                        show_memory)
         if found["entities"] or found["relations"] or found["memories"]:
             return found
     return {"entity": entity, "as_of": when.isoformat(), "entities": [], "relations": [], "neighbours": [],
             "memories": [], "note": _empty_note(store)}
 
 
-def _empty_note(store: GraphStore) -> str:
+def _empty_note(store: LanceBase) -> str:
     if not store.has(RELATIONS):
         return "the knowledge graph is empty: run consolidation (semantic_graph) for this tenant"
     return "nothing known about this entity"
 
 
-def _read(store: GraphStore, spec: TableSpec, tenants: list[str]) -> pl.DataFrame:
+def _read(store: LanceBase, spec: TableSpec, tenants: list[str]) -> pl.DataFrame:
     return store.read(spec, sql_in("tenant", tenants))
 
 
-def _search(store, tenants, entity, wanted, when, include_history, max_results, tz) -> dict:
+def _search(store, tenants, entity, wanted, when, include_history, max_results, tz, show_memory) -> dict:
     entities = _read(store, ENTITIES, tenants)
     matched: dict[str, str] = {}  # entity id -> name
     if entities.height:
@@ -93,7 +102,7 @@ def _search(store, tenants, entity, wanted, when, include_history, max_results, 
         r["object"] if normalize_name(r["subject"]) == wanted or r["subject"] in matched.values() else r["subject"]
         for r in rel_rows if r["valid"]
     } - {entity})
-    memories = store.memory_rows(tenants)
+    memories = store.read(MEMORIES, sql_in("tenant", tenants), [c for c in MEMORIES.names if c != "vector"])
     mentions = []
     if memories.height:
         names = {entity.casefold(), *(n.casefold() for n in matched.values())}
@@ -101,7 +110,7 @@ def _search(store, tenants, entity, wanted, when, include_history, max_results, 
             lambda text: any(n in text.casefold() for n in names), return_dtype=pl.Boolean
         )
         mentioned = memories.filter(mask).sort("updated_at", descending=True).head(max_results)
-        mentions = [public(r) for r in mentioned.iter_rows(named=True)]
+        mentions = [show_memory(r) for r in mentioned.iter_rows(named=True)]
     ents = entities.filter(pl.col("id").is_in(list(ids))) if ids else pl.DataFrame()
     return {
         "entity": entity,
@@ -120,7 +129,7 @@ def _iso(value: datetime | None) -> str | None:
     return utc(value).isoformat() if value is not None else None
 
 
-def relation_counts(store: GraphStore, tenants: list[str], when: datetime | None = None) -> dict:
+def relation_counts(store: LanceBase, tenants: list[str], when: datetime | None = None) -> dict:
     """Relations in the graph for these tenants: total, valid now, and per predicate."""
     relations = _read(store, RELATIONS, tenants)
     if relations.height:

@@ -18,6 +18,7 @@ from memory_pipeline.l0.pipeline import (
     prepare_tenant,
     write_tenant,
 )
+from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.orchestration.partitions import tenant_partitions
 from memory_pipeline.orchestration.pools import EMBEDDING_POOL, LANCEDB_WRITE_POOL
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
@@ -62,7 +63,7 @@ def memory_chunks(
 ) -> dg.Output:
     """Chunks of every new or changed Markdown memory file and transcript, and the files to drop."""
     started = time.perf_counter()
-    store = lancedb.store(dim=embedder.dim)
+    store = MemoryStore(lancedb.uri, dim=embedder.dim)
     settings = workspace.settings()
     results: dict[str, TenantChunks] = {}
     totals: Counter = Counter()
@@ -115,7 +116,7 @@ def memory_embeddings(
     started = time.perf_counter()
     batches = list(by_partition(context, memory_chunks).values())
     model = embedder.get() if any(b.chunks.height for b in batches) else _NoModel(embedder)
-    report = embed_tenants(batches, model, lancedb.store(dim=embedder.dim))
+    report = embed_tenants(batches, model, MemoryStore(lancedb.uri, dim=embedder.dim))
     metadata = {
         "model": embedder.model_name,
         "chunks": sum(b.chunks.height for b in batches),
@@ -156,7 +157,7 @@ def memory_index(
 ) -> dg.MaterializeResult:
     """The tenant's searchable chunks in LanceDB (vector + full-text), matching its files exactly."""
     started = time.perf_counter()
-    store = lancedb.store(dim=embedder.dim)
+    store = MemoryStore(lancedb.uri, dim=embedder.dim)
     written = Counter()
     per_tenant: dict[str, TenantChunks] = by_partition(context, memory_chunks)
     del memory_embeddings  # its vectors are read from the cache; the input orders the steps

@@ -11,9 +11,9 @@ from zoneinfo import ZoneInfo
 
 from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.embedding import EMBEDDER_IDENTITY, Embedder, make_embedder
-from memory_pipeline.knowledge.search import knowledge_graph_search
+from memory_pipeline.knowledge.search import KnowledgeQueryError, knowledge_graph_search
 from memory_pipeline.memories import bulletin as bulletins
-from memory_pipeline.memories.operations import MemoryGraph, MemoryOperationError, ReadOnlyError
+from memory_pipeline.memories.operations import MemoryGraph, MemoryOperationError, ReadOnlyError, public
 from memory_pipeline.memories.query import (
     ReadScope,
     own_scope,
@@ -97,10 +97,13 @@ class MemoryService:
         return query_memories(self.store, self.scope, tz=self.tz, **filters)
 
     def knowledge(self, entity: str, as_of: str | None = None, include_history: bool = False) -> dict:
-        return knowledge_graph_search(
-            self.store, entity, self.scope, as_of=self.time(as_of, "as_of"), tz=self.tz,
-            include_history=include_history,
-        )
+        try:
+            return knowledge_graph_search(
+                self.store, entity, (self.scope.primary, self.scope.fallback), as_of=self.time(as_of, "as_of"),
+                tz=self.tz, include_history=include_history, show_memory=public,
+            )
+        except KnowledgeQueryError as exc:
+            raise MemoryOperationError(str(exc)) from None
 
     def bulletin(self, kind: str = "memory", per_section: int = 5, now: datetime | None = None) -> str:
         return bulletins.bulletin(self.store, self.own, kind, per_section=per_section, now=now, tz=self.tz)

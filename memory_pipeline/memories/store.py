@@ -73,7 +73,7 @@ class GraphStore(LanceBase):
     def memory_rows(self, tenants: str | Sequence[str], where: str | None = None, vectors: bool = False) -> pl.DataFrame:
         tenants = [tenants] if isinstance(tenants, str) else list(tenants)
         scope = sql_in("tenant", tenants) + (f" AND ({where})" if where else "")
-        columns = [f.name for f in MEMORIES.schema(self.dim) if vectors or f.name != "vector"]
+        columns = [c for c in MEMORIES.names if vectors or c != "vector"]
         return self.read(MEMORIES, scope, columns)
 
     def get_memory(self, tenant: str, mid: str) -> dict | None:

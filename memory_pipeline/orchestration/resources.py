@@ -12,7 +12,6 @@ import dagster as dg
 
 from memory_pipeline.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, Settings, get_settings
 from memory_pipeline.embedding import EMBEDDER_IDENTITY, Embedder, make_embedder
-from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.orchestration.io_manager import PartitionedPickleIOManager
 
 
@@ -35,9 +34,6 @@ class LanceDBResource(dg.ConfigurableResource):
     """The LanceDB database holding the memory (a folder, or any URI LanceDB accepts)."""
 
     uri: str = "data/lancedb"
-
-    def store(self, dim: int | None = None) -> MemoryStore:
-        return MemoryStore(self.uri, dim=dim)
 
 
 @lru_cache(maxsize=4)

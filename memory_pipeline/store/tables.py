@@ -54,6 +54,10 @@ class TableSpec:
         return f"{self.fts}_idx"
 
     @property
+    def names(self) -> list[str]:
+        return [column.split()[0] for column in self.columns.split(",")]
+
+    @property
     def has_vector(self) -> bool:
         return " vec" in self.columns
 
