@@ -17,11 +17,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from memory_pipeline.app import assemble  # noqa: E402
+from memory_pipeline.app import assemble  # noqa: E402
 from memory_pipeline.orchestration.io_manager import PartitionedPickleIOManager  # noqa: E402
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_ROOT = REPO / "data" / "agents"
+
+assemble()  # recall with every source, as the CLI and the MCP server run it
 
 assemble()  # recall with every source, as the CLI and the MCP server run it
 
