@@ -113,7 +113,8 @@ def test_mcp_memory_search_finds_what_memory_graph_store_wrote(indexed, db):
     def call(server, name: str, args: dict):
         result = anyio.run(server.call_tool, name, args)
         assert not result.is_error, result
-        return json.loads(result.content[0].text)
+        answer = json.loads(result.content[0].text)
+        return answer["results"] if "results" in answer else answer
 
     alice = build_server("support-bot", "alice", settings=settings)
     stored = call(alice, "memory_graph_store", {"memory_type": "fact", "content": LAPTOP})

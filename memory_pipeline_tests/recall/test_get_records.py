@@ -149,7 +149,7 @@ def test_the_mcp_tool_reads_a_fact_and_refuses_another_users(env):  # noqa: F811
     user of the same agent, gets the answer an unknown id gets."""
     _, answers = run_session(env, "research-assistant", "carol", [
         ("memory_search", {"query": "Emma birthday", "k": 10, "min_score": 0}),
-        ("memory_get", lambda a: {"path": next(r["citation"] for r in json.loads(a[0][1]) if r["source"] == "facts")}),
+        ("memory_get", lambda a: {"path": next(r["citation"] for r in json.loads(a[0][1])["results"] if r["source"] == "facts")}),
     ])
     assert not any(error for error, _ in answers), answers
     cited = json.loads(answers[1][1])
