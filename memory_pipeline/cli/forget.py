@@ -40,10 +40,12 @@ def forget_tenant_command(
         agent, user, root=settings.root, lancedb_uri=settings.lancedb_uri,
         io_dir=io_manager._base(), instance=local_instance(), delete_sources=delete_sources,
     )
+    if not report.tenants and not report.sources_left and not report.sources_deleted:
+        raise BadInput(f"nothing of {who} is stored: check the names ('memory-pipeline tenants' lists them)")
     if as_json:
         print_json(report.to_dict())
         return
-    say(f"forgot {who}: tenants {', '.join(report.tenants) or 'none found'}")
+    say(f"forgot {who}: tenants {', '.join(report.tenants)}")
     for name, count in sorted(report.rows_deleted.items()):
         say(f"  {name}: {count} row(s) deleted")
     say(f"  embedding_cache: {report.cache_rows_deleted} vector(s) no other tenant uses deleted")

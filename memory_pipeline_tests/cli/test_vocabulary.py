@@ -49,6 +49,7 @@ BAD_INPUTS = [
     (["graph", "stats", "-a", "nosuch"], None, "unknown agent"),
     (["mcp", "-a", "nosuch"], None, "unknown agent"),
     (["forget-tenant", *ALICE], None, "--yes"),
+    (["forget-tenant", "-a", "nosuch", "--yes"], None, "nothing of agent 'nosuch' and every one of its users is stored"),
     (["nosuch-command"], None, "No such command"),
 ]
 
