@@ -131,15 +131,23 @@ BAD = [
 ]
 
 
+LARGE = [  # answers that would be far over the size cap without it
+    ("knowledge_graph_search", {"entity": "Jonah", "limit": 50}),
+    ("memory_graph_query", {"memory_type": "observation", "limit": 100}),
+]
+
+
 @pytest.fixture(scope="module")
 def carol(env):
-    """One server for carol, one client session: reads, then writes, then bad arguments."""
-    names, answers = run_session(env, "research-assistant", "carol", READS + WRITES + BAD)
-    return names, answers[: len(READS)], answers[len(READS) : len(READS) + len(WRITES)], answers[-len(BAD) :]
+    """One server for carol, one client session: reads, writes, bad arguments, then large answers."""
+    names, answers = run_session(env, "research-assistant", "carol", READS + WRITES + BAD + LARGE)
+    large = answers[len(answers) - len(LARGE) :]
+    answers = answers[: len(answers) - len(LARGE)]
+    return names, answers[: len(READS)], answers[len(READS) : len(READS) + len(WRITES)], answers[-len(BAD) :], large
 
 
 def test_tools_read_and_write_the_users_memory(carol):
-    names, answers, _, _ = carol
+    names, answers, _, _, _ = carol
     assert set(names) == TOOLS
     assert [text for error, text in answers if error] == []
     recall, todos, stored, goals, bulletin, lines, graph, lines_from, found, found_debug = (text for _, text in answers)
@@ -160,7 +168,7 @@ def test_tools_read_and_write_the_users_memory(carol):
 
 
 def test_update_forget_and_skip_through_tools(carol):
-    _, _, answers, _ = carol
+    _, _, answers, _, _ = carol
     assert not any(error for error, _ in answers), answers
     mid = _stored_id(answers, 0)
     assert json.loads(answers[1][1])["confidence"] == 0.9
@@ -189,7 +197,7 @@ def test_read_only_flag_refuses_writes_for_anyone(env):
 
 
 def test_bad_arguments_get_clear_errors_not_tracebacks(carol):
-    _, _, _, answers = carol
+    _, _, _, answers, _ = carol
     expected = [
         "not a duration", "limit: Input should be a valid integer", "memory_type: Input should be 'identity'",
         "memory_type: Field required", "not a memory id", "no memory", "absolute path", "not in the memory",
@@ -210,7 +218,7 @@ def env_paths_absent(text: str) -> bool:
 
 
 def test_every_parameter_is_described_closed_sets_are_enums_and_numbers_bounded(carol):
-    names, _, _, _ = carol
+    names, _, _, _, _ = carol
     enums = {"memory_type", "sort_by", "kind", "sources"}
     seen_enums, bounded = set(), set()
     for tool in names.values():
@@ -229,11 +237,8 @@ def test_every_parameter_is_described_closed_sets_are_enums_and_numbers_bounded(
     assert seen_enums == enums and {"limit", "lines", "per_section"} <= bounded
 
 
-def test_results_stay_under_their_size_cap(env):
-    _, answers = run_session(env, "research-assistant", "carol", [
-        ("knowledge_graph_search", {"entity": "Jonah", "limit": 50}),
-        ("memory_graph_query", {"memory_type": "observation", "limit": 100}),
-    ])
+def test_results_stay_under_their_size_cap(carol):
+    answers = carol[-1]
     for is_error, text in answers:
         assert not is_error, text
         assert len(text) <= MAX_RESULT_CHARS + 2_000, text[:300]  # the cap is on compact JSON; the text is indented

@@ -38,7 +38,7 @@ def endpoint():
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     state["url"] = f"http://127.0.0.1:{server.server_address[1]}/v1"
     yield state
     server.shutdown()
