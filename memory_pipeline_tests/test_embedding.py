@@ -1,30 +1,64 @@
-"""The real model's fast path for one query gives the vector ``embed`` gives."""
+"""Proves: the real model's fast paths for one query (ONNX Runtime, then TorchScript, then
+``encode``) give the vector ``embed`` gives, from empty to truncated texts; a failed or missing
+export falls back instead of failing, and an export is made once and reused from its cache."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from memory_pipeline.embedding import MiniLMEmbedder
+from memory_pipeline import query_encoder
+from memory_pipeline.embedding import MiniLMEmbedder, minilm_path
+
+TEXTS = ["", "x", "When did Alice go to Paris?", "naïve café 東京 " * 5, "word " * 300, "a" * 2000]
 
 
 @pytest.fixture(scope="module")
-def model() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
+def model(tmp_path_factory) -> MiniLMEmbedder:
+    cache = tmp_path_factory.mktemp("model-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MEMORY_PIPELINE_CACHE_DIR", str(cache))
+        embedder = MiniLMEmbedder()
+        assert embedder._onnx() is not None  # exported here, into the test's cache folder
+    return embedder
 
 
-@pytest.mark.parametrize(
-    "text",
-    ["", "x", "When did Alice go to Paris?", "naïve café 東京 " * 5, "word " * 300, "a" * 2000],
-)
+@pytest.mark.parametrize("text", TEXTS)
 def test_a_query_embeds_as_a_document(model, text):
-    """Short, empty, non-Latin and over-long (truncated) texts alike."""
-    fast = model.embed_query(text)
-    assert fast.dtype == np.float32 and fast.shape == (model.dim,)
-    assert np.allclose(fast, model.embed([text])[0], atol=1e-5)
-    assert model._traced() is not None  # the traced path ran, not the fallback
+    """Short, empty, non-Latin and over-long (truncated) texts alike, on every path."""
+    want = model.embed([text])[0]
+    onnx = model.embed_query(text)
+    assert onnx.dtype == np.float32 and onnx.shape == (model.dim,)
+    assert float(onnx @ want) >= 1 - query_encoder.MAX_COSINE_GAP
+    assert np.allclose(onnx, model._onnx().embed(text))  # the ONNX path ran, not a fallback
+    traced = _without_onnx(model, text)
+    assert np.allclose(traced, want, atol=1e-5)
+    assert model._traced() is not None
 
 
-def test_without_a_traced_model_the_query_goes_through_encode(model, monkeypatch):
+def _without_onnx(model, text):
+    held = model._onnx_encoder
+    model._onnx_encoder = None
+    try:
+        return model.embed_query(text)
+    finally:
+        model._onnx_encoder = held
+
+
+def test_without_onnx_or_a_traced_model_the_query_goes_through_encode(model, monkeypatch):
+    monkeypatch.setattr(model, "_onnx_encoder", None)
     monkeypatch.setattr(model, "_traced_model", None, raising=False)
     assert np.allclose(model.embed_query("the refund policy"), model.embed(["the refund policy"])[0])
+
+
+def test_the_export_is_cached_and_a_broken_one_is_refused(model, tmp_path, monkeypatch):
+    path = model._onnx().path
+    assert path.is_file() and path.parent.parent.name.startswith("model-cache")
+    monkeypatch.setenv("MEMORY_PIPELINE_CACHE_DIR", str(path.parent.parent))
+    monkeypatch.setattr(query_encoder, "export_onnx", lambda *a: pytest.fail("exported again"))
+    assert query_encoder.load_onnx_encoder(model.model, minilm_path()) is not None
+    monkeypatch.setenv("MEMORY_PIPELINE_CACHE_DIR", str(tmp_path))
+    broken = query_encoder.export_path(minilm_path())
+    broken.parent.mkdir(parents=True)
+    broken.write_bytes(b"not a model")
+    assert query_encoder.load_onnx_encoder(model.model, minilm_path()) is None
