@@ -15,6 +15,8 @@ What goes:
 - the bytes: a LanceDB delete only marks rows, and their text stays in data files, older
   versions and the full-text index. Every table that held the tenant has its live rows rewritten
   into new files, its scalar and full-text indices rebuilt, and every older version removed;
+- recall's persisted indices of the tenant (``<LanceDB folder>/_recall_index/<table>/<tenant>/``,
+  see ``recall/index_files.py``): its rows, vectors and words;
 - files the pipeline wrote for the tenant: dreamed files (``_system/dreaming/*.md`` that start
   with the dreaming marker) and the IO manager's per-partition hand-off files;
 - with a Dagster instance: the tenant's partition and the runs that materialized it (their event
@@ -46,6 +48,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.recall.index_files import forget_index_files
 from memory_pipeline.store.base import commit_lock, is_local, sql_in
 
 # ``_purge`` by this name, so a test can wrap it to write meanwhile.
@@ -120,6 +123,8 @@ def forget_tenant(
     # Writers on this machine wait while the tables are read and rewritten (see commit_lock).
     with commit_lock(store.uri):
         report = _forget_rows(store, agent, user, tenants, root, actor, now)
+        # Recall's persisted indices hold the tenant's text, vectors and words too.
+        report.files_deleted += forget_index_files(store.uri, lambda key: _matches(key, agent, user))
     report.files_deleted += _delete_dreamed_files(root, report.tenants)
     if io_dir is not None:
         report.files_deleted += _delete_handoff_files(Path(io_dir), report.tenants)

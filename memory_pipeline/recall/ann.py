@@ -22,9 +22,37 @@ class IvfIndex:
     ``vectors()`` reads them back in row order, so the tenant's rows can drop their own matrix.
     """
 
-    def __init__(self, vectors: np.ndarray, lists: int | None = None, iterations: int = 8, seed: int = 0):
+    def __init__(
+        self, vectors: np.ndarray, lists: int | None = None, iterations: int = 8, seed: int = 0,
+        centroids: np.ndarray | None = None,
+    ):
+        """Cluster ``vectors``; given ``centroids`` (a changed tenant's previous ones), k-means
+        is skipped and every row is assigned to them."""
         n = len(vectors)
-        self.lists = max(1, min(n, lists or int(math.sqrt(n))))
+        if centroids is not None and centroids.shape[1:] == vectors.shape[1:] and len(centroids) <= n:
+            self.centroids = np.ascontiguousarray(centroids, dtype=np.float32)
+            self.lists = len(self.centroids)
+        else:
+            self.lists = max(1, min(n, lists or int(math.sqrt(n))))
+            self.centroids = self._kmeans(vectors, iterations, seed)
+        assign = np.empty(n, dtype=np.int64)
+        for lo in range(0, n, 16384):  # bounded memory: 16384 x lists scores at a time
+            assign[lo : lo + 16384] = np.argmax(vectors[lo : lo + 16384] @ self.centroids.T, axis=1)
+        self.order = np.argsort(assign, kind="stable")
+        self.grouped = np.ascontiguousarray(vectors[self.order])
+        counts = np.bincount(assign, minlength=self.lists)
+        self.offsets = np.concatenate([[0], np.cumsum(counts)])
+
+    @classmethod
+    def from_arrays(cls, centroids: np.ndarray, order: np.ndarray, grouped: np.ndarray, offsets: np.ndarray) -> IvfIndex:
+        """An index saved before (``index_files.py``); the arrays may be memory-mapped."""
+        index = cls.__new__(cls)
+        index.centroids, index.order, index.grouped, index.offsets = centroids, order, grouped, offsets
+        index.lists = len(centroids)
+        return index
+
+    def _kmeans(self, vectors: np.ndarray, iterations: int, seed: int) -> np.ndarray:
+        n = len(vectors)
         rng = np.random.default_rng(seed)
         # 40 sample vectors per list are enough for k-means to place its centroids.
         sample = vectors[np.sort(rng.choice(n, size=min(n, self.lists * 40), replace=False))]
@@ -39,14 +67,7 @@ class IvfIndex:
             norms = np.linalg.norm(sums, axis=1, keepdims=True)
             empty = norms[:, 0] == 0
             centroids = np.where(empty[:, None], centroids, sums / np.where(norms == 0, 1, norms))
-        self.centroids = np.ascontiguousarray(centroids, dtype=np.float32)
-        assign = np.empty(n, dtype=np.int64)
-        for lo in range(0, n, 16384):  # bounded memory: 16384 x lists scores at a time
-            assign[lo : lo + 16384] = np.argmax(vectors[lo : lo + 16384] @ self.centroids.T, axis=1)
-        self.order = np.argsort(assign, kind="stable")
-        self.grouped = np.ascontiguousarray(vectors[self.order])
-        counts = np.bincount(assign, minlength=self.lists)
-        self.offsets = np.concatenate([[0], np.cumsum(counts)])
+        return np.ascontiguousarray(centroids, dtype=np.float32)
 
     def vectors(self) -> GroupedVectors:
         return GroupedVectors(self.grouped, self.order)

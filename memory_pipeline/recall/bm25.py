@@ -44,13 +44,18 @@ def _stemmer() -> Stemmer.Stemmer:
     return stemmer
 
 
-def _words(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def _words(texts: list[str] | pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """(document of each word, stem code of each word, stems): the indexable words of ``texts``.
 
     Splitting and lower-casing run in Arrow over all texts at once; stop words, over-long words
     and stemming are applied once per distinct word form, not once per occurrence.
     """
-    words = pc.split_pattern_regex(pc.utf8_lower(pa.array(texts, pa.large_string())), _SPLIT)
+    if isinstance(texts, (pa.Array, pa.ChunkedArray)):
+        column = texts.cast(pa.large_string())
+        column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    else:
+        column = pa.array(texts, pa.large_string())
+    words = pc.split_pattern_regex(pc.utf8_lower(column), _SPLIT)
     lengths = pc.fill_null(pc.list_value_length(words), 0).to_numpy(zero_copy_only=False)
     doc = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
     encoded = pc.dictionary_encode(pc.list_flatten(words))
@@ -78,7 +83,7 @@ class TextIndex:
     Stored as one sparse column per stem: the rows holding it and their precomputed score.
     """
 
-    def __init__(self, texts: list[str]):
+    def __init__(self, texts: list[str] | pa.Array | pa.ChunkedArray):
         self.rows = n = len(texts)
         doc, codes, stems = _words(texts) if n else (np.zeros(0, np.int64), np.zeros(0, np.int64), [])
         self.vocab = {s: i for i, s in enumerate(stems)}
@@ -103,6 +108,25 @@ class TextIndex:
                 lo, hi = self.starts[s], self.starts[s + 1]
                 column[self.members[lo:hi]] = self.scores[lo:hi]
                 self.dense[s] = column
+
+    def arrays(self) -> tuple[list[str], dict[str, np.ndarray]]:
+        """(stems, arrays): everything ``from_arrays`` needs to read the index back."""
+        stems = sorted(self.vocab, key=self.vocab.__getitem__)
+        dense_stems = np.array(list(self.dense), dtype=np.int64)
+        dense = np.stack(list(self.dense.values())) if self.dense else np.zeros((0, self.rows), np.float32)
+        arrays = {"scores": self.scores, "members": self.members, "starts": self.starts,
+                  "dense_stems": dense_stems, "dense": dense, "rows": np.array([self.rows], dtype=np.int64)}
+        return stems, arrays
+
+    @classmethod
+    def from_arrays(cls, stems: list[str], arrays: dict[str, np.ndarray]) -> TextIndex:
+        """An index saved before (``index_files.py``); the arrays may be memory-mapped."""
+        index = cls.__new__(cls)
+        index.rows = int(arrays["rows"][0])
+        index.vocab = {s: i for i, s in enumerate(stems)}
+        index.scores, index.members, index.starts = arrays["scores"], arrays["members"], arrays["starts"]
+        index.dense = {int(s): arrays["dense"][i] for i, s in enumerate(arrays["dense_stems"].tolist())}
+        return index
 
     def query_stems(self, query: str) -> list[int]:
         """The query's stems that occur in the index, repeated as often as the query says them."""

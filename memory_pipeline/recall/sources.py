@@ -15,112 +15,22 @@ of the tenant's own (``bm25.py``), built when first needed.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
-import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import timedelta
 
 import lancedb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from memory_pipeline.recall import index_files
+from memory_pipeline.recall.rows import Rows, release_freed_memory
 from memory_pipeline.store.base import sql_str
 from memory_pipeline.store.tables import CHUNKS, EPISODES
 
-_SPEAKER_RE = re.compile(r"^([^\n():]{1,60}?) \(\d{4}-\d{2}-\d{2}[ T][\d:]+\): ", re.MULTILINE)
-
-
-@dataclass
-class Rows:
-    """One tenant's searchable rows of one source table, columnar, in (path, line) order."""
-
-    tenant: str
-    ids: list[str]
-    source: np.ndarray  # object array of source names
-    path: list[str]
-    start_line: np.ndarray
-    end_line: np.ndarray
-    turn_ids: list[list[str]]
-    text: list[str]
-    text_hash: list[str]
-    day: list[date | None]  # the date that decays (dated notes), else None
-    when: list[datetime | None]  # when the row happened (transcript window start, creation)
-    vectors: np.ndarray  # float32, one unit row per id
-    expires: list[datetime | None] | None = None  # rows past this instant are not recalled
-    position: dict[str, int] = field(default_factory=dict)
-    prev_row: np.ndarray | None = None  # index of the adjacent row before in the same file, -1
-    next_row: np.ndarray | None = None
-    _speakers: list[tuple[str, ...]] | None = None
-    fingerprint: str | None = None  # of the rows as read (``TenantCache``), when the source has one
-
-    def __post_init__(self) -> None:
-        self._ann_lock, self._text_lock = threading.Lock(), threading.Lock()
-        self.position = {row_id: i for i, row_id in enumerate(self.ids)}
-        if self.expires is not None and all(e is None for e in self.expires):
-            self.expires = None
-        n = len(self.ids)
-        prev_row = np.full(n, -1, dtype=np.int64)
-        next_row = np.full(n, -1, dtype=np.int64)
-        for i in range(1, n):
-            if self.path[i] == self.path[i - 1] and self.source[i] == self.source[i - 1]:
-                prev_row[i] = i - 1
-                next_row[i - 1] = i
-        self.prev_row, self.next_row = prev_row, next_row
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def ann_index(self, lists: int | None = None):
-        """The IVF index of these rows, built on first use (rows never change once loaded)."""
-        with self._ann_lock:
-            index = self.__dict__.get("_ann")
-            if index is None:
-                from memory_pipeline.recall.ann import IvfIndex
-
-                index = self.__dict__["_ann"] = IvfIndex(self.vectors, lists)
-                self.vectors = index.vectors()  # the index's grouped copy is the only one kept
-                _release_freed_memory()
-            return index
-
-    def text_index(self):
-        """The BM25 index of these rows' text, built on first use (rows never change once loaded)."""
-        with self._text_lock:
-            index = self.__dict__.get("_bm25")
-            if index is None:
-                from memory_pipeline.recall.bm25 import TextIndex
-
-                index = self.__dict__["_bm25"] = TextIndex(self.text)
-                _release_freed_memory()
-            return index
-
-    def source_mask(self, names: tuple[str, ...]) -> np.ndarray:
-        """Rows of these sources (computed once per set of names; rows never change)."""
-        masks = self.__dict__.setdefault("_masks", {})
-        if names not in masks:
-            masks[names] = np.isin(self.source, list(names))
-        return masks[names]
-
-    def expired(self, i: int, now: datetime) -> bool:
-        return self.expires is not None and self.expires[i] is not None and self.expires[i] <= now
-
-    def content(self, i: int) -> str:
-        """Row text without the ``Speaker (date time): `` prefixes of transcript turns."""
-        if self.source[i] != "sessions":
-            return self.text[i]
-        return _SPEAKER_RE.sub("", self.text[i])
-
-    def speakers(self, i: int) -> tuple[str, ...]:
-        """Speakers of the transcript turns in row ``i`` (lines written by ``format_turn``)."""
-        if self._speakers is None:
-            self._speakers = [()] * len(self.ids)
-        if not self._speakers[i] and self.source[i] == "sessions":
-            self._speakers[i] = tuple(m.strip() for m in _SPEAKER_RE.findall(self.text[i]))
-        return self._speakers[i]
-
+__all__ = ["Rows", "RecallSource", "ChunkSource", "EpisodeSource", "TenantCache", "tenant_cache"]
 
 class RecallSource:
     """A kind of memory recall can search. Subclasses say which table and how rows read."""
@@ -187,21 +97,20 @@ class ChunkSource(RecallSource):
         vectors_in = arrow
         keys = [("source", "ascending"), ("path", "ascending"), ("start_line", "ascending"), ("end_line", "ascending")]
         arrow, order = _sorted(arrow, keys)
-        turn_ids = [list(t or []) for t in arrow.column("turn_ids").to_pylist()]
-        return Rows(
-            tenant=tenant,
-            ids=arrow.column("id").to_pylist(),
-            source=np.array(arrow.column("source").to_pylist(), dtype=object),
-            path=arrow.column("path").to_pylist(),
-            start_line=np.asarray(arrow.column("start_line").to_numpy(zero_copy_only=False), dtype=np.int64),
-            end_line=np.asarray(arrow.column("end_line").to_numpy(zero_copy_only=False), dtype=np.int64),
-            turn_ids=turn_ids,
-            text=arrow.column("text").to_pylist(),
-            text_hash=arrow.column("text_hash").to_pylist(),
-            day=arrow.column("file_date").to_pylist(),
-            when=arrow.column("ts_start").to_pylist(),
-            vectors=_vectors(vectors_in, order),
-        )
+        # Arrow columns, read a row at a time (``Rows.from_table``), and what a snapshot stores.
+        table = pa.table({
+            "id": arrow.column("id"),
+            "source": arrow.column("source"),
+            "path": arrow.column("path"),
+            "start_line": arrow.column("start_line"),
+            "end_line": arrow.column("end_line"),
+            "turn_ids": arrow.column("turn_ids"),
+            "text": arrow.column("text"),
+            "text_hash": arrow.column("text_hash"),
+            "day": arrow.column("file_date"),
+            "when": arrow.column("ts_start"),
+        })
+        return Rows.from_table(tenant, table, _vectors(vectors_in, order))
 
 
 class EpisodeSource(RecallSource):
@@ -262,21 +171,6 @@ register_source(EpisodeSource())
 DEFAULT_SOURCES = ("memory", "sessions", "episodes", "facts")
 
 
-def _release_freed_memory() -> None:
-    """Hand the pages freed after loading a tenant or building its indices back to the system.
-
-    LanceDB returns a tenant's rows through the C allocator, which keeps freed pages for reuse:
-    without this, a 1M-row tenant's read (2.2 GB, vectors included) stays resident after its rows
-    are copied out, and the BM25 build's sort buffers (0.5 GB) after it, more than doubling what
-    the tenant costs (``bench/recall.py`` reports the figure).
-    """
-    pa.default_memory_pool().release_unused()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc: nothing to trim
-        pass
-
-
 def _fingerprint(arrow: pa.Table, columns: tuple[str, ...]) -> str | None:
     """A digest of the rows' ``columns``, independent of the order LanceDB returns rows in."""
     if not columns or any(c not in arrow.column_names for c in columns):
@@ -300,9 +194,16 @@ class TenantCache:
     ``fingerprint_min_rows`` rows is then re-read only if its own rows changed: its fingerprint
     columns (``RecallSource.fingerprint``) are read and compared, 0.8 s for 1M rows against 30 s
     to reload them and rebuild their indices. Smaller tenants are simply reloaded.
+
+    A tenant of at least ``persist_min_rows`` rows of a source with a fingerprint (the chunks) is
+    also written to disk once read, with its indices as they are built (``index_files.py``), and
+    a new process reads that copy back memory-mapped instead of the table whenever the
+    fingerprint still matches. Smaller tenants, episodes and facts are read and built in memory.
     """
 
-    def __init__(self, uri: str, max_entries: int = 64, fingerprint_min_rows: int = 20_000):
+    def __init__(
+        self, uri: str, max_entries: int = 64, fingerprint_min_rows: int = 20_000, persist_min_rows: int = 10_000
+    ):
         self.uri = uri
         # Every read checks the latest version, so a write is visible to the next query.
         self.db = lancedb.connect(uri, read_consistency_interval=timedelta(0))
@@ -312,6 +213,7 @@ class TenantCache:
         self._loading: dict[tuple[str, str], threading.Lock] = {}
         self.max_entries = max_entries
         self.fingerprint_min_rows = fingerprint_min_rows
+        self.persist_min_rows = persist_min_rows
 
     def table_names(self) -> set[str]:
         result = self.db.list_tables()
@@ -367,18 +269,34 @@ class TenantCache:
         return _fingerprint(self._read(table, tenant, list(source.fingerprint)), source.fingerprint) == rows.fingerprint
 
     def _load(self, source: RecallSource, table, tenant: str, version: int, key) -> Rows:
+        files = index_files.tenant_files(self.uri, source.table, tenant) if source.fingerprint else None
+        rows = None
+        if files is not None and files.has_any():
+            # Reading the fingerprint columns takes 0.7 s at 1M rows; the whole rows, 13 s.
+            fingerprint = _fingerprint(self._read(table, tenant, list(source.fingerprint)), source.fingerprint)
+            rows = files.load(tenant, fingerprint) if fingerprint else None
+        if rows is None:
+            rows = self._read_rows(source, table, tenant)
+            if files is not None and rows.fingerprint and len(rows) >= self.persist_min_rows:
+                files.snapshot(rows)
+                # Served from the snapshot from now on: its pages, not a copy in the process.
+                rows = files.load(tenant, rows.fingerprint) or rows
+                release_freed_memory()
+        with self._lock:
+            self._rows[key] = (version, rows)
+            self._rows.move_to_end(key)
+            while len(self._rows) > self.max_entries:
+                self._rows.popitem(last=False)
+        return rows
+
+    def _read_rows(self, source: RecallSource, table, tenant: str) -> Rows:
         present = set(table.schema.names)
         columns = [c for c in dict.fromkeys(source.columns + source.fingerprint) if c in present]
         arrow = self._read(table, tenant, columns)
         rows = source.to_rows(tenant, arrow)
         rows.fingerprint = _fingerprint(arrow, source.fingerprint)
         del arrow
-        _release_freed_memory()
-        with self._lock:
-            self._rows[key] = (version, rows)
-            self._rows.move_to_end(key)
-            while len(self._rows) > self.max_entries:
-                self._rows.popitem(last=False)
+        release_freed_memory()
         return rows
 
     def text_hits(

@@ -1,0 +1,232 @@
+"""A tenant's recall indices on disk, so a new process answers its first query without rebuilding.
+
+Without them, the first search of a 1M-chunk tenant in a new process took 37 s (13 s reading
+rows, 13 s k-means, 9 s BM25) and 2.5 GB, after every restart. Here a tenant's rows (an Arrow
+IPC snapshot of the columns recall reads, without the vectors), its vectors or IVF lists, its
+BM25 postings and its id lookup are written once per fingerprint (``TenantCache``: the tenant's
+chunk ids and write times) and read back memory-mapped (``np.load(mmap_mode="r")``, Arrow IPC):
+a query touches the pages it reads, the rest stay on disk and out of the process's own memory.
+
+Where: for a local LanceDB folder, in its sub-folder ``_recall_index/<table>/<tenant>/<fingerprint>/``
+(LanceDB lists only ``*.lance`` folders as tables). For object storage nothing is written and
+recall builds in memory as before. A fingerprint folder is complete before it appears (written
+beside it, then renamed); files added to it later (the IVF lists, the BM25 postings, built on
+first use) each appear by a rename, the file that marks them complete last. Loading anything
+that is missing or unreadable just falls back to LanceDB and a rebuild.
+
+When a tenant changes, its rows snapshot and BM25 postings are rebuilt whole (BM25's word
+statistics move with every row); the IVF keeps the previous fingerprint's centroids while the
+tenant stays within twice the size they were trained on, so only the rows' assignment is
+redone, not k-means. The previous fingerprint's folder is then removed. ``forget_tenant``
+removes the tenant's folders (``forget_index_files``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from memory_pipeline.recall.rows import IdPositions, Rows
+
+log = logging.getLogger(__name__)
+
+INDEX_FOLDER = "_recall_index"
+FORMAT = 1
+_SAFE = re.compile(r"^[A-Za-z0-9_.~-]{1,160}$")
+_IVF = ("order", "offsets", "grouped", "centroids")  # centroids last: it marks the set complete
+_BM25 = ("scores", "members", "starts", "dense_stems", "dense", "rows")
+
+
+def index_root(uri: str) -> Path | None:
+    """The folder of recall's persisted indices, or None for object storage."""
+    if "://" in str(uri):
+        return None
+    return Path(uri) / INDEX_FOLDER
+
+
+def tenant_files(uri: str, table: str, tenant: str) -> TenantFiles | None:
+    root = index_root(uri)
+    if root is None or not _SAFE.match(tenant) or ".." in tenant or not _SAFE.match(table):
+        return None
+    return TenantFiles(root / table / tenant)
+
+
+def forget_index_files(uri: str, forgotten: Callable[[str], bool]) -> list[str]:
+    """Delete the persisted indices of every tenant key ``forgotten`` accepts, in every table;
+    the folders removed (relative to the LanceDB folder)."""
+    root = index_root(uri)
+    removed: list[str] = []
+    if root is None or not root.is_dir():
+        return removed
+    for folder in sorted(root.glob("*/*")):
+        if folder.is_dir() and forgotten(folder.name):
+            shutil.rmtree(folder)
+            removed.append(str(folder.relative_to(root.parent)))
+    return removed
+
+
+class TenantFiles:
+    """The persisted indices of one (table, tenant); ``folder`` is set once a fingerprint is chosen."""
+
+    def __init__(self, tenant_dir: Path):
+        self.tenant_dir = tenant_dir
+        self.folder: Path | None = None
+        self._previous_centroids: tuple[int, np.ndarray] | None = None
+
+    def has_any(self) -> bool:
+        return self.tenant_dir.is_dir()
+
+    # -- rows -----------------------------------------------------------------------------------
+
+    def load(self, tenant: str, fingerprint: str) -> Rows | None:
+        """The tenant's rows of ``fingerprint``, memory-mapped, with whatever indices were saved."""
+        folder = self.tenant_dir / fingerprint
+        try:
+            meta = json.loads((folder / "meta.json").read_text())
+            if meta.get("format") != FORMAT or meta.get("fingerprint") != fingerprint:
+                return None
+            self.folder = folder
+            table = pa.ipc.open_file(pa.memory_map(str(folder / "rows.arrow"), "r")).read_all()
+            ivf = self.load_ivf()
+            vectors = ivf.vectors() if ivf is not None else self._array("vectors")
+            position = IdPositions(self._array("id_keys"), self._array("id_rows"))
+            rows = Rows.from_table(tenant, table, vectors, position=position, fingerprint=fingerprint, files=self)
+        except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
+            if not isinstance(exc, FileNotFoundError):
+                log.warning("recall index of %s unreadable (%s): rebuilt from the table", tenant, exc)
+            self.folder = None
+            return None
+        if ivf is not None:
+            rows._indices["ann"] = ivf
+        return rows
+
+    def snapshot(self, rows: Rows) -> None:
+        """Write ``rows`` (built by ``Rows.from_table``) as the tenant's current fingerprint."""
+        if rows.table is None or not rows.fingerprint or not isinstance(rows.position, IdPositions):
+            return
+        self._remember_centroids()
+        final = self.tenant_dir / rows.fingerprint
+        tmp = self.tenant_dir / f".{rows.fingerprint}.{uuid.uuid4().hex}.tmp"
+        try:
+            tmp.mkdir(parents=True)
+            with pa.ipc.new_file(str(tmp / "rows.arrow"), rows.table.schema) as writer:
+                writer.write_table(rows.table)
+            np.save(tmp / "vectors.npy", np.asarray(rows.vectors, dtype=np.float32))
+            np.save(tmp / "id_keys.npy", np.asarray(rows.position.keys))
+            np.save(tmp / "id_rows.npy", np.asarray(rows.position.rows))
+            meta = {"format": FORMAT, "fingerprint": rows.fingerprint, "rows": len(rows), "tenant": rows.tenant}
+            (tmp / "meta.json").write_text(json.dumps(meta))
+            try:
+                tmp.rename(final)
+            except OSError:  # another process wrote the same fingerprint first: keep its folder
+                shutil.rmtree(tmp, ignore_errors=True)
+        except OSError as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            log.warning("recall index of %s not saved (%s): it is rebuilt in the next process", rows.tenant, exc)
+            return
+        self.folder = final
+        rows.files = self
+        for old in self.tenant_dir.iterdir():  # earlier fingerprints (and stale temporary folders)
+            if old != final and not (old.name.startswith(".") and old.name.endswith(".tmp") and _young(old)):
+                shutil.rmtree(old, ignore_errors=True)
+
+    # -- IVF ------------------------------------------------------------------------------------
+
+    def load_ivf(self):
+        from memory_pipeline.recall.ann import IvfIndex
+
+        if self.folder is None or not (self.folder / "ivf_centroids.npy").exists():
+            return None
+        parts = {name: self._array(f"ivf_{name}") for name in _IVF}
+        return IvfIndex.from_arrays(parts["centroids"], parts["order"], parts["grouped"], parts["offsets"])
+
+    def save_ivf(self, index) -> None:
+        """Save the IVF lists, then serve them memory-mapped: the built copy is let go."""
+        arrays = {"order": index.order, "offsets": index.offsets, "grouped": index.grouped, "centroids": index.centroids}
+        if not self._save({f"ivf_{name}": arrays[name] for name in _IVF}):
+            return
+        (self.folder / "vectors.npy").unlink(missing_ok=True)  # the lists hold every vector
+        index.order, index.grouped = self._array("ivf_order"), self._array("ivf_grouped")
+
+    def previous_centroids(self, rows: int) -> np.ndarray | None:
+        """The centroids of the tenant's previous fingerprint, if trained on a similar size."""
+        if self._previous_centroids is None:
+            return None
+        trained_on, centroids = self._previous_centroids
+        return centroids if trained_on / 2 <= rows <= trained_on * 2 else None
+
+    def _remember_centroids(self) -> None:
+        if not self.tenant_dir.is_dir():
+            return
+        for old in self.tenant_dir.iterdir():
+            try:
+                centroids = np.load(old / "ivf_centroids.npy")
+                trained_on = json.loads((old / "meta.json").read_text())["rows"]
+            except (OSError, ValueError, KeyError):
+                continue
+            self._previous_centroids = (int(trained_on), centroids)
+
+    # -- BM25 -----------------------------------------------------------------------------------
+
+    def load_bm25(self):
+        from memory_pipeline.recall.bm25 import TextIndex
+
+        if self.folder is None or not (self.folder / "bm25_vocab.arrow").exists():
+            return None
+        try:
+            vocab = pa.ipc.open_file(pa.memory_map(str(self.folder / "bm25_vocab.arrow"), "r")).read_all()
+            arrays = {name: self._array(f"bm25_{name}") for name in _BM25}
+        except (OSError, ValueError, pa.ArrowException):
+            return None
+        return TextIndex.from_arrays(vocab.column("stem").to_pylist(), arrays)
+
+    def save_bm25(self, index) -> None:
+        stems, arrays = index.arrays()
+        if not self._save({f"bm25_{name}": arrays[name] for name in _BM25}):
+            return
+        vocab = pa.table({"stem": pa.array(stems, pa.string())})
+        tmp = self.folder / f".bm25_vocab.{uuid.uuid4().hex}.tmp"
+        try:
+            with pa.ipc.new_file(str(tmp), vocab.schema) as writer:
+                writer.write_table(vocab)
+            os.replace(tmp, self.folder / "bm25_vocab.arrow")  # last: marks the postings complete
+        except OSError:
+            tmp.unlink(missing_ok=True)
+
+    # -- files ----------------------------------------------------------------------------------
+
+    def _array(self, name: str) -> np.ndarray:
+        return np.load(self.folder / f"{name}.npy", mmap_mode="r")
+
+    def _save(self, arrays: dict[str, np.ndarray]) -> bool:
+        """Each array to a temporary file, renamed into place in order; False if the folder is gone."""
+        if self.folder is None:
+            return False
+        try:
+            for name, array in arrays.items():
+                tmp = self.folder / f".{name}.{uuid.uuid4().hex}.tmp.npy"
+                np.save(tmp, np.asarray(array))
+                os.replace(tmp, self.folder / f"{name}.npy")
+        except OSError as exc:  # removed meanwhile (a newer fingerprint, or the tenant forgotten)
+            log.info("recall index not saved in %s: %s", self.folder, exc)
+            return False
+        return True
+
+
+def _young(path: Path, seconds: float = 3600) -> bool:
+    """A temporary folder another process may still be writing."""
+    import time
+
+    try:
+        return time.time() - path.stat().st_mtime < seconds
+    except OSError:
+        return False

@@ -1,0 +1,242 @@
+"""``Rows``: one tenant's searchable rows of one source, the shape every recall source produces.
+
+A source either hands over Python lists (small tables: episodes, facts) or one Arrow table
+(``Rows.from_table``, the L0 chunks), whose columns stay Arrow and are read a row at a time:
+a query reads a few hundred rows of a tenant, never all of them, and a million rows held as
+Python strings cost 0.9 GB where the Arrow columns cost a third of that and, read from a
+persisted snapshot (``index_files.py``), nothing until a page is touched.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_SPEAKER_RE = re.compile(r"^([^\n():]{1,60}?) \(\d{4}-\d{2}-\d{2}[ T][\d:]+\): ", re.MULTILINE)
+
+# The columns of ``Rows.from_table``, as ``ChunkSource`` builds them and snapshots store them.
+TABLE_COLUMNS = ("id", "source", "path", "start_line", "end_line", "turn_ids", "text", "text_hash", "day", "when")
+
+
+class ArrowColumn:
+    """A read-only sequence over an Arrow column: ``col[i]`` is the Python value of row ``i``."""
+
+    def __init__(self, array: pa.Array | pa.ChunkedArray):
+        self.arrow = array
+
+    def __len__(self) -> int:
+        return len(self.arrow)
+
+    def __getitem__(self, i: int):
+        return self.arrow[int(i)].as_py()
+
+    def __iter__(self) -> Iterator:
+        for chunk in self.arrow.chunks if isinstance(self.arrow, pa.ChunkedArray) else [self.arrow]:
+            yield from chunk.to_pylist()
+
+    def __eq__(self, other) -> bool:
+        return list(self) == list(other)
+
+
+class IdPositions(Mapping):
+    """Row of each id by binary search over the ids sorted as bytes: no dict of a million ids.
+
+    ``keys`` (sorted, fixed-width bytes) and ``rows`` may be memory-mapped arrays.
+    """
+
+    def __init__(self, keys: np.ndarray, rows: np.ndarray):
+        self.keys, self.rows = keys, rows
+
+    @classmethod
+    def of(cls, ids: pa.Array | pa.ChunkedArray) -> IdPositions:
+        raw = np.array(ids.cast(pa.binary()).to_numpy(zero_copy_only=False), dtype=bytes)
+        order = np.argsort(raw, kind="stable")
+        return cls(raw[order], order.astype(np.int64))
+
+    def _find(self, key) -> int:
+        if not isinstance(key, str) or not self.keys.size:
+            return -1
+        raw = key.encode()
+        at = int(np.searchsorted(self.keys, raw))
+        return int(self.rows[at]) if at < len(self.keys) and self.keys[at] == raw else -1
+
+    def __getitem__(self, key) -> int:
+        row = self._find(key)
+        if row < 0:
+            raise KeyError(key)
+        return row
+
+    def __contains__(self, key) -> bool:
+        return self._find(key) >= 0
+
+    def __iter__(self):
+        raise TypeError("IdPositions is for lookups; iterate the ids instead")
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+@dataclass
+class Rows:
+    """One tenant's searchable rows of one source table, columnar, in (path, line) order."""
+
+    tenant: str
+    ids: list[str]
+    source: np.ndarray  # object array of source names
+    path: list[str]
+    start_line: np.ndarray
+    end_line: np.ndarray
+    turn_ids: list[list[str]]
+    text: list[str]
+    text_hash: list[str]
+    day: list[date | None]  # the date that decays (dated notes), else None
+    when: list[datetime | None]  # when the row happened (transcript window start, creation)
+    vectors: np.ndarray  # float32, one unit row per id
+    expires: list[datetime | None] | None = None  # rows past this instant are not recalled
+    position: Mapping[str, int] | None = None
+    prev_row: np.ndarray | None = None  # index of the adjacent row before in the same file, -1
+    next_row: np.ndarray | None = None
+    _speakers: list[tuple[str, ...]] | None = None
+    fingerprint: str | None = None  # of the rows as read (``TenantCache``), when the source has one
+    table: pa.Table | None = None  # the columns as Arrow (``from_table``): what a snapshot stores
+    files: object | None = None  # the tenant's persisted indices (``index_files.TenantFiles``)
+    _indices: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._ann_lock, self._text_lock = threading.Lock(), threading.Lock()
+        if self.position is None:
+            self.position = {row_id: i for i, row_id in enumerate(self.ids)}
+        if self.expires is not None and all(e is None for e in self.expires):
+            self.expires = None
+        n = len(self.ids)
+        if self.prev_row is None and n == 0:
+            self.prev_row, self.next_row = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        elif self.prev_row is None:
+            same = _same_as_previous(self.path, self.source)
+            self.prev_row = np.where(np.concatenate([[False], same]), np.arange(n) - 1, -1)
+            self.next_row = np.where(np.concatenate([same, [False]]), np.arange(n) + 1, -1)
+
+    @classmethod
+    def from_table(cls, tenant: str, table: pa.Table, vectors, **extra) -> Rows:
+        """Rows over ``table`` (columns ``TABLE_COLUMNS``), read a row at a time."""
+        source = table.column("source")
+        extra.setdefault("position", IdPositions.of(table.column("id")))
+        codes = pc.dictionary_encode(source).combine_chunks() if len(source) else None
+        return cls(
+            tenant=tenant,
+            ids=ArrowColumn(table.column("id")),
+            source=(
+                np.array(codes.dictionary.to_pylist(), dtype=object)[codes.indices.to_numpy(zero_copy_only=False)]
+                if codes is not None else np.zeros(0, dtype=object)
+            ),
+            path=ArrowColumn(table.column("path")),
+            start_line=table.column("start_line").to_numpy().astype(np.int64, copy=False),
+            end_line=table.column("end_line").to_numpy().astype(np.int64, copy=False),
+            turn_ids=ArrowColumn(table.column("turn_ids")),
+            text=ArrowColumn(table.column("text")),
+            text_hash=ArrowColumn(table.column("text_hash")),
+            day=ArrowColumn(table.column("day")),
+            when=ArrowColumn(table.column("when")),
+            vectors=vectors,
+            table=table,
+            **extra,
+        )
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def ann_index(self, lists: int | None = None):
+        """The IVF index of these rows: persisted, else built on first use (and persisted)."""
+        with self._ann_lock:
+            index = self._indices.get("ann")
+            if index is None:
+                from memory_pipeline.recall.ann import IvfIndex
+
+                index = self.files.load_ivf() if self.files is not None else None
+                if index is None:
+                    centroids = self.files.previous_centroids(len(self)) if self.files is not None else None
+                    index = IvfIndex(np.asarray(self.vectors), lists, centroids=centroids)
+                    if self.files is not None:
+                        self.files.save_ivf(index)
+                self._indices["ann"] = index
+                self.vectors = index.vectors()  # the index's grouped copy is the only one kept
+                release_freed_memory()
+            return index
+
+    def text_index(self):
+        """The BM25 index of these rows' text: persisted, else built on first use (and persisted)."""
+        with self._text_lock:
+            index = self._indices.get("bm25")
+            if index is None:
+                from memory_pipeline.recall.bm25 import TextIndex
+
+                index = self.files.load_bm25() if self.files is not None else None
+                if index is None:
+                    index = TextIndex(self.text.arrow if isinstance(self.text, ArrowColumn) else self.text)
+                    if self.files is not None:
+                        self.files.save_bm25(index)
+                self._indices["bm25"] = index
+                release_freed_memory()
+            return index
+
+    def source_mask(self, names: tuple[str, ...]) -> np.ndarray:
+        """Rows of these sources (computed once per set of names; rows never change)."""
+        masks = self._indices.setdefault("masks", {})
+        if names not in masks:
+            masks[names] = np.isin(self.source, list(names))
+        return masks[names]
+
+    def expired(self, i: int, now: datetime) -> bool:
+        return self.expires is not None and self.expires[i] is not None and self.expires[i] <= now
+
+    def content(self, i: int) -> str:
+        """Row text without the ``Speaker (date time): `` prefixes of transcript turns."""
+        if self.source[i] != "sessions":
+            return self.text[i]
+        return _SPEAKER_RE.sub("", self.text[i])
+
+    def speakers(self, i: int) -> tuple[str, ...]:
+        """Speakers of the transcript turns in row ``i`` (lines written by ``format_turn``)."""
+        if self._speakers is None:
+            self._speakers = [()] * len(self.ids)
+        if not self._speakers[i] and self.source[i] == "sessions":
+            self._speakers[i] = tuple(m.strip() for m in _SPEAKER_RE.findall(self.text[i]))
+        return self._speakers[i]
+
+
+def _same_as_previous(path, source: np.ndarray) -> np.ndarray:
+    """For rows 1..n-1: whether the row is of the same file and source as the one before."""
+    n = len(source)
+    if n < 2:
+        return np.zeros(max(n - 1, 0), dtype=bool)
+    if isinstance(path, ArrowColumn):
+        column = path.arrow
+        same = pc.equal(column.slice(1), column.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    else:
+        values = np.array(path, dtype=object)
+        same = values[1:] == values[:-1]
+    return np.asarray(same, dtype=bool) & (source[1:] == source[:-1])
+
+
+def release_freed_memory() -> None:
+    """Hand the pages freed after loading a tenant or building its indices back to the system.
+
+    LanceDB returns a tenant's rows through the C allocator, which keeps freed pages for reuse:
+    without this, a 1M-row tenant's read (2.2 GB, vectors included) stays resident after its rows
+    are copied out, and the BM25 build's sort buffers (0.5 GB) after it, more than doubling what
+    the tenant costs (``bench/recall.py`` reports the figure).
+    """
+    import ctypes
+
+    pa.default_memory_pool().release_unused()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        pass

@@ -1,0 +1,111 @@
+"""Proves: a tenant's recall indices persisted beside the LanceDB folder give a new process (a
+new cache) exactly the results the in-memory build gives, without reading the tenant's rows or
+building an index; a changed tenant is written under its new fingerprint, the old one removed and
+its IVF centroids reused (no k-means); object storage persists nothing; and forgetting a tenant
+leaves none of its bytes among the persisted files while other tenants' stay.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory_pipeline.forget import forget_tenant
+from memory_pipeline.recall import index_files, sources
+from memory_pipeline.recall.ann import IvfIndex
+from memory_pipeline.recall.bm25 import TextIndex
+from memory_pipeline.recall.search import search
+from memory_pipeline.recall.sources import ChunkSource, TenantCache
+from memory_pipeline_tests.conftest import write
+from memory_pipeline_tests.recall.conftest import build_workspace, ingest, recall_settings
+
+ALICE = "support-bot~alice"
+QUERIES = ("annual plans refundable", "API rate limit throttled", "contacted by email", "VPN certificate")
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    root, uri = tmp_path / "agents", str(tmp_path / "lancedb")
+    root.mkdir()
+    build_workspace(root)
+    ingest(root, uri)
+    return root, uri
+
+
+def _search_all(uri, settings, monkeypatch, persist_min_rows=1):
+    """Every query through a fresh cache of its own: what a new process answers."""
+    monkeypatch.setitem(sources._CACHES, uri, TenantCache(uri, persist_min_rows=persist_min_rows))
+    return [[r.to_dict() for r in search(q, "support-bot", "alice", store=uri, settings=settings, min_score=0)]
+            for q in QUERIES]
+
+
+def _fail(*args, **kwargs):
+    raise AssertionError("rebuilt although nothing changed")
+
+
+def _folders(uri: str, tenant: str) -> list[Path]:
+    return sorted(p for p in (index_files.index_root(uri) / "chunks" / tenant).iterdir())
+
+
+def test_a_new_process_reads_the_persisted_indices_and_answers_the_same(workspace, monkeypatch):
+    root, uri = workspace
+    settings = recall_settings(root, uri, ann_min_rows=1, ann_nprobe=1000)  # the IVF path, exact
+    in_memory = _search_all(uri, settings, monkeypatch, persist_min_rows=10**9)
+    assert not (Path(uri) / index_files.INDEX_FOLDER).exists()
+    first = _search_all(uri, settings, monkeypatch)  # reads LanceDB, builds, persists
+    assert all(first) and first == in_memory
+    [folder] = _folders(uri, ALICE)
+    names = {p.name for p in folder.iterdir()}
+    assert {"rows.arrow", "meta.json", "id_keys.npy", "ivf_grouped.npy", "bm25_vocab.arrow"} <= names
+    assert "vectors.npy" not in names  # the IVF lists hold the only copy of the vectors
+
+    for what, name in ((IvfIndex, "__init__"), (TextIndex, "__init__"), (ChunkSource, "to_rows")):
+        monkeypatch.setattr(what, name, _fail)
+    assert _search_all(uri, settings, monkeypatch) == in_memory
+    assert _folders(uri, ALICE) == [folder]
+
+
+def test_a_changed_tenant_is_persisted_anew_reusing_its_centroids(workspace, monkeypatch):
+    root, uri = workspace
+    settings = recall_settings(root, uri, ann_min_rows=1, ann_nprobe=1000)
+    _search_all(uri, settings, monkeypatch)
+    [before] = _folders(uri, ALICE)
+
+    write(root, "support-bot/users/alice/memory/tea.md", "# Tea\n\nAlice drinks black coffee at nine.\n")
+    ingest(root, uri)
+    monkeypatch.setattr(IvfIndex, "_kmeans", _fail)  # the previous centroids are reused
+    assert all(_search_all(uri, settings, monkeypatch))
+    [now] = _folders(uri, ALICE)
+    assert now.name != before.name and not before.exists()
+    assert (now / "ivf_centroids.npy").exists()
+    hits = search("black coffee", "support-bot", "alice", store=uri, settings=settings, min_score=0)
+    assert hits and "black coffee" in hits[0].snippet
+
+
+def test_object_storage_persists_nothing():
+    assert index_files.index_root("s3://bucket/memory") is None
+    assert index_files.tenant_files("gs://bucket/memory", "chunks", ALICE) is None
+    assert index_files.tenant_files("/data/lancedb", "chunks", "../escape") is None
+
+
+def test_forgetting_a_tenant_deletes_its_persisted_indices(workspace, monkeypatch):
+    root, uri = workspace
+    settings = recall_settings(root, uri, ann_min_rows=1)
+    _search_all(uri, settings, monkeypatch)
+    monkeypatch.setitem(sources._CACHES, uri, TenantCache(uri, persist_min_rows=1))
+    search("codeword", "support-bot", "bob", store=uri, settings=settings, min_score=0)
+    persisted = Path(uri) / index_files.INDEX_FOLDER
+    assert _scan(persisted, b"contacted by email") and _scan(persisted, b"pineapple")
+
+    report = forget_tenant("support-bot", "alice", root=root, lancedb_uri=uri)
+
+    assert not (persisted / "chunks" / ALICE).exists()
+    assert f"{index_files.INDEX_FOLDER}/chunks/{ALICE}" in report.files_deleted
+    for word in (b"contacted by email", b"throttled", b"support-bot/users/alice", ALICE.encode()):
+        assert _scan(persisted, word) == []
+    assert _scan(persisted, b"pineapple")  # bob's stay: the scan sees persisted text
+
+
+def _scan(folder: Path, needle: bytes) -> list[str]:
+    return [str(p) for p in folder.rglob("*") if p.is_file() and needle in p.read_bytes()]
