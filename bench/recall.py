@@ -22,7 +22,15 @@ Then, in one process and on the same vectors, p50/p95 of:
 - ``text``: the full-text channel ``search`` uses, alone: the tenant's in-memory BM25 index;
 - ``fts``: LanceDB's full-text search alone, filtered to the tenant (what that channel replaced);
 - ``cold``: the first search of a tenant, which loads its rows and builds its BM25 index (and
-  its IVF index), with the RSS the tenant adds to the process.
+  its IVF index), with the RSS the tenant adds to the process;
+- ``new process``: the first search of the tenant in a fresh process, twice: reading the indices
+  persisted by the cold search above (``recall/index_files.py``, memory-mapped) and, as the
+  baseline, with persistence off (read the rows from LanceDB and build every index), with the
+  memory each adds (RSS, and USS: pages of the process's own, not the page cache's); both
+  return the same results for every query as the process that built them;
+- ``embed`` by path: the query embedding through ONNX Runtime (what ``search`` uses), through
+  the TorchScript trace and through ``encode`` (the baselines), and ``search`` through the
+  TorchScript trace; both searches return the same results for every query.
 
     python bench/recall.py [--sizes 10000,100000,1000000] [--queries 200] [--quick]
 """
@@ -37,6 +45,7 @@ import platform
 import random
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -56,8 +65,9 @@ sys.path.insert(0, str(HERE.parent))
 from memory_pipeline.config import Settings  # noqa: E402
 from memory_pipeline.embedding import MiniLMEmbedder  # noqa: E402
 from memory_pipeline.l0.store import MemoryStore  # noqa: E402
+from memory_pipeline.recall import sources  # noqa: E402
 from memory_pipeline.recall.search import embed_query, search  # noqa: E402
-from memory_pipeline.recall.sources import ChunkSource, tenant_cache  # noqa: E402
+from memory_pipeline.recall.sources import ChunkSource, TenantCache, tenant_cache  # noqa: E402
 from memory_pipeline.store.base import sql_str  # noqa: E402
 from memory_pipeline.store.tables import CHUNKS  # noqa: E402
 
@@ -177,6 +187,61 @@ class PrecomputedEmbedder:
         return len(text.split())
 
 
+class TorchScriptEmbedder(MiniLMEmbedder):
+    """The query path before ONNX Runtime: the transformer traced with TorchScript."""
+
+    def _onnx(self):
+        return None
+
+
+class EncodeEmbedder(MiniLMEmbedder):
+    """The query through ``SentenceTransformer.encode``, the slowest path."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+def result_ids(results) -> list[list[str]]:
+    return [[i for r in hits for i in r.ids] for hits in results]
+
+
+def usage_mb() -> tuple[float, float]:
+    """(RSS, USS) of this process in MB: USS leaves out shared and page-cache pages."""
+    import psutil
+
+    info = psutil.Process().memory_full_info()
+    return info.rss / 2**20, info.uss / 2**20
+
+
+def cold_child(spec: dict) -> dict:
+    """The first searches of a tenant in this fresh process (``--cold-child``)."""
+    if not spec["persisted"]:  # the baseline: read the rows and build every index, persist nothing
+        sources._CACHES[spec["uri"]] = TenantCache(spec["uri"], persist_min_rows=None)
+    settings = Settings(**spec["settings"])
+    qvecs = np.load(spec["qvecs"])
+    fixed = PrecomputedEmbedder(dict(zip(spec["queries"], qvecs)))
+    tenant_cache(spec["uri"]).table_names()  # connect first: a process is up before its first query
+    rss0, uss0 = usage_mb()
+    t0 = time.perf_counter()
+    first = search(spec["queries"][0], AGENT, spec["user"], store=spec["uri"], embedder=fixed, settings=settings, min_score=0)
+    seconds = time.perf_counter() - t0
+    rss1, uss1 = usage_mb()
+    rest = [search(q, AGENT, spec["user"], store=spec["uri"], embedder=fixed, settings=settings, min_score=0)
+            for q in spec["queries"][1:]]
+    return {"first_search_s": round(seconds, 3), "rss_added_mb": round(rss1 - rss0, 1),
+            "uss_added_mb": round(uss1 - uss0, 1), "ids": result_ids([first, *rest])}
+
+
+def new_process_first_search(size: int, uri: str, settings: Settings, queries, qvecs, persisted: bool, workdir: str) -> dict:
+    qpath = Path(workdir) / f"qvecs-{size}.npy"
+    np.save(qpath, qvecs)
+    spec = {"uri": uri, "user": f"t{size}", "persisted": persisted, "queries": list(queries), "qvecs": str(qpath),
+            "settings": json.loads(settings.model_dump_json())}
+    out = subprocess.run([sys.executable, __file__, "--cold-child", json.dumps(spec)], capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def percentiles(samples: list[float]) -> dict[str, float]:
     ms = np.array(samples) * 1000
     return {"p50": round(float(np.percentile(ms, 50)), 3), "p95": round(float(np.percentile(ms, 95)), 3), "n": len(samples)}
@@ -200,7 +265,7 @@ def rss_mb() -> float:
         return float("nan")
 
 
-def bench_size(size, uri, settings, embedder, queries, mixture, lancedb_queries) -> dict:
+def bench_size(size, uri, settings, embedder, queries, mixture, lancedb_queries, workdir) -> dict:
     user = f"t{size}"
     tenant = f"{AGENT}~{user}"
     cfg = settings.recall
@@ -216,9 +281,18 @@ def bench_size(size, uri, settings, embedder, queries, mixture, lancedb_queries)
     rows = tenant_cache(uri).rows(ChunkSource(), tenant)
     uses_ann = bool(cfg.ann_min_rows and len(rows) >= cfg.ann_min_rows)
 
-    search_t, _ = timed(lambda q: search(q, AGENT, user, store=uri, embedder=embedder, settings=settings, min_score=0), queries)
+    traced, encoder = TorchScriptEmbedder(), EncodeEmbedder()
+    traced.embed_query(queries[0])  # trace before timing
+    search_t, onnx_out = timed(lambda q: search(q, AGENT, user, store=uri, embedder=embedder, settings=settings, min_score=0), queries)
+    search_traced_t, traced_out = timed(lambda q: search(q, AGENT, user, store=uri, embedder=traced, settings=settings, min_score=0), queries)
     embed_t, _ = timed(lambda q: embed_query(embedder, q, cfg.query_threads), queries)
-    retrieval_t, _ = timed(lambda q: search(q, AGENT, user, store=uri, embedder=fixed, settings=settings, min_score=0), queries)
+    embed_traced_t, _ = timed(lambda q: embed_query(traced, q, cfg.query_threads), queries)
+    embed_encode_t, _ = timed(lambda q: embed_query(encoder, q, cfg.query_threads), queries[:50])
+    retrieval_t, retrieved = timed(lambda q: search(q, AGENT, user, store=uri, embedder=fixed, settings=settings, min_score=0), queries)
+    # The first search in a new process: from the persisted indices, and rebuilt (the baseline).
+    persisted = new_process_first_search(size, uri, settings, queries, qvecs, True, workdir)
+    rebuilt = new_process_first_search(size, uri, settings, queries, qvecs, False, workdir)
+    here = result_ids(retrieved)
     text_index = rows.text_index()
     text_t, _ = timed(lambda q: text_index.top(q, cfg.candidates), queries)
 
@@ -271,6 +345,15 @@ def bench_size(size, uri, settings, embedder, queries, mixture, lancedb_queries)
         "fts": percentiles(fts_t),
         "cold_first_search_s": round(cold_s, 2),
         "tenant_rss_mb": round(tenant_rss, 1),
+        "embed_torchscript": percentiles(embed_traced_t),
+        "embed_encode": percentiles(embed_encode_t),
+        "search_torchscript": percentiles(search_traced_t),
+        "onnx_results_identical_to_torchscript": result_ids(onnx_out) == result_ids(traced_out),
+        "new_process": {
+            "persisted": {k: v for k, v in persisted.items() if k != "ids"},
+            "rebuilt": {k: v for k, v in rebuilt.items() if k != "ids"},
+            "results_identical": persisted["ids"] == here and rebuilt["ids"] == here,
+        },
     }
     entry["ratios"] = {
         "search_p95_over_numpy_p95": round(entry["search"]["p95"] / entry["numpy"]["p95"], 2),
@@ -279,6 +362,11 @@ def bench_size(size, uri, settings, embedder, queries, mixture, lancedb_queries)
         "lancedb_flat_p95_over_numpy_p95": round(entry["lancedb_flat"]["p95"] / entry["numpy"]["p95"], 1),
         "text_p95_over_lancedb_fts_p95": round(entry["text"]["p95"] / entry["fts"]["p95"], 3),
         "ann_recall_at_10_vs_exact": entry["ann"]["recall_at_10"],
+        "embed_onnx_p95_over_torchscript_p95": round(entry["embed"]["p95"] / entry["embed_torchscript"]["p95"], 3),
+        "embed_onnx_p95_over_encode_p95": round(entry["embed"]["p95"] / entry["embed_encode"]["p95"], 3),
+        "search_p95_over_search_torchscript_p95": round(entry["search"]["p95"] / entry["search_torchscript"]["p95"], 3),
+        "new_process_first_search_persisted_over_rebuilt": round(
+            persisted["first_search_s"] / rebuilt["first_search_s"], 3),
     }
     return entry
 
@@ -290,7 +378,11 @@ def main() -> None:
     ap.add_argument("--lancedb-queries", type=int, default=20, help="LanceDB flat scans are slow; fewer.")
     ap.add_argument("--quick", action="store_true", help="one tenant of 20,000 chunks, 40 queries.")
     ap.add_argument("--out", default=str(HERE / "results" / "recall.json"))
+    ap.add_argument("--cold-child", help=argparse.SUPPRESS)  # internal: one fresh process's first search
     args = ap.parse_args()
+    if args.cold_child:
+        print(json.dumps(cold_child(json.loads(args.cold_child))))
+        return
     sizes = [20_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     n_queries = 40 if args.quick else args.queries
 
@@ -319,10 +411,12 @@ def main() -> None:
     qrng = np.random.default_rng(11)
     queries = [" ".join(texts(qrng, vocab, 1)[0].split()[:4]) + f" q{i}" for i in range(n_queries)]
     embedder.embed(queries[:2])  # load and warm the model
+    embedder.embed_query(queries[0])  # and its ONNX export (made once, then cached)
 
     report: dict = {
         "quick": args.quick,
         "load_average_at_start": os.getloadavg(),
+        "nice": os.nice(0),
         "rows_total": sum(sizes) + 2000,
         "write_s": round(write_s, 2),
         "index_s": round(index_s, 2),
@@ -332,18 +426,24 @@ def main() -> None:
     }
     for size in sizes:
         lance_q = max(3, min(args.lancedb_queries, 2_000_000 // size))
-        entry = bench_size(size, uri, settings, embedder, queries, mixtures[size], lance_q)
+        entry = bench_size(size, uri, settings, embedder, queries, mixtures[size], lance_q, workdir)
         report["sizes"][str(size)] = entry
         print(f"\n{size:,} chunks, {entry['path']}; cold first search {entry['cold_first_search_s']} s, "
               f"tenant in memory +{entry['tenant_rss_mb']:.0f} MB", flush=True)
-        for name in ("search", "embed", "retrieval", "text", "numpy", "ann", "lancedb_flat", "fts"):
+        for name in ("search", "search_torchscript", "embed", "embed_torchscript", "embed_encode", "retrieval", "text",
+                     "numpy", "ann", "lancedb_flat", "fts"):
             p = entry[name]
             print(f"  {name:13s} p50 {p['p50']:9.2f} ms  p95 {p['p95']:9.2f} ms  (n={p['n']})")
         print(f"  ANN recall@10 vs exact scan: {entry['ann']['recall_at_10']} (worst query {entry['ann']['recall_at_10_min']})")
         print("  recall@10 by nprobe: " + ", ".join(f"{k}: {v['recall_at_10']}" for k, v in entry["ann"]["nprobe_sweep"].items()))
+        fresh = entry["new_process"]
+        print(f"  first search in a new process: persisted {fresh['persisted']}, rebuilt {fresh['rebuilt']}; "
+              f"same results: {fresh['results_identical']}; ONNX vs TorchScript same results: "
+              f"{entry['onnx_results_identical_to_torchscript']}")
         print("  ratios: " + ", ".join(f"{k} {v}" for k, v in entry["ratios"].items()), flush=True)
         tenant_cache(uri)._rows.clear()  # free the tenant before the next, bigger one
         gc.collect()
+    report["load_average_at_end"] = os.getloadavg()
     report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     shutil.rmtree(workdir, ignore_errors=True)  # 1.8 GB at 1M chunks
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -198,11 +198,13 @@ class TenantCache:
     A tenant of at least ``persist_min_rows`` rows of a source with a fingerprint (the chunks) is
     also written to disk once read, with its indices as they are built (``index_files.py``), and
     a new process reads that copy back memory-mapped instead of the table whenever the
-    fingerprint still matches. Smaller tenants, episodes and facts are read and built in memory.
+    fingerprint still matches. Smaller tenants, episodes and facts are read and built in memory;
+    ``persist_min_rows=None`` turns persistence off (neither read nor written).
     """
 
     def __init__(
-        self, uri: str, max_entries: int = 64, fingerprint_min_rows: int = 20_000, persist_min_rows: int = 10_000
+        self, uri: str, max_entries: int = 64, fingerprint_min_rows: int = 20_000,
+        persist_min_rows: int | None = 10_000,
     ):
         self.uri = uri
         # Every read checks the latest version, so a write is visible to the next query.
@@ -269,7 +271,8 @@ class TenantCache:
         return _fingerprint(self._read(table, tenant, list(source.fingerprint)), source.fingerprint) == rows.fingerprint
 
     def _load(self, source: RecallSource, table, tenant: str, version: int, key) -> Rows:
-        files = index_files.tenant_files(self.uri, source.table, tenant) if source.fingerprint else None
+        persist = source.fingerprint and self.persist_min_rows is not None
+        files = index_files.tenant_files(self.uri, source.table, tenant) if persist else None
         rows = None
         if files is not None and files.has_any():
             # Reading the fingerprint columns takes 0.7 s at 1M rows; the whole rows, 13 s.

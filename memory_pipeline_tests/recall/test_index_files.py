@@ -51,7 +51,7 @@ def _folders(uri: str, tenant: str) -> list[Path]:
 def test_a_new_process_reads_the_persisted_indices_and_answers_the_same(workspace, monkeypatch):
     root, uri = workspace
     settings = recall_settings(root, uri, ann_min_rows=1, ann_nprobe=1000)  # the IVF path, exact
-    in_memory = _search_all(uri, settings, monkeypatch, persist_min_rows=10**9)
+    in_memory = _search_all(uri, settings, monkeypatch, persist_min_rows=None)
     assert not (Path(uri) / index_files.INDEX_FOLDER).exists()
     first = _search_all(uri, settings, monkeypatch)  # reads LanceDB, builds, persists
     assert all(first) and first == in_memory
