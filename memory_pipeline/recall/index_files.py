@@ -85,6 +85,10 @@ class TenantFiles:
     def has_any(self) -> bool:
         return self.tenant_dir.is_dir()
 
+    def clear(self) -> None:
+        """Remove every persisted fingerprint of the tenant."""
+        shutil.rmtree(self.tenant_dir, ignore_errors=True)
+
     # -- rows -----------------------------------------------------------------------------------
 
     def load(self, tenant: str, fingerprint: str) -> Rows | None:

@@ -280,10 +280,13 @@ class TenantCache:
             rows = files.load(tenant, fingerprint) if fingerprint else None
         if rows is None:
             rows = self._read_rows(source, table, tenant)
-            if files is not None and rows.fingerprint and len(rows) >= self.persist_min_rows:
+            if files is not None and len(rows) < self.persist_min_rows:
+                files.clear()  # a tenant that shrank below the size worth persisting
+            elif files is not None and rows.fingerprint:
                 files.snapshot(rows)
                 # Served from the snapshot from now on: its pages, not a copy in the process.
-                rows = files.load(tenant, rows.fingerprint) or rows
+                mapped = files.load(tenant, rows.fingerprint)
+                rows = rows if mapped is None else mapped
                 release_freed_memory()
         with self._lock:
             self._rows[key] = (version, rows)
@@ -318,6 +321,34 @@ class TenantCache:
             for i, score in zip(top.tolist(), scores.tolist()):
                 hits[(tenant, rows.ids[i])] = score
         return hits
+
+
+def persist_large_tenants(uri: str, ann_min_rows: int, ann_lists: int | None = None,
+                          min_rows: int = 10_000) -> dict[str, int]:
+    """Write the recall indices of every chunks tenant of ``min_rows`` rows or more whose
+    persisted copy is missing or stale (maintenance: the next process's first query reads them).
+
+    Returns {tenant: rows} of the tenants checked. One tenant is held at a time. Nothing is
+    written for object storage.
+    """
+    if index_files.index_root(uri) is None:
+        return {}
+    cache = TenantCache(uri, max_entries=1, persist_min_rows=min_rows)
+    table = cache.table(ChunkSource.table)
+    if table is None:
+        return {}
+    column = table.search().select(["tenant"]).limit(None).to_arrow().column("tenant")
+    counts = {c["values"]: c["counts"] for c in pc.value_counts(column).to_pylist()}
+    done: dict[str, int] = {}
+    for tenant, n in sorted(counts.items()):
+        if n < min_rows or index_files.tenant_files(uri, ChunkSource.table, tenant) is None:
+            continue
+        rows = cache.rows(ChunkSource(), tenant)
+        rows.text_index()
+        if ann_min_rows and len(rows) >= ann_min_rows:
+            rows.ann_index(ann_lists)
+        done[tenant] = len(rows)
+    return done
 
 
 _CACHES: dict[str, TenantCache] = {}

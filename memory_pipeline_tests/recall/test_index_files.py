@@ -1,7 +1,8 @@
 """Proves: a tenant's recall indices persisted beside the LanceDB folder give a new process (a
 new cache) exactly the results the in-memory build gives, without reading the tenant's rows or
 building an index; a changed tenant is written under its new fingerprint, the old one removed and
-its IVF centroids reused (no k-means); object storage persists nothing; and forgetting a tenant
+its IVF centroids reused (no k-means); maintenance writes every large tenant ahead of a query;
+object storage persists nothing; and forgetting a tenant
 leaves none of its bytes among the persisted files while other tenants' stay.
 """
 
@@ -16,7 +17,7 @@ from memory_pipeline.recall import index_files, sources
 from memory_pipeline.recall.ann import IvfIndex
 from memory_pipeline.recall.bm25 import TextIndex
 from memory_pipeline.recall.search import search
-from memory_pipeline.recall.sources import ChunkSource, TenantCache
+from memory_pipeline.recall.sources import ChunkSource, TenantCache, persist_large_tenants
 from memory_pipeline_tests.conftest import write
 from memory_pipeline_tests.recall.conftest import build_workspace, ingest, recall_settings
 
@@ -69,8 +70,11 @@ def test_a_new_process_reads_the_persisted_indices_and_answers_the_same(workspac
 def test_a_changed_tenant_is_persisted_anew_reusing_its_centroids(workspace, monkeypatch):
     root, uri = workspace
     settings = recall_settings(root, uri, ann_min_rows=1, ann_nprobe=1000)
-    _search_all(uri, settings, monkeypatch)
+    # Maintenance writes every large tenant's indices ahead of the first query.
+    written = persist_large_tenants(uri, ann_min_rows=1, min_rows=1)
+    assert written[ALICE] > 0 and set(written) >= {"support-bot~bob", "support-bot~_global"}
     [before] = _folders(uri, ALICE)
+    assert {"ivf_centroids.npy", "bm25_vocab.arrow"} <= {p.name for p in before.iterdir()}
 
     write(root, "support-bot/users/alice/memory/tea.md", "# Tea\n\nAlice drinks black coffee at nine.\n")
     ingest(root, uri)
