@@ -27,7 +27,7 @@ Then, in one process and on the same vectors, p50/p95 of:
   persisted by the cold search above (``recall/index_files.py``, memory-mapped) and, as the
   baseline, with persistence off (read the rows from LanceDB and build every index), with the
   memory each adds (RSS, and USS: pages of the process's own, not the page cache's); both
-  return the same results for every query as the process that built them;
+  return the same results for every query as the process that built them (``recall_fresh.py``);
 - ``embed`` by path: the query embedding through ONNX Runtime (what ``search`` uses), through
   the TorchScript trace and through ``encode`` (the baselines), and ``search`` through the
   TorchScript trace; both searches return the same results for every query.
@@ -41,11 +41,9 @@ import argparse
 import gc
 import json
 import os
-import platform
 import random
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -65,11 +63,17 @@ sys.path.insert(0, str(HERE.parent))
 from memory_pipeline.config import Settings  # noqa: E402
 from memory_pipeline.embedding import MiniLMEmbedder  # noqa: E402
 from memory_pipeline.l0.store import MemoryStore  # noqa: E402
-from memory_pipeline.recall import sources  # noqa: E402
 from memory_pipeline.recall.search import embed_query, search  # noqa: E402
-from memory_pipeline.recall.sources import ChunkSource, TenantCache, tenant_cache  # noqa: E402
+from memory_pipeline.recall.sources import ChunkSource, tenant_cache  # noqa: E402
 from memory_pipeline.store.base import sql_str  # noqa: E402
 from memory_pipeline.store.tables import CHUNKS  # noqa: E402
+
+from bench.recall_fresh import (  # noqa: E402
+    EncodeEmbedder,
+    TorchScriptEmbedder,
+    new_process_first_search,
+    result_ids,
+)
 
 AGENT = "bench"
 DIM = 384
@@ -185,61 +189,6 @@ class PrecomputedEmbedder:
 
     def count_tokens(self, text: str) -> int:
         return len(text.split())
-
-
-class TorchScriptEmbedder(MiniLMEmbedder):
-    """The query path before ONNX Runtime: the transformer traced with TorchScript."""
-
-    def _onnx(self):
-        return None
-
-
-class EncodeEmbedder(MiniLMEmbedder):
-    """The query through ``SentenceTransformer.encode``, the slowest path."""
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed([text])[0]
-
-
-def result_ids(results) -> list[list[str]]:
-    return [[i for r in hits for i in r.ids] for hits in results]
-
-
-def usage_mb() -> tuple[float, float]:
-    """(RSS, USS) of this process in MB: USS leaves out shared and page-cache pages."""
-    import psutil
-
-    info = psutil.Process().memory_full_info()
-    return info.rss / 2**20, info.uss / 2**20
-
-
-def cold_child(spec: dict) -> dict:
-    """The first searches of a tenant in this fresh process (``--cold-child``)."""
-    if not spec["persisted"]:  # the baseline: read the rows and build every index, persist nothing
-        sources._CACHES[spec["uri"]] = TenantCache(spec["uri"], persist_min_rows=None)
-    settings = Settings(**spec["settings"])
-    qvecs = np.load(spec["qvecs"])
-    fixed = PrecomputedEmbedder(dict(zip(spec["queries"], qvecs)))
-    tenant_cache(spec["uri"]).table_names()  # connect first: a process is up before its first query
-    rss0, uss0 = usage_mb()
-    t0 = time.perf_counter()
-    first = search(spec["queries"][0], AGENT, spec["user"], store=spec["uri"], embedder=fixed, settings=settings, min_score=0)
-    seconds = time.perf_counter() - t0
-    rss1, uss1 = usage_mb()
-    rest = [search(q, AGENT, spec["user"], store=spec["uri"], embedder=fixed, settings=settings, min_score=0)
-            for q in spec["queries"][1:]]
-    return {"first_search_s": round(seconds, 3), "rss_added_mb": round(rss1 - rss0, 1),
-            "uss_added_mb": round(uss1 - uss0, 1), "ids": result_ids([first, *rest])}
-
-
-def new_process_first_search(size: int, uri: str, settings: Settings, queries, qvecs, persisted: bool, workdir: str) -> dict:
-    qpath = Path(workdir) / f"qvecs-{size}.npy"
-    np.save(qpath, qvecs)
-    spec = {"uri": uri, "user": f"t{size}", "persisted": persisted, "queries": list(queries), "qvecs": str(qpath),
-            "settings": json.loads(settings.model_dump_json())}
-    out = subprocess.run([sys.executable, __file__, "--cold-child", json.dumps(spec)], capture_output=True,
-                         text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def percentiles(samples: list[float]) -> dict[str, float]:
@@ -392,11 +341,7 @@ def main() -> None:
     ap.add_argument("--lancedb-queries", type=int, default=20, help="LanceDB flat scans are slow; fewer.")
     ap.add_argument("--quick", action="store_true", help="one tenant of 20,000 chunks, 40 queries.")
     ap.add_argument("--out", default=str(HERE / "results" / "recall.json"))
-    ap.add_argument("--cold-child", help=argparse.SUPPRESS)  # internal: one fresh process's first search
     args = ap.parse_args()
-    if args.cold_child:
-        print(json.dumps(cold_child(json.loads(args.cold_child))))
-        return
     sizes = [20_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     n_queries = 40 if args.quick else args.queries
 

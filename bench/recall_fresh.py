@@ -1,0 +1,87 @@
+"""Baselines of ``bench/recall.py`` that need more than one process or model path.
+
+- ``new_process_first_search``: the first search of a tenant in a fresh process (this file run
+  as a script with a JSON spec), from the persisted indices or with persistence off (the
+  baseline: read the rows from LanceDB and build every index), with the memory it adds and the
+  result ids of every query, to compare with the process that built the indices;
+- ``TorchScriptEmbedder`` and ``EncodeEmbedder``: the query paths ONNX Runtime is measured against.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from memory_pipeline.config import Settings  # noqa: E402
+from memory_pipeline.embedding import MiniLMEmbedder  # noqa: E402
+from memory_pipeline.recall import sources  # noqa: E402
+from memory_pipeline.recall.search import search  # noqa: E402
+from memory_pipeline.recall.sources import TenantCache, tenant_cache  # noqa: E402
+
+
+class TorchScriptEmbedder(MiniLMEmbedder):
+    """The query path before ONNX Runtime: the transformer traced with TorchScript."""
+
+    def _onnx(self):
+        return None
+
+
+class EncodeEmbedder(MiniLMEmbedder):
+    """The query through ``SentenceTransformer.encode``, the slowest path."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+def result_ids(results) -> list[list[str]]:
+    return [[i for r in hits for i in r.ids] for hits in results]
+
+
+def usage_mb() -> tuple[float, float]:
+    """(RSS, USS) of this process in MB: USS leaves out shared and page-cache pages."""
+    import psutil
+
+    info = psutil.Process().memory_full_info()
+    return info.rss / 2**20, info.uss / 2**20
+
+
+def cold_child(spec: dict) -> dict:
+    """The first searches of a tenant in this fresh process."""
+    from bench.recall import AGENT, PrecomputedEmbedder
+
+    if not spec["persisted"]:  # the baseline: read the rows and build every index, persist nothing
+        sources._CACHES[spec["uri"]] = TenantCache(spec["uri"], persist_min_rows=None)
+    settings = Settings(**spec["settings"])
+    qvecs = np.load(spec["qvecs"])
+    fixed = PrecomputedEmbedder(dict(zip(spec["queries"], qvecs)))
+    tenant_cache(spec["uri"]).table_names()  # connect first: a process is up before its first query
+    rss0, uss0 = usage_mb()
+    t0 = time.perf_counter()
+    first = search(spec["queries"][0], AGENT, spec["user"], store=spec["uri"], embedder=fixed, settings=settings, min_score=0)
+    seconds = time.perf_counter() - t0
+    rss1, uss1 = usage_mb()
+    rest = [search(q, AGENT, spec["user"], store=spec["uri"], embedder=fixed, settings=settings, min_score=0)
+            for q in spec["queries"][1:]]
+    return {"first_search_s": round(seconds, 3), "rss_added_mb": round(rss1 - rss0, 1),
+            "uss_added_mb": round(uss1 - uss0, 1), "ids": result_ids([first, *rest])}
+
+
+def new_process_first_search(size: int, uri: str, settings: Settings, queries, qvecs, persisted: bool, workdir: str) -> dict:
+    qpath = Path(workdir) / f"qvecs-{size}.npy"
+    np.save(qpath, qvecs)
+    spec = {"uri": uri, "user": f"t{size}", "persisted": persisted, "queries": list(queries), "qvecs": str(qpath),
+            "settings": json.loads(settings.model_dump_json())}
+    out = subprocess.run([sys.executable, __file__, json.dumps(spec)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+if __name__ == "__main__":
+    print(json.dumps(cold_child(json.loads(sys.argv[1]))))
