@@ -2,7 +2,9 @@
 
 Merge-inserts leave many small fragments and old versions behind, and a full-text index does not
 cover rows added after it was built until the table is optimized. One run compacts every table,
-brings its indices up to date and drops versions older than a week. The cron comes from
+brings its indices up to date and drops versions older than a week, then writes recall's
+persisted indices of every large tenant whose copy is missing or stale (``recall/index_files.py``),
+so the next process's first query reads them instead of building them. The cron comes from
 ``MEMORY_PIPELINE_OPTIMIZE_CRON`` (UTC), so a test can run it every minute.
 """
 
@@ -58,9 +60,28 @@ def optimize_lancedb_tables(context: dg.OpExecutionContext, lancedb: LanceDBReso
     )
 
 
-@dg.job(description="Compact and optimize every LanceDB table of the L0 index.")
+class RecallIndexConfig(dg.Config):
+    min_rows: int = 10_000  # smaller tenants are read and indexed by recall in under a second
+
+
+@dg.op(ins={"optimized": dg.In(dg.Nothing)}, out=dg.Out(dg.Nothing))
+def persist_recall_indexes(context: dg.OpExecutionContext, config: RecallIndexConfig, lancedb: LanceDBResource) -> dg.Output:
+    """Writes recall's indices of every tenant of ``min_rows`` chunks or more (nothing when current)."""
+    from memory_pipeline.recall.sources import persist_large_tenants  # recall is read-side: imported when run
+
+    started = time.perf_counter()
+    recall = get_settings().recall
+    done = persist_large_tenants(lancedb.uri, recall.ann_min_rows, recall.ann_lists, min_rows=config.min_rows)
+    context.log.info(f"recall indices current for {len(done)} tenants in {time.perf_counter() - started:.2f}s")
+    return dg.Output(None, metadata={
+        "tenants": len(done), "dagster/row_count": sum(done.values()),
+        "seconds": round(time.perf_counter() - started, 3),
+    })
+
+
+@dg.job(description="Compact and optimize every LanceDB table of the L0 index; persist recall's indices.")
 def lancedb_optimize_job():
-    optimize_lancedb_tables()
+    persist_recall_indexes(optimize_lancedb_tables())
 
 
 lancedb_optimize_schedule = utc_schedule(

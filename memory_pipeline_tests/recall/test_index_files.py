@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from memory_pipeline.config import get_settings
 from memory_pipeline.forget import forget_tenant
+from memory_pipeline.l0.schedules import lancedb_optimize_job
+from memory_pipeline.orchestration.resources import LanceDBResource
 from memory_pipeline.recall import index_files, sources
 from memory_pipeline.recall.ann import IvfIndex
 from memory_pipeline.recall.bm25 import TextIndex
@@ -70,11 +73,23 @@ def test_a_new_process_reads_the_persisted_indices_and_answers_the_same(workspac
 def test_a_changed_tenant_is_persisted_anew_reusing_its_centroids(workspace, monkeypatch):
     root, uri = workspace
     settings = recall_settings(root, uri, ann_min_rows=1, ann_nprobe=1000)
-    # Maintenance writes every large tenant's indices ahead of the first query.
-    written = persist_large_tenants(uri, ann_min_rows=1, min_rows=1)
-    assert written[ALICE] > 0 and set(written) >= {"support-bot~bob", "support-bot~_global"}
+    # The nightly maintenance job writes every large tenant's indices ahead of the first query.
+    monkeypatch.setenv("MEMORY_PIPELINE_RECALL", '{"ann_min_rows": 1}')
+    get_settings.cache_clear()
+    result = lancedb_optimize_job.execute_in_process(
+        resources={"lancedb": LanceDBResource(uri=uri)},
+        run_config={"ops": {"persist_recall_indexes": {"config": {"min_rows": 1}}}},
+    )
+    get_settings.cache_clear()
+    assert result.success
     [before] = _folders(uri, ALICE)
-    assert {"ivf_centroids.npy", "bm25_vocab.arrow"} <= {p.name for p in before.iterdir()}
+    assert {"rows.arrow", "ivf_centroids.npy", "bm25_vocab.arrow"} <= {p.name for p in before.iterdir()}
+    assert {p.name for p in (index_files.index_root(uri) / "chunks").iterdir()} >= {"support-bot~bob", "support-bot~_global"}
+    with monkeypatch.context() as patch:  # current: nothing read from LanceDB or rebuilt
+        for what, name in ((IvfIndex, "__init__"), (TextIndex, "__init__"), (ChunkSource, "to_rows")):
+            patch.setattr(what, name, _fail)
+        assert persist_large_tenants(uri, ann_min_rows=1, min_rows=1)[ALICE] > 0
+    assert _folders(uri, ALICE) == [before]
 
     write(root, "support-bot/users/alice/memory/tea.md", "# Tea\n\nAlice drinks black coffee at nine.\n")
     ingest(root, uri)
