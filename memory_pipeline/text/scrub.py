@@ -4,7 +4,10 @@
 literal prefix, so a pass over ordinary prose is a fast substring search), then the
 regex-based detectors of detect-secrets (SendGrid, Twilio, PyPI, Azure, Discord, IBM and other
 formats we do not spell out) over the text around long token-like runs only, then the
-``password = value`` style assignments, then the caller's extra patterns.
+``password = value`` style assignments (also glued inside environment names such as
+``PGPASSWORD``), then the families of ``secret_families`` (vendor prefixes, flags and XML
+elements, prose such as "my password is X", an AWS secret beside its key id, random tokens), then
+the caller's extra patterns.
 
 The number of lines never changes: a multi-line secret such as a PEM private key is replaced by
 its placeholder followed by the line breaks it spanned, so chunk line ranges computed on the
@@ -35,7 +38,18 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-PLACEHOLDER = "[REDACTED:{}]"
+from memory_pipeline.text.secret_families import (
+    PLACEHOLDER,
+    apply_aws_pairs,
+    apply_labelled,
+    apply_prose,
+    apply_random_tokens,
+    apply_vendor_prefixes,
+    looks_like_password,
+    looks_random,
+    placeholder,
+)
+
 CUSTOM = "custom"
 
 
@@ -51,7 +65,6 @@ class ScrubResult:
 # word boundaries are checked in Python on the few candidates instead of in the pattern.
 
 _TOKEN = r"[A-Za-z0-9_\-]"
-_NEWLINES_RE = re.compile(r"\r\n|\r|\n")
 
 _PEM_RE = re.compile(
     r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----"
@@ -61,7 +74,8 @@ _PEM_RE = re.compile(
     # also inside a JSON string where the line breaks are written "\n".
     r"|(?:(?:\\n|\r\n|\n|\r)[ \t>]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]+: [^\r\n\\]{1,200})[ \t]*)*)"
 )
-_URL_PASSWORD_RE = re.compile(r"://([^\s:/?#@\[\]\"'<>]{1,256}):([^\s/?#\"'<>]{1,256})@(?=[\w\[])")
+# The user may be empty ("redis://:password@host").
+_URL_PASSWORD_RE = re.compile(r"://([^\s:/?#@\[\]\"'<>]{0,256}):([^\s/\"'<>]{1,256})@(?=[\w\[])")
 _AWS_ACCESS_KEY_RE = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}")
 _AWS_SECRET_RE = re.compile(
     r"(?i:aws)[\w.-]{0,20}?(?i:secret)[\w.-]{0,20}?[\"'\\]{0,3}[ \t]*(?:=>|:=|=|:)[ \t]*"
@@ -81,15 +95,15 @@ _GOOGLE_RE = re.compile(r"AIza[0-9A-Za-z_\-]{35}")
 _JWT_RE = re.compile(
     r"eyJ(?<![A-Za-z0-9_\-]eyJ)[A-Za-z0-9_\-]{8,}+\.eyJ[A-Za-z0-9_\-]{8,}+\.[A-Za-z0-9_\-]*+"
 )
-_BEARER_RE = re.compile(r"[Bb](?i:earer)[ \t]+([A-Za-z0-9\-._~+/]{16,}=*)")
+_BEARER_RE = re.compile(r"(?:[Bb](?i:earer)|(?<=[:=] )Token|(?<=[:=] )token)[ \t]+([A-Za-z0-9\-._~+/]{16,}=*)")
 _BASIC_AUTH_RE = re.compile(
     r"[Aa](?i:uthorization)[\"'\\]{0,3}[ \t]*[:=][ \t]*[\"'\\]{0,2}(?i:basic)[ \t]+"
     r"([A-Za-z0-9+/]{8,}=*)"
 )
 _ASSIGNMENT_RE = re.compile(
     # The lookahead lets re skip most positions before it tries the case-insensitive keywords.
-    r"(?=[PpSsTtAaCc])(?i:(?P<kw>passphrase|password|passwd|pass|pwd|secret|token|api[_-]?key|"
-    r"access[_-]?key|auth[_-]?key|private[_-]?key|credentials?))"
+    r"(?=[PpSsTtAaCcKk])(?i:(?P<kw>passphrase|password|passwd|pass|pwd|secret|token|api[_-]?key|"
+    r"access[_-]?key|auth[_-]?key|private[_-]?key|credentials?|signature|sig|auth|key))"
     r"(?P<rest>[\w.-]{0,40}?)[\"'\\\]]{0,3}[ \t]*(?:=>|:=|=|:)[ \t]*"
     r"(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){1,300}?)\\?\""
     r"|\\?'(?P<sq>[^'\\\n]{1,300}?)\\?'"
@@ -106,7 +120,10 @@ _PLACEHOLDER_VALUE_RE = re.compile(
 )
 _MIN_ASSIGNED_SECRET = 8
 _OPERATOR_RE = re.compile(r"(?<=[\w\"'\]\\ \t])[:=]+")
-_KEYWORD_STEMS = ("pass", "pwd", "secret", "token", "key", "credential")
+_KEYWORD_STEMS = ("pass", "pwd", "secret", "token", "key", "credential", "sig", "auth")
+# Keywords that also name ordinary things ("key: id", "auth: oauth2", "sig: figure 3"): their
+# value must look generated.
+_WEAK_KEYWORDS = ("key", "auth", "sig", "signature")
 _KEY_REACH = 80  # keyword, identifier suffix, quotes and spaces before the operator
 _VALUE_REACH = 320  # spaces, quotes and a value of up to 300 characters after it
 _PASSWORD_KEYWORDS = ("pass", "pwd")
@@ -152,16 +169,42 @@ def _assignment_type(match: re.Match[str]) -> str | None:
     """The placeholder type for ``password = value`` style matches, None to leave it."""
     text = match.string
     start, end = match.span("kw")
-    if not _keyword_boundary(text, start, end) or text.endswith("REDACTED:", 0, start):
+    placeholder_at = text.rfind("[REDACTED:", max(0, start - 40), start)
+    if placeholder_at >= 0 and "]" not in text[placeholder_at:start]:
+        return None  # the keyword is a placeholder's type ("[REDACTED:api_token]")
+    if "REDACTED" in match.group(0)[end - match.start() :]:
         return None
     value = match.group("dq") or match.group("sq") or match.group("bare") or ""
     if len(value) < _MIN_ASSIGNED_SECRET or _PLACEHOLDER_VALUE_RE.match(value):
         return None
+    keyword = match.group("kw").lower()
+    password = keyword.startswith(_PASSWORD_KEYWORDS)
+    # A keyword glued inside a longer name counts in an environment variable (PGPASSWORD,
+    # MYSQL_PWD) or at the end of a name (dbpassword, clientSecret), with a value that looks
+    # chosen or generated; "passport", "keyboard" or "tokenizer" are other words.
+    strict = keyword in _WEAK_KEYWORDS
+    if not _keyword_boundary(text, start, end):
+        env = _env_name(text, start, end)
+        if not env and (text[end : end + 1].isalpha() or not any(c.isdigit() for c in value)):
+            return None
+        strict = True
+    if strict and not (looks_random(value, 8) or (password and looks_like_password(value))):
+        return None
     # A single word ("password: required") is prose; a real secret mixes character kinds.
     if len(value) < 16 and _WORDISH.fullmatch(value.rstrip(".,!?)")):
         return None
-    keyword = match.group("kw").lower()
-    return "password" if keyword.startswith(_PASSWORD_KEYWORDS) else "secret"
+    return "password" if password else "secret"
+
+
+def _env_name(text: str, start: int, end: int) -> bool:
+    """The keyword sits in an upper-case environment-style name such as ``PGPASSWORD``."""
+    lo, hi = start, end
+    while lo and (text[lo - 1].isalnum() or text[lo - 1] == "_"):
+        lo -= 1
+    while hi < len(text) and (text[hi].isalnum() or text[hi] == "_"):
+        hi += 1
+    name = text[lo:hi]
+    return name.isupper() and len(name) <= 64
 
 
 @dataclass(frozen=True)
@@ -193,12 +236,6 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
-def _replacement(kind: str, secret: str) -> str:
-    # Keep every line break the secret spanned, so that line numbers survive scrubbing.
-    breaks = "".join(_NEWLINES_RE.findall(secret)) if "\n" in secret or "\r" in secret else ""
-    return PLACEHOLDER.format(kind) + breaks
-
-
 def _apply(text: str, rule: _Rule, counts: Counter[str]) -> str:
     def substitute(match: re.Match[str]) -> str:
         if rule.check is not None and not rule.check(match):
@@ -215,7 +252,7 @@ def _replace_group(match: re.Match[str], group: int | str, kind: str, counts: Co
         return whole
     counts[kind] += 1
     start, end = start - match.start(0), end - match.start(0)
-    return whole[:start] + _replacement(kind, whole[start:end]) + whole[end:]
+    return whole[:start] + placeholder(kind, whole[start:end]) + whole[end:]
 
 
 def _apply_assignments(text: str, counts: Counter[str]) -> str:
@@ -398,8 +435,13 @@ def scrub_secrets(text: str, extra_patterns: Sequence[str] = ()) -> ScrubResult:
         return ScrubResult(text, {})
     for rule in _RULES:
         text = _apply(text, rule, counts)
+    text = apply_vendor_prefixes(text, counts)
     text = _apply_detect_secrets(text, counts)
     text = _apply_assignments(text, counts)
+    text = apply_labelled(text, counts)
+    text = apply_prose(text, counts)
+    text = apply_aws_pairs(text, counts)
+    text = apply_random_tokens(text, counts)
     for pattern in extras:
         group = 1 if pattern.groups else 0
         text = _apply(text, _Rule(CUSTOM, pattern, group), counts)

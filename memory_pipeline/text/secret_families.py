@@ -1,0 +1,327 @@
+"""Families of secrets that ``scrub_secrets`` finds beyond the providers it names one by one.
+
+Four families, each general rather than a list of known strings:
+
+- vendor prefixes: a literal prefix a provider puts on its tokens (``hf_``, ``whsec_``,
+  ``xapp-``, ``SG.``, ``dop_v1_`` ...) followed by a token body of the provider's length;
+- prose: "my password is X", "the API key for staging was X", in a few languages;
+- a command-line flag or an XML element named like a credential (``--password X``,
+  ``<apiKey>X</apiKey>``), and a URL whose user information is a lone token;
+- random tokens: an unlabelled 40-character AWS secret next to its key id, and long base62 or
+  base64 runs whose character entropy (detect-secrets' Shannon entropy) only random data has.
+
+Each value is checked before it is replaced, so that prose ("the password is required"),
+identifiers (``getUserAccountSettings``), hashes and ids (hex only) are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+
+from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+# --- Vendor prefixes ----------------------------------------------------------------------------
+# (placeholder type, pattern). The token must stand alone (see ``standalone``) and, unless the
+# pattern is specific enough by itself, mix letters and digits as generated tokens do.
+_VENDOR_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("huggingface_token", r"(?:hf_|api_org_)[A-Za-z0-9]{30,}"),
+    ("slack_token", r"xapp-\d-[A-Za-z0-9-]{20,}"),
+    ("slack_token", r"xox[a-z]-[A-Za-z0-9-]{20,}"),
+    ("stripe_webhook_secret", r"whsec_[A-Za-z0-9+/=]{24,}"),
+    ("sendgrid_api_key", r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,50}"),
+    ("digitalocean_token", r"do[opr]_v1_[a-f0-9]{64}"),
+    ("shopify_token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    ("atlassian_token", r"ATATT3[A-Za-z0-9_\-=]{30,}"),
+    ("databricks_token", r"dapi[a-f0-9]{32}(?:-\d)?"),
+    ("mailgun_key", r"key-[a-f0-9]{32}"),
+    ("linear_key", r"lin_(?:api|oauth)_[A-Za-z0-9]{32,}"),
+    ("notion_token", r"(?:secret_|ntn_)[A-Za-z0-9]{40,}"),
+    ("groq_key", r"gsk_[A-Za-z0-9]{40,}"),
+    ("perplexity_key", r"pplx-[A-Za-z0-9]{40,}"),
+    ("replicate_token", r"r8_[A-Za-z0-9]{30,}"),
+    ("xai_key", r"xai-[A-Za-z0-9]{40,}"),
+    ("pinecone_key", r"pcsk_[A-Za-z0-9_]{40,}"),
+    ("langsmith_key", r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),
+    ("google_oauth", r"(?:ya29\.[A-Za-z0-9_\-]{30,}|GOCSPX-[A-Za-z0-9_\-]{20,}|1//0[A-Za-z0-9_\-]{40,})"),
+    ("grafana_token", r"gl(?:sa|c)_[A-Za-z0-9_=\-+/]{30,}"),
+    ("vault_token", r"hv[sbr]\.[A-Za-z0-9_\-]{24,}"),
+    ("docker_token", r"dckr_pat_[A-Za-z0-9_\-]{20,}"),
+    ("sentry_token", r"sntr[ysu]_[A-Za-z0-9_=+/\-]{30,}"),
+    ("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
+    ("tailscale_key", r"tskey-[a-z]+-[A-Za-z0-9]{8,}-[A-Za-z0-9]{16,}"),
+    ("pulumi_token", r"pul-[a-f0-9]{40}"),
+    ("doppler_token", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
+    ("facebook_token", r"EAA[A-Za-z0-9]{80,}"),
+    ("new_relic_key", r"NRAK-[A-Z0-9]{27}"),
+    ("dynatrace_token", r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}"),
+    ("planetscale_token", r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.]{32,}"),
+    ("postman_key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
+    ("terraform_token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-]{60,}"),
+    ("flutterwave_key", r"FLWSECK(?:_TEST)?-[a-f0-9]{32}-X"),
+    ("square_token", r"sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}"),
+    ("mapbox_token", r"sk\.eyJ[A-Za-z0-9_\-]{40,}\.[A-Za-z0-9_\-]{20,}"),
+    ("discord_webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{40,}"),
+    ("azure_client_secret", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}"),
+    ("alibaba_key", r"LTAI[A-Za-z0-9]{12,20}"),
+    ("rubygems_key", r"rubygems_[a-f0-9]{48}"),
+    ("nuget_key", r"oy2[a-z0-9]{43}"),
+    ("supabase_token", r"sbp_[a-f0-9]{40}"),
+    ("brevo_key", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
+    ("shippo_token", r"shippo_(?:live|test)_[a-f0-9]{40}"),
+    ("easypost_key", r"EZ[AT]K[a-zA-Z0-9]{54}"),
+    ("prefect_key", r"pnu_[A-Za-z0-9]{36}"),
+    ("contentful_token", r"CFPAT-[A-Za-z0-9_\-]{43}"),
+    ("twitter_token", r"A{20,}[A-Za-z0-9%]{30,}"),
+    ("fly_token", r"fm\d_[A-Za-z0-9+/=_\-]{50,}"),
+    ("openai_key", r"sk-(?:or-v1-|proj-|svcacct-|admin-)" r"[A-Za-z0-9_\-]{20,}"),
+)
+VENDOR_RE = re.compile("|".join(f"(?P<v{i}>{pattern})" for i, (_, pattern) in enumerate(_VENDOR_PATTERNS)))
+VENDOR_KINDS = {f"v{i}": kind for i, (kind, _) in enumerate(_VENDOR_PATTERNS)}
+
+
+def standalone(text: str, start: int, end: int) -> bool:
+    """True when text[start:end] is not glued to letters, digits or ``_`` on either side."""
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    return not (before.isalnum() or before == "_" or after.isalnum() or after == "_")
+
+
+# --- Is this value random enough to be a credential? --------------------------------------------
+
+_ENTROPY = Base64HighEntropyString()
+_PLAIN_WORD_RE = re.compile(r"[A-Za-z][a-z]*")
+
+
+def char_classes(value: str) -> int:
+    """How many of lower case, upper case, digits and other characters ``value`` uses."""
+    return (
+        any(c.islower() for c in value)
+        + any(c.isupper() for c in value)
+        + any(c.isdigit() for c in value)
+        + any(not c.isalnum() for c in value)
+    )
+
+
+def looks_random(value: str, min_length: int = 12) -> bool:
+    """A generated token or a chosen password: long enough, of mixed kinds of characters, and
+    not a plain word (``Secret``, ``required``) or a repeated character (``vvvvvvvv``)."""
+    if len(value) < min_length or _PLAIN_WORD_RE.fullmatch(value):
+        return False
+    return char_classes(value) >= 2 and entropy(value) >= 2.5
+
+
+def looks_like_password(value: str) -> bool:
+    """What someone says their password is: a digit, a symbol, or a mixed-case word."""
+    if len(value) < 4 or len(value) > 200:
+        return False
+    if not any(c.isalpha() for c in value):
+        return False  # a time, a number, a date
+    if any(c.isdigit() for c in value) or any(not c.isalnum() for c in value):
+        return len(set(value)) >= 3
+    return any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
+
+
+# A value that stands for a secret without being one: a template, a reference, code, a mask.
+_TEMPLATE_RE = re.compile(
+    r"^[$<{%\[(]|\$\{|\{\{|%\(|\(\)|\.\.\.|\*{3}|x{6}|(?i:os\.|env\.|process\.|getenv|settings\.|config\.|self\.|redacted)"
+)
+
+
+def is_template(value: str) -> bool:
+    return _TEMPLATE_RE.search(value) is not None
+
+
+def entropy(value: str) -> float:
+    return _ENTROPY.calculate_shannon_entropy(value)
+
+
+# --- Prose ---------------------------------------------------------------------------------------
+# "my password is X", "the passphrase for the vault was 'X'", "mot de passe : X", "密码是X".
+_PASSWORD_WORDS = (
+    r"passwords?|passphrase|passcode|passwd|pwd|pw|pass ?word|pin code|passwort|kennwort|"
+    r"mot de passe|contraseña|contrasena|senha|wachtwoord|lösenord|losenord|adgangskode|"
+    r"hasło|haslo|parola|пароль|密码|密碼|パスワード|비밀번호"
+)
+_TOKEN_WORDS = r"api[ _-]?key|secret(?: key)?|access (?:key|token)|token|auth token|client secret|key"
+_VERBS = (
+    r"(?:is|was|has been|got) (?:set|changed|reset|updated) to|(?:set|changed|reset|updated) to|"
+    r"is now|is|was|ist|war|est|était|es|era|é|er|är|now"
+)
+PROSE_RE = re.compile(
+    rf"(?<![\w:\-])(?i:(?P<kw>{_PASSWORD_WORDS}|{_TOKEN_WORDS}))(?![A-Za-z])"
+    # up to a few words between ("for the staging database"), never across a sentence
+    r"(?P<mid>(?:[ \t]+[^\s.!?\"'`:=]{1,20}){0,4}?)"
+    rf"(?:[ \t]+(?i:{_VERBS})(?=[\s:\-\"'`“‘«])|[ \t]*:(?=[ \t])|[ \t]*(?:是|は|는))[ \t]*[:\-]?[ \t]*"
+    r"(?:(?P<q>[\"'`“‘«])(?P<quoted>[^\"'`”’»\n]{1,200})[\"'`”’»]|(?P<bare>[^\s\"'`”’»<>]{4,200}))"
+)
+PASSWORD_KEYWORD_RE = re.compile(_PASSWORD_WORDS, re.IGNORECASE)
+
+# --- Flags, XML elements and URL user information ------------------------------------------------
+_CRED = r"(?:[A-Za-z0-9]*[_-])?(?:password|passwd|pass|pwd|token|secret|api[_-]?key|apikey|auth[_-]?token)"
+FLAG_RE = re.compile(rf"(?<![\w-])--?(?i:{_CRED})(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"']{{6,300}})(?P=q)")
+XML_RE = re.compile(
+    r"<(?P<tag>[\w:.-]*(?i:password|passwd|secret|token|apikey|api_key|accesskey|privatekey)[\w:.-]*)>"
+    r"[ \t]*(?P<value>[^<\s]{6,300})[ \t]*</(?P=tag)>"
+)
+URL_TOKEN_RE = re.compile(r"://(?P<value>[^\s:/?#@\[\]\"'<>]{16,256})@(?=[\w\[])")
+
+# --- Random tokens -------------------------------------------------------------------------------
+AWS_SECRET_RUN_RE = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+AWS_NEIGHBOURHOOD = 300  # characters either side of a key id where its secret is looked for
+TOKEN_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/_\-.])[A-Za-z0-9+/_\-]{32,512}={0,2}(?![A-Za-z0-9+/_\-=])")
+# A hash that names its algorithm cites content, it is not a credential (SRI, Docker digests).
+# Inline data ("data:image/png;base64,...") is content, not a credential either.
+_DIGEST_PREFIX_RE = re.compile(r"(?i:(?:sha\d{1,3}|md5|blake2b?|xxh\d*|sum)[-:=]\s*|;base64,)$")
+_DIGEST_RUN_RE = re.compile(r"(?i:sha\d{1,3}|md5|blake2b?)-")
+MIN_TOKEN_ENTROPY = 4.2  # random base62 of 32+ characters: 4.5-5.0; identifiers and words: < 4
+
+
+def random_token(text: str, start: int, end: int) -> bool:
+    """A long run of token characters that only random data looks like.
+
+    Hex-only runs are hashes and ids (content hashes, chunk ids, commit SHAs): never. Paths and
+    identifiers have few digits and low entropy; a digest with its algorithm named is a citation.
+    """
+    run = text[start:end].rstrip("=")
+    if all(c in "0123456789abcdefABCDEF-" for c in run) or "REDACTED" in run:
+        return False
+    if run.count("/") > 2 or run.count("-") > 4 or run.count("_") > 4:
+        return False  # a path or a slug ("a/b/c/d", "my-long-file-name-v2")
+    digits = sum(c.isdigit() for c in run)
+    if digits < 2 or not any(c.isupper() for c in run) or not any(c.islower() for c in run):
+        return False
+    if _DIGEST_RUN_RE.match(run) or _DIGEST_PREFIX_RE.search(text, max(0, start - 12), start):
+        return False
+    return entropy(run) >= MIN_TOKEN_ENTROPY
+
+
+# --- Applying the families ----------------------------------------------------------------------
+
+PLACEHOLDER = "[REDACTED:{}]"
+_NEWLINES_RE = re.compile(r"\r\n|\r|\n")
+_TRAILING_PUNCTUATION = ".,;:!?)]}>"
+
+
+def placeholder(kind: str, secret: str) -> str:
+    """``[REDACTED:kind]`` followed by every line break the secret spanned (line numbers hold)."""
+    breaks = "".join(_NEWLINES_RE.findall(secret)) if "\n" in secret or "\r" in secret else ""
+    return PLACEHOLDER.format(kind) + breaks
+
+
+def _redact(match: re.Match[str], group: str, kind: str, counts) -> str:
+    whole, base = match.group(0), match.start(0)
+    start, end = match.span(group)
+    counts[kind] += 1
+    return whole[: start - base] + placeholder(kind, whole[start - base : end - base]) + whole[end - base :]
+
+
+# Every vendor token lies inside a run of 16+ URL-safe characters: the alternation of prefixes
+# is tried inside such runs only (over a whole text it costs a second per megabyte of prose).
+_CANDIDATE_RE = re.compile(r"[A-Za-z0-9_\-.+/=~:%]{16,}")
+
+
+def apply_vendor_prefixes(text: str, counts) -> str:
+    pieces: list[str] = []
+    done = 0
+    for run in _CANDIDATE_RE.finditer(text):
+        at = run.start()
+        while (match := VENDOR_RE.search(text, at, run.end())) is not None:
+            at = max(match.end(), at + 1)
+            if not standalone(text, match.start(), match.end()):
+                continue
+            kind = VENDOR_KINDS[match.lastgroup or ""]
+            counts[kind] += 1
+            pieces += [text[done : match.start()], placeholder(kind, match.group(0))]
+            done = match.end()
+    if not pieces:
+        return text
+    return "".join(pieces) + text[done:]
+
+
+def _value_group(match: re.Match[str], *names: str) -> str | None:
+    return next((n for n in names if match.group(n) is not None), None)
+
+
+def apply_labelled(text: str, counts) -> str:
+    """Flags, XML elements and URL user information that name or hold a credential."""
+
+    def flag_or_xml(match: re.Match[str]) -> str:
+        value = match.group("value")
+        if is_template(value) or not (looks_random(value, 8) or looks_like_password(value)):
+            return match.group(0)
+        return _redact(match, "value", "secret", counts)
+
+    def url_token(match: re.Match[str]) -> str:
+        value = match.group("value")
+        if "REDACTED" in value or not looks_random(value, 16) or entropy(value) < 3.5:
+            return match.group(0)
+        return _redact(match, "value", "url_token", counts)
+
+    if "--" in text or "-p" in text:
+        text = FLAG_RE.sub(flag_or_xml, text)
+    if "</" in text:
+        text = XML_RE.sub(flag_or_xml, text)
+    if "@" in text:
+        text = URL_TOKEN_RE.sub(url_token, text)
+    return text
+
+
+def apply_prose(text: str, counts) -> str:
+    """"My password is X": the value is taken when it looks like one (prose words are not)."""
+
+    def substitute(match: re.Match[str]) -> str:
+        group = _value_group(match, "quoted", "bare")
+        value = match.group(group)
+        stripped = value.rstrip(_TRAILING_PUNCTUATION)
+        if is_template(value) or "://" in value or not stripped or any(c.isspace() for c in stripped):
+            return match.group(0)
+        password = PASSWORD_KEYWORD_RE.fullmatch(match.group("kw")) is not None
+        quoted = group == "quoted"
+        if password:
+            ok = looks_like_password(stripped) or (quoted and len(stripped) >= 6)
+        else:
+            ok = looks_random(stripped, 16)
+        if not ok:
+            return match.group(0)
+        kind = "password" if password else "secret"
+        whole, base = match.group(0), match.start(0)
+        start = match.start(group) - base
+        end = start + len(stripped)
+        counts[kind] += 1
+        return whole[:start] + placeholder(kind, whole[start:end]) + whole[end:]
+
+    return PROSE_RE.sub(substitute, text)
+
+
+def apply_aws_pairs(text: str, counts) -> str:
+    """An AWS secret key is often pasted bare beside its key id: look near each redacted id."""
+    marker = PLACEHOLDER.format("aws_access_key")
+    if marker not in text:
+        return text
+    spans = []
+    at = text.find(marker)
+    while at >= 0:
+        spans.append((max(0, at - AWS_NEIGHBOURHOOD), at + len(marker) + AWS_NEIGHBOURHOOD))
+        at = text.find(marker, at + 1)
+
+    def near(match: re.Match[str]) -> bool:
+        return any(lo <= match.start() < hi for lo, hi in spans)
+
+    def substitute(match: re.Match[str]) -> str:
+        run = match.group(0)
+        if not near(match) or char_classes(run) < 3 or entropy(run) < 3.5:
+            return run
+        counts["aws_secret_key"] += 1
+        return PLACEHOLDER.format("aws_secret_key")
+
+    return AWS_SECRET_RUN_RE.sub(substitute, text)
+
+
+def apply_random_tokens(text: str, counts) -> str:
+    def substitute(match: re.Match[str]) -> str:
+        if not random_token(match.string, match.start(), match.end()):
+            return match.group(0)
+        counts["high_entropy_token"] += 1
+        return PLACEHOLDER.format("high_entropy_token")
+
+    return TOKEN_RUN_RE.sub(substitute, text)

@@ -1,0 +1,146 @@
+"""A corpus of fake credentials in realistic shapes, for the scrubbing tests.
+
+Every value is generated from a seeded random source when the tests run, in the shape its
+provider uses (prefix, alphabet, length), inside a sentence or a config line the way people paste
+them: environment files, YAML, JSON, shell commands, URLs, HTTP headers, XML and plain prose. The
+repository therefore holds no string that a credential scanner would flag.
+
+``corpus()`` returns ``Planted`` entries: a name, the secret strings that must never be stored
+(some formats carry two, such as an AWS key id and its secret), and the line that carries them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+from dataclasses import dataclass
+
+ALNUM = string.ascii_letters + string.digits
+UPPER_DIGITS = string.ascii_uppercase + string.digits
+LOWER_HEX = "0123456789abcdef"
+B64 = ALNUM + "+/"
+URLSAFE = ALNUM + "_-"
+
+
+@dataclass(frozen=True)
+class Planted:
+    name: str
+    secrets: tuple[str, ...]  # what must never be stored
+    line: str  # how it is written
+
+
+class _Gen:
+    def __init__(self, seed: int):
+        self.rng = random.Random(seed)
+
+    def __call__(self, n: int, alphabet: str = ALNUM) -> str:
+        # Generated tokens mix digits and letters, as real ones do (a 40-character run of only
+        # letters would be a different thing).
+        body = [self.rng.choice(alphabet) for _ in range(n)]
+        letters = [c for c in alphabet if c.isalpha()]
+        digits = [c for c in alphabet if c.isdigit()]
+        if digits and letters and n >= 4:
+            body[self.rng.randrange(n)] = self.rng.choice(digits)
+            body[self.rng.randrange(n)] = self.rng.choice(letters)
+            if any(c.isupper() for c in letters) and any(c.islower() for c in letters):
+                body[0] = self.rng.choice([c for c in letters if c.isupper()])
+                body[-1] = self.rng.choice([c for c in letters if c.islower()])
+        return "".join(body)
+
+    def password(self) -> str:
+        word = self.rng.choice(["Summer", "Falcon", "Orchid", "Granite", "Velvet", "Harbor"])
+        return f"{word}{self.rng.randint(10, 99)}{self.rng.choice('!#%&*')}{self(5)}"
+
+
+def _b64url(data: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+def corpus(seed: int = 20261122) -> list[Planted]:
+    """At least 60 credential formats, each in one realistic line."""
+    g = _Gen(seed)
+    pw = g.password
+    jwt = f"{_b64url({'alg': 'RS256', 'typ': 'JWT'})}.{_b64url({'sub': 'u-' + g(6), 'exp': 1798000000})}.{g(86, URLSAFE)}"
+    aws_id, aws_secret = "AKIA" + g(16, UPPER_DIGITS), g(40, B64)
+    pem_body = "\n".join(g(64, B64) for _ in range(5))
+    basic = base64.b64encode(f"deploy:{pw()}".encode()).decode()
+    entries: list[tuple[str, tuple[str, ...] | str, str]] = [
+        ("aws_key_id_and_secret_unlabelled", (aws_id, aws_secret), f"AWS creds for the backup job: {aws_id} {aws_secret}"),
+        ("aws_env_pair", (s := g(40, B64),), f"export AWS_SECRET_ACCESS_KEY={s}"),
+        ("aws_session_key_id", (s := "ASIA" + g(16, UPPER_DIGITS),), f"temporary key {s} expires at noon"),
+        ("openai_project", (s := "sk-proj-" + g(100, URLSAFE),), f"OPENAI_API_KEY={s}"),
+        ("openai_legacy", (s := "sk-" + g(48),), f"my old OpenAI key was {s}, rotate it"),
+        ("anthropic", (s := "sk-ant-api03-" + g(93, URLSAFE) + "AA",), f"ANTHROPIC_API_KEY: {s}"),
+        ("openrouter", (s := "sk-or-v1-" + g(64, LOWER_HEX),), f"openrouter key {s}"),
+        ("huggingface", (s := "hf_" + g(34, string.ascii_letters),), f"HF_TOKEN={s}"),
+        ("huggingface_prose", (s := "hf_" + g(34),), f"use my hugging face token {s} for the private model"),
+        ("github_classic", (s := "ghp_" + g(36),), f"git remote set-url origin https://{s}@github.com/acme/app.git"),
+        ("github_fine_grained", (s := "github_pat_" + g(22) + "_" + g(59),), f"GH token: {s}"),
+        ("github_app", (s := "ghs_" + g(36),), f"the installation token {s} lasts an hour"),
+        ("gitlab_pat", (s := "glpat-" + g(20, URLSAFE),), f"GITLAB_TOKEN={s}"),
+        ("slack_bot", (s := f"xoxb-{g(12, string.digits)}-{g(13, string.digits)}-{g(24)}",), f"slack bot token {s}"),
+        ("slack_app", (s := f"xapp-1-A0{g(9, UPPER_DIGITS)}-{g(13, string.digits)}-{g(64, LOWER_HEX)}",), f"SLACK_APP_TOKEN={s}"),
+        ("slack_webhook", (s := f"https://hooks.slack.com/services/T0{g(8, UPPER_DIGITS)}/B0{g(8, UPPER_DIGITS)}/{g(24)}",), f"alerts post to {s}"),
+        ("stripe_secret", (s := "sk_live_" + g(99),), f"stripe.api_key = '{s}'"),
+        ("stripe_restricted", (s := "rk_live_" + g(24),), f"restricted key {s}"),
+        ("stripe_webhook", (s := "whsec_" + g(32),), f"STRIPE_WEBHOOK_SECRET={s}"),
+        ("google_api", (s := "AIza" + g(35, URLSAFE),), f"maps key {s}."),
+        ("google_oauth_secret", (s := "GOCSPX-" + g(28, URLSAFE),), f'"client_secret": "{s}"'),
+        ("google_access_token", (s := "ya29." + g(120, URLSAFE),), f"curl -H 'Authorization: Bearer {s}' https://www.googleapis.com"),
+        ("sendgrid", (s := f"SG.{g(22, URLSAFE)}.{g(43, URLSAFE)}",), f"mail goes out with {s}"),
+        ("twilio", (s := "SK" + g(32, LOWER_HEX),), f"twilio api key {s}"),
+        ("mailgun", (s := "key-" + g(32, LOWER_HEX),), f"MAILGUN_API_KEY={s}"),
+        ("mailchimp", (s := g(32, LOWER_HEX) + "-us14",), f"mailchimp key {s}"),
+        ("npm", (s := "npm_" + g(36),), f"//registry.npmjs.org/:_authToken={s}"),
+        ("pypi", (s := "pypi-AgEIcHlwaS5vcmc" + g(70, URLSAFE),), f"twine upload -u __token__ -p {s} dist/*"),
+        ("digitalocean", (s := "dop_v1_" + g(64, LOWER_HEX),), f"DIGITALOCEAN_TOKEN={s}"),
+        ("shopify", (s := "shpat_" + g(32, LOWER_HEX),), f"shopify admin token {s}"),
+        ("atlassian", (s := "ATATT3xFfGF0" + g(180, URLSAFE),), f"jira api token {s}"),
+        ("databricks", (s := "dapi" + g(32, LOWER_HEX),), f"DATABRICKS_TOKEN={s}"),
+        ("linear", (s := "lin_api_" + g(40),), f"linear key {s}"),
+        ("notion", (s := "ntn_" + g(46),), f"notion integration secret {s}"),
+        ("groq", (s := "gsk_" + g(52),), f"GROQ_API_KEY={s}"),
+        ("replicate", (s := "r8_" + g(37),), f"replicate token {s}"),
+        ("vault", (s := "hvs." + g(90, URLSAFE),), f"VAULT_TOKEN={s}"),
+        ("docker", (s := "dckr_pat_" + g(27, URLSAFE),), f"docker login -u ci --password {s}"),
+        ("sentry", (s := "sntrys_" + g(120, B64),), f"SENTRY_AUTH_TOKEN={s}"),
+        ("age", (s := "AGE-SECRET-KEY-1" + g(58, UPPER_DIGITS),), f"age identity {s}"),
+        ("jwt", (jwt,), f"session cookie {jwt}"),
+        ("bearer_opaque", (s := g(40, URLSAFE + "."),), f"Authorization: Bearer {s}"),
+        ("basic_auth", (basic,), f"Authorization: Basic {basic}"),
+        ("azure_storage", (s := g(86, B64) + "==",), f"DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={s};EndpointSuffix=core.windows.net"),
+        ("azure_sas", (s := g(43, B64).replace("+", "%2B").replace("/", "%2F") + "%3D",),
+         f"https://acme.blob.core.windows.net/c/f.csv?sv=2022-11-02&se=2026-12-01&sr=b&sp=r&sig={s}"),
+        ("azure_ad_secret", (s := g(3) + "8Q~" + g(34, URLSAFE + "~."),), f"AZURE_CLIENT_SECRET={s}"),
+        ("postgres_url", (s := pw(),), f"DATABASE_URL=postgres://app:{s}@db.internal:5432/app"),
+        ("redis_empty_user", (s := pw(),), f"REDIS_URL=redis://:{s}@cache.internal:6379/0"),
+        ("mongodb_srv", (s := g(20),), f"mongodb+srv://admin:{s}@cluster0.abcde.mongodb.net/prod"),
+        ("amqp", (s := g(16),), f"- broker: amqp://guest:{s}@rabbit.local/"),
+        ("pgpassword_export", (s := pw(),), f"export PGPASSWORD='{s}'"),
+        ("mysql_pwd", (s := pw(),), f"MYSQL_PWD={s} mysql -u root"),
+        ("yaml_password", (s := pw(),), f'  db_password: "{s}"'),
+        ("json_secret", (s := g(30),), f'{{"client_secret": "{s}", "client_id": "web"}}'),
+        ("toml_token", (s := g(40, LOWER_HEX),), f'api_token = "{s}"'),
+        ("env_key", (s := g(32),), f"MAPBOX_KEY={s}"),
+        ("dotnet_connection", (s := pw(),), f"Server=tcp:sql.acme.net;Database=crm;User Id=app;Password={s};"),
+        ("cli_flag", (s := pw(),), f"mysql -h db -u root --password={s} crm"),
+        ("xml_element", (s := g(24),), f"<apiKey>{s}</apiKey>"),
+        ("prose_password", (s := pw(),), f"fyi my password is {s} until Friday"),
+        ("prose_password_for", (s := "Tr0ub4dor&" + g(3),), f"The password for the staging box was changed to {s}."),
+        ("prose_german", (s := pw(),), f"Mein Passwort ist {s}"),
+        ("prose_french", (s := pw(),), f"mon mot de passe est {s}"),
+        ("wifi_password", (s := pw(),), f"wifi password: {s}"),
+        ("pem_rsa", (pem_body,), f"-----BEGIN RSA PRIVATE KEY-----\n{pem_body}\n-----END RSA PRIVATE KEY-----"),
+        ("pem_openssh", (pem_body,), f"-----BEGIN OPENSSH PRIVATE KEY-----\n{pem_body}\n-----END OPENSSH PRIVATE KEY-----"),
+        ("pem_escaped_json", (pem_body.split("\n")[0],), "{\"private_key\": \"-----BEGIN PRIVATE KEY-----\\n" + pem_body.replace("\n", "\\n") + "\\n-----END PRIVATE KEY-----\\n\"}"),
+        ("discord_webhook", (s := f"https://discord.com/api/webhooks/{g(18, string.digits)}/{g(68, URLSAFE)}",), f"post to {s}"),
+        ("telegram", (s := f"{g(10, string.digits)}:AA{g(33, URLSAFE)}",), f"TELEGRAM_BOT_TOKEN={s}"),
+        ("square", (s := "sq0atp-" + g(22, URLSAFE),), f"square token {s}"),
+        ("generic_random_token", (s := g(48),), f"the webhook signing token {s}"),
+        ("x_api_key_header", (s := g(32, LOWER_HEX),), f"X-API-Key: {s}"),
+    ]
+    out = [Planted(name, secrets if isinstance(secrets, tuple) else (secrets,), line) for name, secrets, line in entries]
+    assert len({p.name for p in out}) == len(out) >= 60
+    return out
