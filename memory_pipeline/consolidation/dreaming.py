@@ -97,7 +97,7 @@ def collect_lines(root: Path, episodes: Sequence[dict], relations: Sequence[dict
         lines.append(_line(PROJECT_FACTS, episode["l0_abstract"], citation(episode)))
         for topic in episode.get("key_topics") or []:
             topic_episodes[topic].append(episode)
-        read = read_text_file(root / episode["path"], 32_000_000)
+        read = read_text_file(root / episode["path"], 32_000_000, scrub=False)  # parsing scrubs
         if read.text is None:
             problems.append(f"{episode['path']}: {read.reason}")
             continue

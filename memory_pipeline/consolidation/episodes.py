@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -39,18 +39,10 @@ def episode_id(tenant_key: str, source_id: str) -> str:
 
 
 def scrubbed_session(session: Session) -> tuple[tuple[Turn, ...], tuple, Counter]:
-    counts: Counter = Counter()
-    turns = []
-    for turn in session.transcript.turns:
-        result = scrub_secrets(turn.content)
-        counts.update(result.counts)
-        turns.append(replace(turn, content=result.text) if result.counts else turn)
-    compactions = []
-    for line, text, ts in session.transcript.compactions:
-        result = scrub_secrets(text)
-        counts.update(result.counts)
-        compactions.append((line, result.text, ts))
-    return tuple(turns), tuple(compactions), counts
+    """The session's turns and compactions (``parse_transcript`` scrubbed them) and the number
+    of secrets redacted from them, by type."""
+    transcript = session.transcript
+    return transcript.turns, transcript.compactions, Counter(transcript.secrets)
 
 
 def llm_summary(client: LLMClient, turns: Sequence[Turn], compactions: Sequence, topics: list[str]) -> Summary:

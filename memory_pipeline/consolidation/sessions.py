@@ -113,7 +113,7 @@ def completion(
 
 def load_session(root: Path, file: SessionFile, now: datetime, idle: timedelta) -> Session | str:
     """The parsed session, or the reason it cannot be read."""
-    read = read_text_file(root / file.path, MAX_TRANSCRIPT_BYTES)
+    read = read_text_file(root / file.path, MAX_TRANSCRIPT_BYTES, scrub=False)  # parsing scrubs
     if read.text is None:
         return read.reason or "unreadable"
     transcript = parse_transcript(read.text)

@@ -122,13 +122,8 @@ def _empty_chunks() -> pl.DataFrame:
 def _spans_for(wf: WorkspaceFile, text: str, settings: Settings, secrets: Counter):
     """Chunk one file's text; returns (spans, ts_start per span, malformed-line reasons)."""
     if wf.kind == KIND_SESSIONS:
-        transcript = parse_transcript(text)
-        turns = []
-        for turn in transcript.turns:
-            scrubbed = scrub_secrets(turn.content)
-            secrets.update(scrubbed.counts)
-            turns.append(turn if not scrubbed.counts else type(turn)(**{**turn.__dict__, "content": scrubbed.text}))
-        transcript = type(transcript)(**{**transcript.__dict__, "turns": tuple(turns)})
+        transcript = parse_transcript(text)  # scrubs every field it hands on
+        secrets.update(transcript.secrets)
         spans = chunk_transcript(
             transcript,
             window_turns=settings.session_window_turns,
@@ -138,13 +133,8 @@ def _spans_for(wf: WorkspaceFile, text: str, settings: Settings, secrets: Counte
         by_line = {t.line: t.ts for t in transcript.turns}
         starts = [by_line.get(s.start_line) for s in spans]
         bad = [f"line {line}: {reason}" for line, reason in transcript.skipped]
-        # Compaction summaries are free text too.
-        out = []
-        for span in spans:
-            scrubbed = scrub_secrets(span.text)
-            secrets.update(scrubbed.counts)
-            out.append(span if not scrubbed.counts else ChunkSpan(**{**span.__dict__, "text": scrubbed.text}))
-        return out, starts, bad
+        return spans, starts, bad
+    # Read unscrubbed (an unchanged file is only hashed); scrubbed here, before it is chunked.
     scrubbed = scrub_secrets(text)
     secrets.update(scrubbed.counts)
     spans = chunk_markdown(
@@ -191,7 +181,7 @@ def prepare_tenant(
             if previous is not None and previous["chunk_count"]:
                 replaced.append(wf.path)
             continue
-        read = read_text_file(root / wf.path, settings.max_file_bytes)
+        read = read_text_file(root / wf.path, settings.max_file_bytes, scrub=False)
         if (
             previous is not None
             and read.content_hash is not None
@@ -213,7 +203,7 @@ def prepare_tenant(
         try:
             spans, starts, bad_lines = _spans_for(wf, read.text, settings, secrets)
         except Exception as exc:  # one broken file never stops the tenant
-            reason = f"could not be chunked: {type(exc).__name__}: {exc}"
+            reason = scrub_secrets(f"could not be chunked: {type(exc).__name__}: {exc}").text
             stats["files_skipped"] += 1
             skipped.append((wf.path, reason))
             log.exception("skipping %s (tenant %s)", wf.path, tenant.key)

@@ -8,7 +8,7 @@ and memories that were forgotten or skipped are not stored again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -77,7 +77,7 @@ def ingest_tenant(
 
     todo: list[tuple[str, str, list]] = []  # (path, hash, passages)
     for f in files:
-        read = read_text_file(root / f.path, max_file_bytes)
+        read = read_text_file(root / f.path, max_file_bytes, scrub=False)  # only hashed if unchanged
         if read.text is None:
             report.skipped.append((f.path, read.reason or "unreadable"))
             continue
@@ -87,12 +87,9 @@ def ingest_tenant(
             continue
         # Secrets are scrubbed before extraction, as everywhere else: a memory must never hold one.
         if f.kind == KIND_SESSIONS:
-            turns = []
-            for turn in parse_transcript(read.text).turns:
-                scrubbed = scrub_secrets(turn.content)
-                report.secrets_redacted += sum(scrubbed.counts.values())
-                turns.append(replace(turn, content=scrubbed.text) if scrubbed.counts else turn)
-            passages = transcript_passages(turns, f.path)
+            transcript = parse_transcript(read.text)  # scrubs every field it hands on
+            report.secrets_redacted += sum(transcript.secrets.values())
+            passages = transcript_passages(list(transcript.turns), f.path)
         else:
             written = datetime.fromtimestamp(f.mtime_ns / 1e9, tz=UTC)
             scrubbed = scrub_secrets(read.text)  # keeps every line where it was

@@ -7,6 +7,10 @@ Files are read while an agent may still be writing them, so a half-written last 
 other malformed line, is recorded in ``Transcript.skipped`` with its line number and a reason
 instead of failing the whole session.
 
+Every text a transcript hands on is scrubbed of secrets here, where it enters the pipeline: the
+content, the role, the turn id, compaction summaries and the skip reasons (which may echo a
+field's value). ``Transcript.secrets`` counts what was redacted, by type.
+
 Lines are numbered the way Python's universal newlines count them (``\\n``, ``\\r\\n``, ``\\r``),
 which is also how ``chunking.split_lines`` and ``Path.read_text`` see the file.
 """
@@ -16,11 +20,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from dateutil import parser as date_parser
+
+from memory_pipeline.text.scrub import scrub_secrets
 
 MESSAGE = "message"
 COMPACTION = "compaction"
@@ -52,6 +59,7 @@ class Transcript:
     compactions: tuple[tuple[int, str, datetime | None], ...]  # (line, summary, ts)
     completed_at: datetime | None
     skipped: tuple[tuple[int, str], ...]  # (line number, reason)
+    secrets: dict[str, int] = field(default_factory=dict, compare=False)  # redacted, by type
 
     @property
     def last_activity(self) -> datetime | None:
@@ -179,6 +187,12 @@ def parse_transcript(text: str) -> Transcript:
     compactions: list[tuple[int, str, datetime | None]] = []
     skipped: list[tuple[int, str]] = []
     completed_at: datetime | None = None
+    secrets: Counter[str] = Counter()
+
+    def clean(value: str) -> str:
+        scrubbed = scrub_secrets(value)
+        secrets.update(scrubbed.counts)
+        return scrubbed.text
 
     if not isinstance(text, str):
         return Transcript((), (), None, ((0, f"expected text, got {type(text).__name__}"),))
@@ -205,28 +219,30 @@ def parse_transcript(text: str) -> Transcript:
                     raise _SkipLine(
                         "missing 'role'" if role is None else "'role' must be a non-empty string"
                     )
-                content = _content_text(record.get("content"))
+                content = clean(_content_text(record.get("content")))
                 turn_id = _turn_id(record.get("turn_id"))
-                turns.append(Turn(number, role, content, ts, turn_id))
+                turn_id = clean(turn_id) if turn_id is not None else None
+                turns.append(Turn(number, clean(role), content, ts, turn_id))
             elif kind == COMPACTION:
                 summary = record.get("summary")
                 if not isinstance(summary, str) or not summary.strip():
                     raise _SkipLine("compaction without a non-empty 'summary' string")
-                compactions.append((number, summary, ts))
+                compactions.append((number, clean(summary), ts))
             elif kind == SESSION_COMPLETED:
                 completed_at = ts if ts is not None else _last_turn_ts(turns)
             else:
                 raise _SkipLine(f"unknown line type {kind[:40]!r}")
         except _SkipLine as skip:
-            skipped.append((number, str(skip)))
+            skipped.append((number, clean(str(skip))))
         except Exception as exc:  # never let one odd line lose the session
-            skipped.append((number, f"unreadable line ({type(exc).__name__}: {exc})"))
+            skipped.append((number, clean(f"unreadable line ({type(exc).__name__}: {exc})")))
 
     return Transcript(
         turns=tuple(turns),
         compactions=tuple(compactions),
         completed_at=completed_at,
         skipped=tuple(skipped),
+        secrets=dict(secrets),
     )
 
 

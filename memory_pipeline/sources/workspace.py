@@ -8,6 +8,11 @@ Layout under the root (DESIGN §2):
 
 Scanning only stats files; it never reads them, so a sensor can afford it every tick. Nothing
 outside the root is ever listed: symlinks that lead out of it are skipped with a reason.
+
+This is where text enters the pipeline, so secrets are scrubbed here: a Markdown file is read
+scrubbed (``read_text_file``; transcripts are scrubbed field by field when parsed), a file or
+folder whose name holds a secret is skipped (its path would be stored and cited), and every
+skipped path and reason is scrubbed before anyone logs or stores it.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from wcmatch import glob as wcglob
 
 from memory_pipeline.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE
 from memory_pipeline.tenancy import GLOBAL_USER, InvalidTenantError, Tenant
+from memory_pipeline.text.scrub import scrub_secrets
 
 _GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB
 
@@ -95,7 +101,15 @@ class _Walker:
         self.result = ScanResult()
 
     def skip(self, path: Path, reason: str) -> None:
-        self.result.skipped.append((self._rel(path), reason))
+        self.result.skipped.append((scrub_secrets(self._rel(path)).text, scrub_secrets(reason).text))
+
+    def secret_in_name(self, path: Path) -> bool:
+        """A name that holds a secret is skipped: its path would be stored in every row."""
+        rel = self._rel(path)
+        found = sum(scrub_secrets(rel).counts.values())
+        if found:
+            self.skip(path, f"the name holds a secret ({found} redacted); rename it to index it")
+        return bool(found)
 
     def _rel(self, path: Path) -> str:
         try:
@@ -132,6 +146,8 @@ class _Walker:
         for entry in sorted(entries, key=lambda e: e.name):
             path = Path(entry.path)
             if folder == base and entry.name in prune_top:
+                continue
+            if self.secret_in_name(path):
                 continue
             try:
                 if entry.is_symlink():
@@ -206,6 +222,8 @@ def scan_workspace(
         except InvalidTenantError as exc:
             walker.skip(Path(agent_entry.path), str(exc))
             continue
+        if walker.secret_in_name(Path(agent_entry.path)):
+            continue
         agent = agent_entry.name
         walker.walk_tenant(Tenant(agent, GLOBAL_USER), prune_top={"users", "sessions"})
         users: set[str] = set()
@@ -218,10 +236,13 @@ def scan_workspace(
                     elif entry.is_symlink():
                         walker.skip(Path(entry.path), "symlinked folder is not followed")
         for user in sorted(users):
+            folder = walker.root / agent / ("users" if (walker.root / agent / "users" / user).is_dir() else "sessions") / user
             try:
                 tenant = Tenant(agent, user)
             except InvalidTenantError as exc:
-                walker.skip(walker.root / agent / "users" / user, str(exc))
+                walker.skip(folder, str(exc))
+                continue
+            if walker.secret_in_name(folder):
                 continue
             walker.walk_tenant(tenant)
     # A tenant is a tenant once it has a file; an agent folder holding only users is not one.
@@ -232,12 +253,17 @@ def scan_workspace(
 @dataclass(frozen=True)
 class ReadResult:
     text: str | None
-    content_hash: str | None
+    content_hash: str | None  # of the bytes as written
     reason: str | None  # why the file is not indexed, when text is None
+    secrets: dict[str, int] = field(default_factory=dict)  # redacted from ``text``, by type
 
 
-def read_text_file(path: Path, max_bytes: int) -> ReadResult:
-    """Read a UTF-8 text file, or say why it is not indexable (binary, not UTF-8, too big, gone)."""
+def read_text_file(path: Path, max_bytes: int, *, scrub: bool = True) -> ReadResult:
+    """Read a UTF-8 text file, or say why it is not indexable (binary, not UTF-8, too big, gone).
+
+    The text comes back scrubbed of secrets, with its lines where they were. ``scrub=False`` is
+    for a transcript, which ``parse_transcript`` scrubs field by field once the JSON is decoded.
+    """
     try:
         size = path.stat().st_size
         if size > max_bytes:
@@ -261,4 +287,7 @@ def read_text_file(path: Path, max_bytes: int) -> ReadResult:
         return ReadResult(
             None, content_hash, f"not UTF-8: invalid byte 0x{data[exc.start]:02x} at offset {exc.start}"
         )
-    return ReadResult(text, content_hash, None)
+    if not scrub:
+        return ReadResult(text, content_hash, None)
+    scrubbed = scrub_secrets(text)
+    return ReadResult(scrubbed.text, content_hash, None, scrubbed.counts)
