@@ -24,11 +24,26 @@ B64 = ALNUM + "+/"
 URLSAFE = ALNUM + "_-"
 
 
+# Formats that only their label or context makes a secret (a password, a hex API key, a URL's
+# password): alone, in a field such as a turn id, they are indistinguishable from other text.
+NEEDS_LABEL = frozenset({
+    "amqp", "azure_sas", "basic_auth", "bearer_opaque", "cli_flag", "dotnet_connection", "env_key",
+    "json_secret", "mongodb_srv", "mysql_pwd", "pgpassword_export", "postgres_url", "prose_french",
+    "prose_german", "prose_password", "prose_password_for", "redis_empty_user", "toml_token",
+    "wifi_password", "x_api_key_header", "xml_element", "yaml_password", "pem_escaped_json",
+})
+
+
 @dataclass(frozen=True)
 class Planted:
     name: str
     secrets: tuple[str, ...]  # what must never be stored
     line: str  # how it is written
+
+    @property
+    def alone(self) -> bool:
+        """Recognisable without its label (a vendor prefix, a key id, a JWT, a random token)."""
+        return self.name not in NEEDS_LABEL and "\n" not in self.secrets[0]
 
 
 class _Gen:

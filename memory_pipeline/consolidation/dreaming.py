@@ -79,10 +79,19 @@ def line_key(text: str) -> str:
     return " ".join(_CITATION_RE.sub("", text).lstrip("- ").casefold().split())
 
 
-def _line(section: str, text: str, cite: str) -> Line:
-    """A line of one section: on one line, secrets scrubbed (and counted), shortened."""
+_PLACEHOLDER_RE = re.compile(r"\[(REDACTED:\w+)\]")
+
+
+def _line(section: str, text: str, cite: str, count_placeholders: bool = True) -> Line:
+    """A line of one section: on one line, secrets scrubbed (and counted), shortened.
+
+    Transcripts and episodes were scrubbed as they were read: the placeholders a line already
+    holds are secrets it stands for, and are counted as the line's own (unless, as for an LLM's
+    rewrite, its candidates were counted already).
+    """
+    carried = text.count("[REDACTED:") if count_placeholders else 0
     scrubbed = scrub_secrets(" ".join(text.split()))
-    return Line(section, shorten(scrubbed.text, LINE_CHARS), cite, sum(scrubbed.counts.values()))
+    return Line(section, shorten(scrubbed.text, LINE_CHARS), cite, sum(scrubbed.counts.values()) + carried)
 
 
 def collect_lines(root: Path, episodes: Sequence[dict], relations: Sequence[dict]) -> tuple[list[Line], list[str]]:
@@ -103,7 +112,11 @@ def collect_lines(root: Path, episodes: Sequence[dict], relations: Sequence[dict
             continue
         transcript = parse_transcript(read.text)
         for turn in transcript.turns:
-            for cue in cues(turn.content, from_user=turn.role.lower() == "user"):
+            # Sentence splitting drops bracketed asides; a secret's placeholder must stay in the
+            # line (it says a credential was given, not which), so it is held out of brackets.
+            held = _PLACEHOLDER_RE.sub("\ue000\\1\ue001", turn.content)
+            for cue in cues(held, from_user=turn.role.lower() == "user"):
+                cue = replace(cue, text=cue.text.replace("\ue000", "[").replace("\ue001", "]"))
                 if cue.kind == PREFERENCE:
                     lines.append(_line(PREFERENCES, cue.text, citation(episode, turn.line, turn.line)))
                 elif cue.kind == DECISION and turn.role.lower() == "user":
@@ -166,7 +179,7 @@ def llm_lines(client: LLMClient, candidates: Sequence[Line]) -> list[Line]:
             if match and match.group(1) in allowed:
                 body = _CITATION_RE.sub("", text[2:]).strip()
                 if body:
-                    line = _line(section, body, match.group(1))
+                    line = _line(section, body, match.group(1), count_placeholders=False)
                     out.append(replace(line, secrets=line.secrets + scrubbed.pop(line.citation, 0)))
     if not out:
         raise LLMError("the answer had no bullet with a known section and citation")

@@ -14,7 +14,6 @@ holds the time of each tenant's last request.
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
@@ -25,11 +24,11 @@ import dagster as dg
 from memory_pipeline.consolidation.assets import consolidation_job, dreaming_job
 from memory_pipeline.consolidation.dreaming import THRESHOLD
 from memory_pipeline.consolidation.partitions import FIRST_DAY, consolidation_key
-from memory_pipeline.consolidation.sessions import SessionFile, load_session, session_files
+from memory_pipeline.consolidation.sessions import SessionFile, as_session_files, load_session
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sensor_ticks import read_cursor, tagged_run_request, tick_result
-from memory_pipeline.tenancy import InvalidTenantError, Tenant
+from memory_pipeline.sources.workspace import scan_workspace
 
 DREAM_DEBOUNCE = timedelta(minutes=10)
 MAX_READS_PER_TICK = 2000  # transcripts parsed per tick; the rest wait for the next tick
@@ -45,23 +44,10 @@ def utcnow() -> datetime:
 
 
 def all_session_files(root: Path) -> list[SessionFile]:
-    """Every transcript ``<agent>/sessions/<user>/*.jsonl`` under the root (stat only)."""
-    found: list[SessionFile] = []
-    if not root.is_dir():
-        return found
-    for agent in sorted(os.scandir(root), key=lambda e: e.name):
-        sessions = Path(agent.path) / "sessions"
-        if not agent.is_dir(follow_symlinks=False) or not sessions.is_dir() or sessions.is_symlink():
-            continue
-        for user in sorted(os.scandir(sessions), key=lambda e: e.name):
-            if not user.is_dir(follow_symlinks=False):
-                continue
-            try:
-                tenant = Tenant(agent.name, user.name)
-            except InvalidTenantError:
-                continue
-            found += session_files(root, tenant)
-    return found
+    """Every transcript ``<agent>/sessions/<user>/*.jsonl`` under the root (stat only), as the one
+    workspace scanner lists them (invalid or secret-bearing folder names are skipped there)."""
+    scan = scan_workspace(root)
+    return [f for tenant in scan.tenants for f in as_session_files(scan.files[tenant])]
 
 
 def plan_consolidation(

@@ -9,13 +9,12 @@ with a new ``source_id`` only if a compaction was added.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memory_pipeline.sources.transcripts import Transcript, parse_transcript
-from memory_pipeline.sources.workspace import read_text_file
+from memory_pipeline.sources.workspace import KIND_SESSIONS, WorkspaceFile, read_text_file, scan_workspace
 from memory_pipeline.tenancy import Tenant
 
 COMPLETED_BY_MARKER = "marker"
@@ -71,29 +70,22 @@ class Session:
 
 
 def session_files(root: Path, tenant: Tenant) -> list[SessionFile]:
-    """The tenant's transcripts ``<agent>/sessions/<user>/*.jsonl`` (stat only, sorted by path)."""
-    folder = root / tenant.agent_id / "sessions" / tenant.user_id
-    if tenant.is_global or not folder.is_dir() or folder.is_symlink():
+    """The tenant's transcripts ``<agent>/sessions/<user>/*.jsonl`` (stat only, sorted by path).
+
+    Listed by the one workspace scanner, so a transcript it skips (a symlink out of the tenant,
+    a name that holds a secret) is not consolidated either.
+    """
+    if tenant.is_global:
         return []
-    found = []
-    for entry in os.scandir(folder):
-        if not entry.name.endswith(".jsonl") or entry.name.startswith("."):
-            continue
-        try:
-            if not entry.is_file(follow_symlinks=False):
-                continue
-            stat = entry.stat()
-        except OSError:
-            continue  # vanished between listing and stat
-        found.append(
-            SessionFile(
-                tenant=tenant,
-                path=Path(entry.path).relative_to(root).as_posix(),
-                session_id=entry.name[: -len(".jsonl")],
-                size=stat.st_size,
-                mtime_ns=stat.st_mtime_ns,
-            )
-        )
+    return as_session_files(scan_workspace(root, only=[tenant]).files.get(tenant, []))
+
+
+def as_session_files(files: list[WorkspaceFile]) -> list[SessionFile]:
+    found = [
+        SessionFile(f.tenant, f.path, f.path.rsplit("/", 1)[-1][: -len(".jsonl")], f.size, f.mtime_ns)
+        for f in files
+        if f.kind == KIND_SESSIONS and f.path.endswith(".jsonl")
+    ]
     return sorted(found, key=lambda f: f.path)
 
 

@@ -22,6 +22,7 @@ from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.orchestration.partitions import tenant_partitions
 from memory_pipeline.orchestration.pools import EMBEDDING_POOL, LANCEDB_WRITE_POOL
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+from memory_pipeline.sources.workspace import tenant_folder_skips
 from memory_pipeline.tenancy import Tenant
 
 GROUP = "l0_index"
@@ -78,6 +79,11 @@ def memory_chunks(
         skipped_rows += [[key, path, reason] for path, reason in batch.skipped]
         for path, reason in batch.skipped:
             context.log.warning(f"[{key}] skipped {path}: {reason}")
+    # Folders that would be tenants but cannot be (an invalid id, a name holding a secret).
+    folder_skips = tenant_folder_skips(workspace.root_path)
+    skipped_rows += [["-", path, reason] for path, reason in folder_skips]
+    for path, reason in folder_skips:
+        context.log.warning(f"tenant folder skipped {path}: {reason}")
     preview_rows = []
     for batch in results.values():
         for row in batch.chunks.head(PREVIEW_ROWS - len(preview_rows)).iter_rows(named=True):
@@ -90,6 +96,7 @@ def memory_chunks(
         "files_unchanged": totals["files_unchanged"],
         "files_deleted": totals["files_deleted"],
         "files_skipped": totals["files_skipped"],
+        "tenant_folders_skipped": len(folder_skips),
         "files_recorded_only": totals["files_recorded_only"],
         "malformed_lines": totals["malformed_lines"],
         "chunks_prepared": totals["chunks_prepared"],

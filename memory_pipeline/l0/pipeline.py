@@ -165,7 +165,9 @@ def prepare_tenant(
     manifest = store.manifest(tenant.key)
     known = {row["path"]: row for row in manifest.iter_rows(named=True)}
     now = datetime.now(UTC)
-    stats: Counter = Counter(files_seen=len(files))
+    # Every listed skip is counted: a file the scan skipped (a symlink out of the tenant, a name
+    # holding a secret) is a skipped file too.
+    stats: Counter = Counter(files_seen=len(files), files_skipped=len(skipped))
     secrets: Counter = Counter()
     chunk_records: list[dict] = []
     file_rows: list[dict] = []

@@ -212,8 +212,21 @@ def scan_workspace(
         return walker.result
     if only is not None:
         for tenant in only:
+            if walker.secret_in_name(walker.root / tenant.agent_id / tenant.user_id):
+                continue
             walker.walk_tenant(tenant, prune_top={"users", "sessions"} if tenant.is_global else set())
         return walker.result
+    for tenant in _tenants_under(walker):
+        walker.walk_tenant(tenant, prune_top={"users", "sessions"} if tenant.is_global else set())
+    # A tenant is a tenant once it has a file; an agent folder holding only users is not one.
+    walker.result.files = {t: f for t, f in walker.result.files.items() if f}
+    return walker.result
+
+
+def _tenants_under(walker: _Walker) -> list[Tenant]:
+    """The tenants whose folders are under the root; a folder whose name is not a valid id, or
+    holds a secret, is skipped with its reason."""
+    tenants = []
     for agent_entry in sorted(os.scandir(walker.root), key=lambda e: e.name):
         if not agent_entry.is_dir(follow_symlinks=False):
             continue
@@ -225,29 +238,35 @@ def scan_workspace(
         if walker.secret_in_name(Path(agent_entry.path)):
             continue
         agent = agent_entry.name
-        walker.walk_tenant(Tenant(agent, GLOBAL_USER), prune_top={"users", "sessions"})
-        users: set[str] = set()
+        tenants.append(Tenant(agent, GLOBAL_USER))
+        users: dict[str, Path] = {}
         for sub in ("users", "sessions"):
             folder = Path(agent_entry.path) / sub
             if folder.is_dir() and not folder.is_symlink():
                 for entry in os.scandir(folder):
                     if entry.is_dir(follow_symlinks=False):
-                        users.add(entry.name)
+                        users.setdefault(entry.name, Path(entry.path))
                     elif entry.is_symlink():
                         walker.skip(Path(entry.path), "symlinked folder is not followed")
-        for user in sorted(users):
-            folder = walker.root / agent / ("users" if (walker.root / agent / "users" / user).is_dir() else "sessions") / user
+        for user, folder in sorted(users.items()):
             try:
                 tenant = Tenant(agent, user)
             except InvalidTenantError as exc:
                 walker.skip(folder, str(exc))
                 continue
-            if walker.secret_in_name(folder):
-                continue
-            walker.walk_tenant(tenant)
-    # A tenant is a tenant once it has a file; an agent folder holding only users is not one.
-    walker.result.files = {t: f for t, f in walker.result.files.items() if f}
-    return walker.result
+            if not walker.secret_in_name(folder):
+                tenants.append(tenant)
+    return tenants
+
+
+def tenant_folder_skips(root: str | Path) -> list[tuple[str, str]]:
+    """(path, reason) of every folder under ``root`` that looks like a tenant's but is not used
+    (an invalid agent or user id, a name holding a secret), without scanning any tenant's files."""
+    walker = _Walker(Path(root), DEFAULT_INCLUDE, DEFAULT_EXCLUDE)
+    if not walker.root.is_dir():
+        return []
+    _tenants_under(walker)
+    return walker.result.skipped
 
 
 @dataclass(frozen=True)

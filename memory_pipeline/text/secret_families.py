@@ -46,7 +46,7 @@ _VENDOR_PATTERNS: tuple[tuple[str, str], ...] = (
     ("grafana_token", r"gl(?:sa|c)_[A-Za-z0-9_=\-+/]{30,}"),
     ("vault_token", r"hv[sbr]\.[A-Za-z0-9_\-]{24,}"),
     ("docker_token", r"dckr_pat_[A-Za-z0-9_\-]{20,}"),
-    ("sentry_token", r"sntr[ysu]_[A-Za-z0-9_=+/\-]{30,}"),
+    ("sentry_token", r"sntry[su]_[A-Za-z0-9_=+/\-]{30,}"),
     ("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
     ("tailscale_key", r"tskey-[a-z]+-[A-Za-z0-9]{8,}-[A-Za-z0-9]{16,}"),
     ("pulumi_token", r"pul-[a-f0-9]{40}"),
@@ -168,7 +168,7 @@ URL_TOKEN_RE = re.compile(r"://(?P<value>[^\s:/?#@\[\]\"'<>]{16,256})@(?=[\w\[])
 # --- Random tokens -------------------------------------------------------------------------------
 AWS_SECRET_RUN_RE = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 AWS_NEIGHBOURHOOD = 300  # characters either side of a key id where its secret is looked for
-TOKEN_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/_\-.])[A-Za-z0-9+/_\-]{32,512}={0,2}(?![A-Za-z0-9+/_\-=])")
+TOKEN_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/_\-.%])[A-Za-z0-9+/_\-.%]{32,512}={0,2}(?![A-Za-z0-9+/_\-=.%])")
 # A hash that names its algorithm cites content, it is not a credential (SRI, Docker digests).
 # Inline data ("data:image/png;base64,...") is content, not a credential either.
 _DIGEST_PREFIX_RE = re.compile(r"(?i:(?:sha\d{1,3}|md5|blake2b?|xxh\d*|sum)[-:=]\s*|;base64,)$")
@@ -183,9 +183,12 @@ def random_token(text: str, start: int, end: int) -> bool:
     identifiers have few digits and low entropy; a digest with its algorithm named is a citation.
     """
     run = text[start:end].rstrip("=")
+    if run.count("%") > 6:
+        return False  # URL-encoded prose, not an encoded token
     if all(c in "0123456789abcdefABCDEF-" for c in run) or "REDACTED" in run:
         return False
-    if run.count("/") > 2 or run.count("-") > 4 or run.count("_") > 4:
+    base64 = "+" in run or text[start:end].endswith("=")
+    if (run.count("/") > 2 and not base64) or run.count("-") > 4 or run.count("_") > 4 or run.count(".") > 3:
         return False  # a path or a slug ("a/b/c/d", "my-long-file-name-v2")
     digits = sum(c.isdigit() for c in run)
     if digits < 2 or not any(c.isupper() for c in run) or not any(c.islower() for c in run):

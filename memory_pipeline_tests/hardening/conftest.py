@@ -21,6 +21,7 @@ from memory_pipeline.l0.assets import l0_assets, l0_index_job
 from memory_pipeline.memories.assets import graph_assets, graph_ingest_job
 from memory_pipeline.orchestration.runs import discover_tenants, run_partitioned_job
 from memory_pipeline_tests.conftest import make_resources, write
+from memory_pipeline_tests.secret_corpus import Planted, corpus
 
 # Fake secrets in the formats of the providers the scrubber knows. Each is assembled from parts
 # so this file itself does not look like a leaked credential to a repository scanner.
@@ -100,10 +101,102 @@ def build_leaky_workspace(root: Path) -> None:
     carol = USER_WORDS["carol"]
     write(root, "crm-bot/users/carol/MEMORY.md", f"# Carol\n\nCarol prefers email about {carol}.\n\n" + note)
     write(root, "crm-bot/sessions/carol/c1.jsonl", _session(DAYS[0], "carol", [f"{carol}: {x}" for x in lines], "carol1"))
+    plant_corpus(root)
+
+
+CORPUS: list[Planted] = corpus()
+"""70+ credential formats planted in every field the pipeline reads (see ``plant_corpus``)."""
+
+CORPUS_FIELDS = (
+    "note text", "file name", "folder name", "session file name", "message content", "role", "turn id",
+    "line type", "compaction summary", "other line fields", "flushed message", "MCP content",
+    "MCP reasoning", "MCP skip reason", "MCP memory type",
+)
+
+
+def corpus_needles() -> dict[str, str]:
+    """{name: string that must never be stored}: every line of every planted secret, as written
+    and as JSON writes it (escaped), so a copy in an event log or a pickle is found too."""
+    needles = {}
+    for entry in CORPUS:
+        for n, secret in enumerate(entry.secrets):
+            for k, part in enumerate(p for p in secret.split("\n") if len(p) >= 8):
+                needles[f"{entry.name}/{n}/{k}"] = part
+                escaped = json.dumps(part)[1:-1]
+                if escaped != part:
+                    needles[f"{entry.name}/{n}/{k}/json"] = escaped
+    return needles
+
+
+def _name_safe(secret: str) -> str | None:
+    return secret if all(c.isalnum() or c in "_-." for c in secret) and len(secret) <= 64 else None
+
+
+ALONE = [p for p in CORPUS if p.alone]
+"""Formats recognisable without a label: those are planted alone in ids, names and types."""
+
+
+def plant_corpus(root: Path) -> None:
+    """Every corpus format in alice's notes and in one completed session of hers, in every field
+    a transcript line has (content, role, turn id, type, summary, extra fields), and as the name
+    of a note, of a session file and of a user folder."""
+    write(root, "ops-bot/users/alice/memory/credentials.md",
+          "# Credentials pasted here\n\n" + "\n\n".join(f"- {p.line}" for p in CORPUS) + "\n")
+    names = [n for p in ALONE if (n := _name_safe(p.secrets[0]))]
+    write(root, f"ops-bot/users/alice/memory/{names[0]}.md", "# A note named after a token\n\nIt is about keys.\n")
+    write(root, f"ops-bot/users/{names[1]}/MEMORY.md", "# A user folder named after a token\n")
+    start = datetime.fromisoformat(DAYS[1]).replace(hour=14, tzinfo=UTC)
+    records: list[dict] = []
+    for i, entry in enumerate(CORPUS):
+        ts = (start + timedelta(seconds=20 * i)).isoformat()
+        role = "user" if i % 2 == 0 else "assistant"
+        alone = ALONE[i % len(ALONE)].secrets[0]
+        if i % 9 == 4:
+            role = alone
+        records.append({"role": role, "content": f"Alice here, {USER_WORDS['alice']}. {entry.line}", "ts": ts,
+                        "turn_id": alone, "metadata": {"api_key": entry.secrets[-1]}})
+        records.append({"type": alone, "ts": ts})
+    records.append({"type": "compaction", "ts": (start + timedelta(hours=1)).isoformat(),
+                    "summary": " ".join(p.line for p in CORPUS)})
+    records.append({"type": "session.completed", "ts": (start + timedelta(hours=2)).isoformat()})
+    write(root, "ops-bot/sessions/alice/corpus.jsonl", "".join(json.dumps(r) + "\n" for r in records))
+    write(root, f"ops-bot/sessions/alice/{names[2]}.jsonl", json.dumps(records[0]) + "\n")
+
+
+def mcp_writes(root: Path, lance_uri: str) -> list[tuple[str, bool]]:
+    """Every corpus line through the MCP write tools of a real server object, as an agent would
+    call them; returns (tool, is_error) per call."""
+    import anyio
+
+    from memory_pipeline.config import Settings
+    from memory_pipeline.mcp_server import build_server
+
+    settings = Settings(root=str(root), lancedb_uri=lance_uri, embedder="hash")
+    server = build_server("ops-bot", "alice", settings=settings)
+    calls = []
+    for i, entry in enumerate(CORPUS):
+        calls.append(("memory_graph_store", {"memory_type": "fact", "content": f"Alice noted: {entry.line}",
+                                             "reasoning": f"said while pasting {entry.line}"}))
+        if i % 10 == 0:
+            calls.append(("memory_graph_skip", {"content": entry.line, "reason": f"holds {entry.line}"}))
+            calls.append(("memory_graph_store", {"memory_type": ALONE[i % len(ALONE)].secrets[0], "content": "typed"}))
+
+    async def call_all() -> list[tuple[str, bool]]:
+        out = []
+        for name, args in calls:
+            try:
+                result = await server.call_tool(name, args)
+                out.append((name, bool(getattr(result, "isError", getattr(result, "is_error", False)))))
+            except Exception:  # a refused call (ToolError) is an error result, not a failure
+                out.append((name, True))
+        return out
+
+    return anyio.run(call_all)
 
 
 def flush_messages() -> list[dict]:
-    return [{"role": "user", "content": f"Remember: I prefer the staging stack. {line}"} for line in _leaky_lines()]
+    lines = _leaky_lines() + [p.line for p in CORPUS]
+    return [{"role": "user", "content": f"Remember: I prefer the staging stack. {line}"} for line in lines]
 
 
 def pipeline_defs(root: Path, lance_uri: str) -> dg.Definitions:
@@ -118,8 +211,9 @@ def run_everything(root: Path, lance_uri: str, instance: dg.DagsterInstance) -> 
     """Every stage, as the sensors would trigger them; returns the Dagster results by stage."""
     defs = pipeline_defs(root, lance_uri)
     flush(flush_messages(), "ops-bot", "alice", root=root, now=datetime(2026, 11, 6, 18, tzinfo=UTC))
+    results: dict[str, list] = {"mcp": mcp_writes(root, lance_uri)}
     tenants = discover_tenants(root)
-    results: dict[str, list] = {"l0": [run_partitioned_job(defs, "l0_index_job", instance, tenants)]}
+    results["l0"] = [run_partitioned_job(defs, "l0_index_job", instance, tenants)]
     results["consolidation"] = run_consolidation(defs, instance, completed_partitions(root, 30))
     results["dreaming"] = run_dreaming(defs, instance, tenants)
     results["typed_memories"] = [run_partitioned_job(defs, "graph_ingest_job", instance, tenants)]

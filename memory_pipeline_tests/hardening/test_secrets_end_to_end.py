@@ -1,7 +1,9 @@
-"""No secret reaches storage: a corpus of realistic fake credentials (AWS, OpenAI, Anthropic,
-GitHub, Slack, Stripe, Google, JWT, bearer token, password in a URL, password assignment, PEM
-private key) in Markdown notes, transcripts and flushed messages goes through every stage (flush,
-L0, episodes, semantic graph, dedup, dreaming, typed memories, L0 again for the dreamed files).
+"""Proves: no secret reaches storage. Realistic fake credentials go through every stage (flush,
+L0, episodes, semantic graph, dedup, dreaming, typed memories, L0 again for the dreamed files,
+MCP writes): 13 formats in the notes, transcripts and flushed messages of four tenants, and the
+70+ formats of ``secret_corpus`` planted in every field a source has (note text, file, folder and
+session names, message content, role, turn id, line type, compaction summary, extra line fields,
+flushed messages, MCP content, reasoning, skip reason and memory type).
 
 Afterwards no string cell of any LanceDB table holds one, nor do the raw bytes of anything the
 pipeline wrote: the LanceDB folder (data files, old versions, indices), the Dagster instance (run
@@ -21,7 +23,14 @@ from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.recall.get import get
 from memory_pipeline.recall.search import search
-from memory_pipeline_tests.hardening.conftest import CANARY, SECRETS, files_containing, stage_metadata
+from memory_pipeline_tests.hardening.conftest import (
+    CANARY,
+    CORPUS,
+    SECRETS,
+    corpus_needles,
+    files_containing,
+    stage_metadata,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -36,10 +45,18 @@ def _strings(value) -> list[str]:
     return []
 
 
+NEEDLES = {**SECRETS, **corpus_needles()}
+
+
+def _runs(results: dict) -> list:
+    return [r for stage, rs in results.items() if stage != "mcp" for r in rs]
+
+
 def test_every_stage_ran_and_redacted(leaky):
     *_, results = leaky
-    assert all(r.success for rs in results.values() for r in rs)
-    meta = stage_metadata(r for rs in results.values() for r in rs)
+    assert len(CORPUS) >= 60
+    assert all(r.success for r in _runs(results))
+    meta = stage_metadata(_runs(results))
     for asset in ("memory_chunks", "episodic_summaries", "semantic_graph", "typed_memories"):
         assert meta[asset]["secrets_redacted"] > 0, asset
     assert meta["dreaming"]["files_written"] >= 2
@@ -57,7 +74,7 @@ def test_no_table_cell_holds_a_secret(leaky):
         table: pa.Table = store.db.open_table(name).to_arrow()
         for column in table.column_names:
             for cell in _strings(table.column(column).to_pylist()):
-                for kind, secret in SECRETS.items():
+                for kind, secret in NEEDLES.items():
                     assert secret not in cell, f"{kind} secret stored in {name}.{column}"
                 placeholders += cell.count("[REDACTED:")
     assert placeholders > 100  # the typed placeholders are what is stored instead
@@ -65,9 +82,40 @@ def test_no_table_cell_holds_a_secret(leaky):
 
 def test_no_byte_of_a_secret_on_disk(leaky):
     base, root, _, _ = leaky
-    found = files_containing(base, {**SECRETS, "canary": CANARY}, skip=root)
+    found = files_containing(base, {**NEEDLES, "canary": CANARY}, skip=root)
     assert found.pop("canary", None), "the canary must be visible to the byte scan"
     assert found == {}
+    # What was scanned: LanceDB, the Dagster instance (runs, event logs, compute logs) and the
+    # IO manager's hand-offs all exist and hold bytes.
+    scanned = [p for p in base.rglob("*") if p.is_file() and not p.is_relative_to(root)]
+    assert any("lancedb" in p.parts for p in scanned) and any("io" in p.parts for p in scanned)
+    assert any(p.suffix == ".db" for p in scanned)  # SQLite run and event storage
+    assert any("compute_logs" in p.parts for p in scanned)
+
+
+def test_mcp_writes_were_stored_scrubbed(leaky):
+    *_, results = leaky
+    outcomes = results["mcp"]
+    stored = [error for name, error in outcomes if name == "memory_graph_store"]
+    assert stored.count(False) >= len(CORPUS)  # every line was stored (scrubbed)
+    assert stored.count(True) >= 1  # a token as the memory type is refused
+    assert all(not error for name, error in outcomes if name == "memory_graph_skip")
+
+
+def test_secret_names_are_skipped_with_a_scrubbed_reason(leaky):
+    *_, results = leaky
+    skipped, folders = [], 0
+    for result in results["l0"]:
+        for event in result.get_asset_materialization_events():
+            metadata = event.step_materialization_data.materialization.metadata
+            if "skipped" in metadata:
+                skipped.append(str(metadata["skipped"].value))
+                folders = max(folders, metadata["tenant_folders_skipped"].value)
+    text = "\n".join(skipped)
+    # the note and the session named after a token (alice's run), the user folder (every run)
+    assert text.count("the name holds a secret") >= 3, text[:2000]
+    assert folders == 1
+    assert not [k for k, secret in NEEDLES.items() if secret in text]
 
 
 def test_pipeline_written_files_hold_no_secret(leaky):
@@ -77,7 +125,7 @@ def test_pipeline_written_files_hold_no_secret(leaky):
     assert len(dreamed) >= 2 and flushed.exists()
     for path in [*dreamed, flushed]:
         text = path.read_text()
-        leaked = [kind for kind, secret in SECRETS.items() if secret in text]
+        leaked = [kind for kind, secret in NEEDLES.items() if secret in text]
         assert not leaked, f"{path.relative_to(root)} holds {leaked}"
     assert "OpenAI key" in flushed.read_text()  # the sentence is kept, its key is not
 
