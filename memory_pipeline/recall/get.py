@@ -13,6 +13,7 @@ one held by any other tenant is answered exactly as an id that does not exist, s
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
@@ -29,6 +30,10 @@ _RECORDS = {  # cited source -> (table, text column, what it is called in an err
     "facts": (MEMORIES.name, "content", "typed memory"),
     "episodes": (EPISODES.name, "summary", "episode"),
 }
+
+
+SCRUB_CONTEXT = 100
+"""Lines read either side of the lines asked for, so that a secret spanning lines is seen whole."""
 
 
 class GetError(ValueError):
@@ -122,15 +127,55 @@ def get(
         )
     _check_range(from_line, lines)
     try:
-        text = _read_file(root_path, rel, owner)
+        full = _checked_file(root_path, rel, owner)
+        picked, total = _read_lines(full, rel, from_line, lines, settings.max_file_bytes)
     except AccessDeniedError:
         raise
     except OSError as exc:  # a name too long for the file system, a folder with no access, ...
         raise GetError(f"{rel!r} cannot be read: {(exc.strerror or str(exc)).lower()}") from None
-    return _pick(rel, owner.key, text, from_line, lines)
+    if from_line > max(total, 1):
+        raise GetError(f"{rel!r} has {total} line(s); from_line {from_line} is past its end")
+    return GetResult(rel, owner.key, from_line, from_line + max(len(picked), 1) - 1, total, picked)
 
 
-def _read_file(root_path: Path, rel: str, owner) -> str:
+def _read_lines(full: Path, rel: str, from_line: int, count: int | None, max_bytes: int) -> tuple[list[str], int]:
+    """(the lines asked for, scrubbed; the file's line count), reading the file as a stream.
+
+    Only the lines asked for and ``SCRUB_CONTEXT`` lines either side are held: a secret that
+    spans lines (a private key) is recognised from its context, as the index saw it in the whole
+    file. A file over the index's size limit is refused: it is not indexed, so nothing cites it.
+    """
+    size = full.stat().st_size
+    if size > max_bytes:
+        raise GetError(
+            f"{rel!r} is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.1f} MB limit of what is indexed "
+            "(MEMORY_PIPELINE_MAX_FILE_BYTES): it is recorded, not indexed, and nothing cites it"
+        )
+    stop = None if count is None else from_line - 1 + count
+    before: deque[str] = deque(maxlen=SCRUB_CONTEXT)
+    wanted: list[str] = []
+    after: list[str] = []
+    total = 0
+    try:
+        # Universal newlines count "\r\n", "\r" and "\n" as the index's split_lines does.
+        with full.open(encoding="utf-8-sig", newline=None) as fh:
+            for total, line in enumerate(fh, 1):
+                line = line[:-1] if line.endswith("\n") else line
+                if total < from_line:
+                    before.append(line)
+                elif stop is None or total <= stop:
+                    wanted.append(line)
+                elif len(after) < SCRUB_CONTEXT:
+                    after.append(line)
+    except UnicodeDecodeError:
+        raise GetError(f"{rel!r} is not a UTF-8 text file") from None
+    if not wanted:
+        return [], total
+    scrubbed = split_lines(scrub_secrets("\n".join([*before, *wanted, *after])).text)
+    return scrubbed[len(before) : len(before) + len(wanted)], total
+
+
+def _checked_file(root_path: Path, rel: str, owner) -> Path:
     full = root_path / rel
     if full.is_symlink() or any(p.is_symlink() for p in full.parents if _under(p, root_path)):
         target = full.resolve()
@@ -140,10 +185,7 @@ def _read_file(root_path: Path, rel: str, owner) -> str:
     if not full.is_file():
         # The path as cited, never the server's folders: the message may reach an MCP client.
         raise GetError(f"no file {rel!r} in the workspace: check the path against a search citation")
-    try:
-        return full.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise GetError(f"{rel!r} is not a UTF-8 text file") from None
+    return full
 
 
 def _check_range(from_line: int, lines: int | None) -> None:

@@ -8,6 +8,7 @@ with the embedding model's own tokenizer, and the section is formatted for a sys
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from memory_pipeline.config import RecallConfig, Settings, get_settings
@@ -39,8 +40,29 @@ class InjectResult:
         }
 
 
+# Scripts written without spaces between words: a run of Chinese characters (kanji) counts one
+# word per two characters, a run of kana one per four (words are mostly 1-2 kanji long; kana
+# spell particles, endings and longer loan words).
+_HAN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+")
+_KANA_RE = re.compile(r"[\u3040-\u30ff]+")
+_UNSPACED_RE = re.compile(f"{_HAN_RE.pattern}|{_KANA_RE.pattern}")
+_ANY_WORD_RE = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+
+
+def meaningful_word_count(message: str) -> int:
+    """Meaningful words in any script: English words that are not stopwords, every word of other
+    scripts (Arabic, Cyrillic, Hangul, accented Latin ...), and Chinese or Japanese text by its
+    length. Emoji and punctuation are not words."""
+    count = sum((len(run) + 1) // 2 for run in _HAN_RE.findall(message))
+    count += sum((len(run) + 3) // 4 for run in _KANA_RE.findall(message))
+    rest = _UNSPACED_RE.sub(" ", message)
+    count += sum(1 for word in _ANY_WORD_RE.findall(rest) if not word.isascii())
+    ascii_only = _ANY_WORD_RE.sub(lambda m: m.group(0) if m.group(0).isascii() else " ", rest)
+    return count + len(meaningful_words(ascii_only))
+
+
 def is_trivial(message: str, min_words: int = 3) -> bool:
-    return len(meaningful_words(message or "")) < min_words
+    return meaningful_word_count(message or "") < min_words
 
 
 def format_memory_line(result: SearchResult) -> str:
