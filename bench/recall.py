@@ -30,7 +30,9 @@ Then, in one process and on the same vectors, p50/p95 of:
   return the same results for every query as the process that built them (``recall_fresh.py``);
 - ``embed`` by path: the query embedding through ONNX Runtime (what ``search`` uses), through
   the TorchScript trace and through ``encode`` (the baselines), and ``search`` through the
-  TorchScript trace; both searches return the same results for every query.
+  TorchScript trace; both searches return the same results for every query;
+- ``changed tenant``: after 1% new rows, a new process's first search updating the persisted
+  indices (row snapshot and BM25 rebuilt, IVF centroids reused) against rebuilding everything.
 
     python bench/recall.py [--sizes 10000,100000,1000000] [--queries 200] [--quick]
 """
@@ -71,6 +73,7 @@ from memory_pipeline.store.tables import CHUNKS  # noqa: E402
 from bench.recall_fresh import (  # noqa: E402
     EncodeEmbedder,
     TorchScriptEmbedder,
+    changed_tenant_first_search,
     new_process_first_search,
     result_ids,
 )
@@ -214,7 +217,7 @@ def rss_mb() -> float:
         return float("nan")
 
 
-def bench_size(size, uri, settings, embedder, queries, mixture, lancedb_queries, workdir, quick=False) -> dict:
+def bench_size(size, uri, settings, embedder, queries, mixture, lancedb_queries, workdir, quick=False, vocab=None) -> dict:
     user = f"t{size}"
     tenant = f"{AGENT}~{user}"
     cfg = settings.recall
@@ -331,6 +334,11 @@ def bench_size(size, uri, settings, embedder, queries, mixture, lancedb_queries,
     if persisted is not None:
         entry["ratios"]["new_process_first_search_persisted_over_rebuilt"] = round(
             persisted["first_search_s"] / rebuilt["first_search_s"], 3)
+        # Last: it changes the tenant.
+        changed = entry["changed_tenant"] = changed_tenant_first_search(
+            size, uri, settings, queries, qvecs, workdir, vocab, mixture)
+        entry["ratios"]["changed_tenant_first_search_incremental_over_rebuilt"] = round(
+            changed["incremental"]["first_search_s"] / changed["rebuilt"]["first_search_s"], 3)
     return entry
 
 
@@ -385,7 +393,7 @@ def main() -> None:
     }
     for size in sizes:
         lance_q = max(3, min(args.lancedb_queries, 2_000_000 // size))
-        entry = bench_size(size, uri, settings, embedder, queries, mixtures[size], lance_q, workdir, args.quick)
+        entry = bench_size(size, uri, settings, embedder, queries, mixtures[size], lance_q, workdir, args.quick, vocab)
         report["sizes"][str(size)] = entry
         print(f"\n{size:,} chunks, {entry['path']}; cold first search {entry['cold_first_search_s']} s, "
               f"tenant in memory +{entry['tenant_rss_mb']:.0f} MB", flush=True)
@@ -401,6 +409,7 @@ def main() -> None:
         if fresh:
             print(f"  first search in a new process: persisted {fresh['persisted']}, rebuilt {fresh['rebuilt']}; "
                   f"same results: {fresh['results_identical']}")
+            print(f"  after 1% new rows: {entry['changed_tenant']}")
         if "onnx_results_identical_to_torchscript" in entry:
             print(f"  ONNX vs TorchScript query vectors, same results: {entry['onnx_results_identical_to_torchscript']}")
         print("  ratios: " + ", ".join(f"{k} {v}" for k, v in entry["ratios"].items()), flush=True)

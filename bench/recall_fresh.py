@@ -4,6 +4,8 @@
   as a script with a JSON spec), from the persisted indices or with persistence off (the
   baseline: read the rows from LanceDB and build every index), with the memory it adds and the
   result ids of every query, to compare with the process that built the indices;
+- ``changed_tenant_first_search``: the same after 1% new rows, updating the persisted indices
+  against rebuilding everything;
 - ``TorchScriptEmbedder`` and ``EncodeEmbedder``: the query paths ONNX Runtime is measured against.
 """
 
@@ -16,15 +18,18 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pyarrow.compute as pc
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from memory_pipeline.config import Settings  # noqa: E402
 from memory_pipeline.embedding import MiniLMEmbedder  # noqa: E402
+from memory_pipeline.l0.store import MemoryStore  # noqa: E402
 from memory_pipeline.recall import sources  # noqa: E402
 from memory_pipeline.recall.search import search  # noqa: E402
 from memory_pipeline.recall.sources import TenantCache, tenant_cache  # noqa: E402
+from memory_pipeline.store.tables import CHUNKS  # noqa: E402
 
 
 class TorchScriptEmbedder(MiniLMEmbedder):
@@ -81,6 +86,31 @@ def new_process_first_search(size: int, uri: str, settings: Settings, queries, q
             "settings": json.loads(settings.model_dump_json())}
     out = subprocess.run([sys.executable, __file__, json.dumps(spec)], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def append_rows(uri: str, user: str, count: int, seed: int, vocab: list[str], mixture) -> None:
+    """``count`` new rows for the tenant, in new files (a changed tenant)."""
+    from bench.recall import DIM, tenant_slices
+
+    table = MemoryStore(uri, dim=DIM).db.open_table(CHUNKS.name)
+    for part in tenant_slices(user, count, seed, vocab, mixture):
+        ids = pc.binary_join_element_wise(part.column("id"), "new", "-")
+        part = part.set_column(part.schema.get_field_index("id"), "id", ids)
+        part = part.set_column(part.schema.get_field_index("text_hash"), "text_hash", ids)
+        paths = pc.replace_substring_regex(part.column("path"), r"(\.jsonl|\.md)$", r"-new\1")
+        table.add(part.set_column(part.schema.get_field_index("path"), "path", paths))
+
+
+def changed_tenant_first_search(size, uri, settings, queries, qvecs, workdir, vocab, mixture) -> dict:
+    """A new process's first search after 1% new rows: incremental (persisted indices, centroids
+    reused) against rebuilding everything (persistence off), and how often both agree."""
+    added = max(1, size // 100)
+    append_rows(uri, f"t{size}", added, size + 99, vocab, mixture)
+    incremental = new_process_first_search(size, uri, settings, queries, qvecs, True, workdir)
+    rebuilt = new_process_first_search(size, uri, settings, queries, qvecs, False, workdir)
+    same = float(np.mean([a == b for a, b in zip(incremental.pop("ids"), rebuilt.pop("ids"))]))
+    return {"rows_added": added, "incremental": incremental, "rebuilt": rebuilt,
+            "queries_with_same_results": round(same, 3)}
 
 
 if __name__ == "__main__":

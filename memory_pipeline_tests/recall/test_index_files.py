@@ -8,6 +8,7 @@ leaves none of its bytes among the persisted files while other tenants' stay.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -28,13 +29,20 @@ ALICE = "support-bot~alice"
 QUERIES = ("annual plans refundable", "API rate limit throttled", "contacted by email", "VPN certificate")
 
 
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("persisted")
+    (base / "agents").mkdir()
+    build_workspace(base / "agents")
+    ingest(base / "agents", str(base / "lancedb"))
+    return base
+
+
 @pytest.fixture
-def workspace(tmp_path, monkeypatch):
-    root, uri = tmp_path / "agents", str(tmp_path / "lancedb")
-    root.mkdir()
-    build_workspace(root)
-    ingest(root, uri)
-    return root, uri
+def workspace(ingested, tmp_path):
+    """A copy of the ingested workspace and database of the test's own (the tests change them)."""
+    shutil.copytree(ingested, tmp_path / "copy")
+    return tmp_path / "copy" / "agents", str(tmp_path / "copy" / "lancedb")
 
 
 def _search_all(uri, settings, monkeypatch, persist_min_rows=1):
