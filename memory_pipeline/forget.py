@@ -19,8 +19,10 @@ What goes:
   see ``recall/index_files.py``): its rows, vectors and words;
 - files the pipeline wrote for the tenant: dreamed files (``_system/dreaming/*.md`` that start
   with the dreaming marker) and the IO manager's per-partition hand-off files;
-- with a Dagster instance: the tenant's partition and the runs that materialized it (their event
-  logs carry metadata previews of the tenant's text).
+- with a Dagster instance: the tenant's partition, the runs of the tenant alone (events and
+  compute logs), and in runs shared with other tenants only the tenant's own records, the text
+  those runs share and their compute logs (``orchestration/forget_runs.py``): the other tenants'
+  materializations stay.
 
 What stays, and is reported: files a person or agent wrote (``MEMORY.md``, notes, transcripts,
 and dated notes that flush appended to, which a person may also write). Unless they are deleted
@@ -48,6 +50,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.orchestration.forget_runs import forget_in_instance
 from memory_pipeline.recall.index_files import forget_index_files
 from memory_pipeline.store.base import commit_lock, is_local, sql_in
 
@@ -60,10 +63,6 @@ from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
 log = logging.getLogger(__name__)
 
 DREAMING_MARKER_PREFIX = "<!-- memory_pipeline:dreaming"
-PARTITION_TAG = "dagster/partition"
-TENANT_DIMENSION_TAG = "dagster/partition/tenant"
-RANGE_START_TAG = "dagster/asset_partition_range_start"
-RANGE_END_TAG = "dagster/asset_partition_range_end"
 CACHE_DELETE_BATCH = 2000  # text hashes per delete predicate
 
 
@@ -79,7 +78,11 @@ class ForgetReport:
     sources_left: list[str] = field(default_factory=list)
     sources_deleted: list[str] = field(default_factory=list)
     partitions_deleted: list[str] = field(default_factory=list)
-    runs_deleted: int = 0
+    runs_deleted: int = 0  # runs of the forgotten tenants only
+    runs_split: int = 0  # runs shared with other tenants: kept, the forgotten tenants' records removed
+    events_deleted: int = 0  # event records of the forgotten tenants in shared runs
+    events_rewritten: int = 0  # other tenants' records of shared runs, their text metadata removed
+    compute_logs_deleted: int = 0  # runs whose captured step output was deleted
 
     def to_dict(self) -> dict:
         return {
@@ -92,6 +95,10 @@ class ForgetReport:
             "sources_deleted": self.sources_deleted,
             "partitions_deleted": self.partitions_deleted,
             "runs_deleted": self.runs_deleted,
+            "runs_split": self.runs_split,
+            "events_deleted": self.events_deleted,
+            "events_rewritten": self.events_rewritten,
+            "compute_logs_deleted": self.compute_logs_deleted,
         }
 
 
@@ -138,7 +145,10 @@ def forget_tenant(
 
         registered = [k for k in instance.get_dynamic_partitions(TENANTS_PARTITION) if _matches(k, agent, user)]
         report.tenants = sorted(set(report.tenants) | set(registered))
-        report.partitions_deleted, report.runs_deleted = _forget_in_instance(instance, report.tenants)
+        dagster = forget_in_instance(instance, report.tenants)
+        report.partitions_deleted, report.runs_deleted = dagster.partitions_deleted, dagster.runs_deleted
+        report.runs_split, report.events_deleted = dagster.runs_split, dagster.events_deleted
+        report.events_rewritten, report.compute_logs_deleted = dagster.events_rewritten, dagster.compute_logs_deleted
     log.info("forgot %s: %s", ", ".join(report.tenants) or f"{agent}/{user}", report.rows_deleted)
     return report
 
@@ -266,7 +276,7 @@ def _delete_handoff_files(io_dir: Path, tenants: list[str]) -> list[str]:
         # Multi-partition keys (day|tenant) are stored with '|' escaped.
         if stem in names or any(stem.endswith(f"%7C{k}.pkl") for k in tenants):
             path.unlink()
-            deleted.append(str(path))
+            deleted.append(f"io/{path.relative_to(io_dir).as_posix()}")  # never the server's folders
     return deleted
 
 
@@ -296,59 +306,3 @@ def _delete_sources(root: Path, agent: str, user: str | None) -> list[str]:
         elif base.is_dir():
             shutil.rmtree(base)
     return deleted
-
-
-def _forget_in_instance(instance, tenants: list[str]) -> tuple[list[str], int]:
-    """Delete the tenants' partitions and every run that materialized one of them."""
-    from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
-
-    ordered = list(instance.get_dynamic_partitions(TENANTS_PARTITION))
-    position = {k: i for i, k in enumerate(ordered)}
-    wanted = set(tenants)
-    run_ids = set()
-    for record in instance.get_run_records():
-        tags = record.dagster_run.tags
-        if tags.get(PARTITION_TAG) in wanted or tags.get(TENANT_DIMENSION_TAG) in wanted:
-            run_ids.add(record.dagster_run.run_id)
-        elif RANGE_START_TAG in tags and RANGE_END_TAG in tags:
-            lo, hi = position.get(tags[RANGE_START_TAG]), position.get(tags[RANGE_END_TAG])
-            if lo is not None and hi is not None and any(lo <= position.get(k, -1) <= hi for k in wanted):
-                run_ids.add(record.dagster_run.run_id)
-    for run_id in run_ids:
-        instance.delete_run(run_id)
-    _clear_cached_materializations(instance, run_ids)
-    deleted = [k for k in tenants if k in position]
-    for key in deleted:
-        instance.delete_dynamic_partition(TENANTS_PARTITION, key)
-    return deleted, len(run_ids)
-
-
-def _clear_cached_materializations(instance, run_ids: set[str]) -> None:
-    """Deleting a run leaves a copy of its last materialization (metadata previews included) in
-    the asset index of the event log storage; clear it and the partition status cache so Dagster
-    reads both again from the events that remain. SQLite storage is vacuumed so the freed pages
-    do not keep the bytes."""
-    if not run_ids:
-        return
-    from dagster._core.storage.event_log.schema import AssetKeyTable
-    from dagster._core.storage.event_log.sql_event_log import SqlEventLogStorage
-
-    storage = instance.event_log_storage
-    if not isinstance(storage, SqlEventLogStorage):
-        log.warning("event log storage %s: cached materializations not cleared", type(storage).__name__)
-        return
-    with storage.index_connection() as conn:
-        conn.execute(
-            AssetKeyTable.update()
-            .where(AssetKeyTable.c.last_run_id.in_(sorted(run_ids)))
-            .values(last_materialization=None, cached_status_data=None)
-        )
-        url = conn.engine.url
-    if url.get_backend_name() == "sqlite":
-        import sqlalchemy
-
-        engine = sqlalchemy.create_engine(url)
-        with engine.connect() as vacuum:
-            vacuum.exec_driver_sql("VACUUM")
-        engine.dispose()
-

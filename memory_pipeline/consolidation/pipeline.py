@@ -270,8 +270,12 @@ def dream(
     path = dreaming_path(root, tenant, now)
     try:
         report.result = write_document(path, tenant, now, lines, report.produced_by)
-    except HumanFileError as exc:
-        report.refused = str(exc)
+    except HumanFileError:
+        # Named relative to the workspace: the reason reaches run metadata and logs.
+        report.refused = (
+            f"{path.relative_to(root).as_posix()} exists and was not written by dreaming (no marker line); "
+            "left untouched"
+        )
         return report
     store.mark_promoted(ids, now)
     return report

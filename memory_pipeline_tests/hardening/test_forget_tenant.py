@@ -158,3 +158,38 @@ def test_cli_needs_yes_and_refuses_bad_ids(copy, monkeypatch):
     finally:
         get_settings.cache_clear()
     assert BOB not in tenant_counts(lance_uri)["chunks"]
+
+
+def _materializations(instance, partition: str) -> dict[str, int]:
+    """{run id: materialization records of ``partition``} over every asset of the instance."""
+    counts: dict[str, int] = {}
+    for key in instance.get_asset_keys():
+        for record in instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=key, asset_partitions=[partition]), limit=1000
+        ).records:
+            counts[record.run_id] = counts.get(record.run_id, 0) + 1
+    return counts
+
+
+def test_a_run_shared_by_two_tenants_keeps_the_other_tenants_records(copy):
+    base, root, lance_uri, instance = copy
+    alice_before, bob_before = _materializations(instance, "ops-bot~alice"), _materializations(instance, BOB)
+    shared = set(alice_before) & set(bob_before)  # the L0, dreaming and typed-memory runs over all tenants
+    assert shared and all(bob_before[r] > 0 for r in shared)
+    assert all((base / "dagster" / "storage" / r / "compute_logs").is_dir() for r in shared)
+
+    report = forget_tenant("ops-bot", "bob", root=root, lancedb_uri=lance_uri, io_dir=base / "io", instance=instance)
+
+    assert report.runs_split == len(shared) and report.events_deleted >= sum(bob_before[r] for r in shared)
+    # Bob's own runs go whole: his consolidation runs (day x tenant) and any run of him alone.
+    assert report.runs_deleted >= len(set(bob_before) - shared) and report.runs_deleted > 0
+    assert _materializations(instance, "ops-bot~alice") == alice_before  # every record of Alice stays
+    assert _materializations(instance, BOB) == {}
+    kept = {r.dagster_run.run_id for r in instance.get_run_records()}
+    assert shared <= kept
+    # What the shared runs could not split is gone: their captured output and Bob's words.
+    assert report.compute_logs_deleted >= len(shared)
+    assert not any((base / "dagster" / "storage" / r / "compute_logs").exists() for r in shared)
+    assert files_containing(base / "dagster", {"bob": USER_WORDS["bob"], "key": BOB}) == {}
+    assert files_containing(base / "dagster", {"alice": "ops-bot~alice"})  # the scan sees the instance
+

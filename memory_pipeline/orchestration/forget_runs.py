@@ -1,0 +1,269 @@
+"""Forgetting tenants in the Dagster instance, and only them.
+
+A run may cover one tenant (a sensor's run) or many (a backfill over a range of partitions runs
+once, to load the model once). A run of forgotten tenants only is deleted whole: its events, its
+compute logs and its cached materializations. A run shared with other tenants is kept for them:
+
+- the forgotten tenants' own event records (their partitions' materializations, observations,
+  check evaluations and the tags indexing them) are deleted, row by row, in the run's event
+  storage and in the asset index;
+- what the run shares and cannot split is stopped being shared: the text metadata every
+  partition of the run carries (previews, skip tables, JSON) is replaced on the other tenants'
+  records by a note, numbers stay; log messages naming a forgotten tenant are deleted; the run's
+  compute logs (the captured output of every step, for all its tenants) are deleted.
+
+SQLite storage is vacuumed afterwards, so freed pages do not keep the bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+
+log = logging.getLogger(__name__)
+
+PARTITION_TAG = "dagster/partition"
+TENANT_DIMENSION_TAG = "dagster/partition/tenant"
+RANGE_START_TAG = "dagster/asset_partition_range_start"
+RANGE_END_TAG = "dagster/asset_partition_range_end"
+REMOVED = "(removed: a tenant of this run was forgotten)"
+# Metadata kinds that hold text; numbers, booleans and timestamps carry no one's words.
+_TEXT_METADATA = {
+    "TextMetadataEntryData", "MarkdownMetadataEntryData", "JsonMetadataEntryData", "TableMetadataEntryData",
+    "PathMetadataEntryData", "UrlMetadataEntryData", "NotebookMetadataEntryData",
+    "TableSchemaMetadataEntryData", "TableColumnLineageMetadataValue",
+}
+
+
+@dataclass
+class InstanceForgetReport:
+    partitions_deleted: list[str] = field(default_factory=list)
+    runs_deleted: int = 0
+    runs_split: int = 0  # shared runs kept for other tenants, the forgotten ones' records removed
+    events_deleted: int = 0
+    events_rewritten: int = 0
+    compute_logs_deleted: int = 0  # runs whose captured step output was deleted
+
+
+def forget_in_instance(instance, tenants: list[str]) -> InstanceForgetReport:
+    """Delete the tenants' partitions, their own runs, and their records in shared runs."""
+    from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
+
+    ordered = list(instance.get_dynamic_partitions(TENANTS_PARTITION))
+    position = {k: i for i, k in enumerate(ordered)}
+    wanted = set(tenants)
+    report = InstanceForgetReport()
+    own, shared = set(), set()
+    for record in instance.get_run_records():
+        covered = _run_tenants(record.dagster_run.tags, ordered, position)
+        if covered & wanted:
+            (own if covered <= wanted else shared).add(record.dagster_run.run_id)
+    for run_id in sorted(own):
+        instance.delete_run(run_id)
+    for record in instance.get_run_records():
+        if record.dagster_run.run_id in shared:
+            _narrow_range(instance, record.dagster_run, ordered, position, wanted)
+    for run_id in sorted(own | shared):
+        if _delete_compute_logs(instance, run_id):
+            report.compute_logs_deleted += 1
+    report.runs_deleted = len(own)
+    if shared:
+        deleted, rewritten = _split_shared_runs(instance, shared, wanted)
+        report.runs_split, report.events_deleted, report.events_rewritten = len(shared), deleted, rewritten
+    report.partitions_deleted = [k for k in tenants if k in position]
+    for key in report.partitions_deleted:
+        instance.delete_dynamic_partition(TENANTS_PARTITION, key)
+    _clear_cached_materializations(instance, own | shared, shared)
+    return report
+
+
+def _run_tenants(tags, ordered: list[str], position: dict[str, int]) -> set[str]:
+    """The tenant partitions a run covered, from its tags."""
+    for tag in (PARTITION_TAG, TENANT_DIMENSION_TAG):
+        if tag in tags and tags[tag] in position:
+            return {tags[tag]}
+    lo, hi = position.get(tags.get(RANGE_START_TAG, "")), position.get(tags.get(RANGE_END_TAG, ""))
+    if lo is None or hi is None:
+        return set()
+    return set(ordered[lo : hi + 1])
+
+
+def _narrow_range(instance, run, ordered: list[str], position: dict[str, int], wanted: set[str]) -> None:
+    """A shared run's range tags name its first and last tenant: when one of those is forgotten,
+    the tag moves to the nearest tenant the run kept (the range still covers what remains)."""
+    covered = [k for k in ordered[position[run.tags[RANGE_START_TAG]] : position[run.tags[RANGE_END_TAG]] + 1]]
+    kept = [k for k in covered if k not in wanted]
+    tags = {}
+    if run.tags[RANGE_START_TAG] in wanted:
+        tags[RANGE_START_TAG] = kept[0]
+    if run.tags[RANGE_END_TAG] in wanted:
+        tags[RANGE_END_TAG] = kept[-1]
+    if not tags:
+        return
+    instance.add_run_tags(run.run_id, tags)
+    # The run's stored body keeps its partition range too (for the UI's backfill view).
+    from dagster._core.storage.runs.schema import RunsTable
+
+    ends = {"start": kept[0], "end": kept[-1]}
+
+    def narrow(value):
+        if isinstance(value, dict):
+            if value.get("__class__") == "PartitionKeyRange":
+                return {**value, **{k: ends[k] for k in ("start", "end") if value.get(k) in wanted}}
+            return {k: tags.get(k, narrow(v)) if isinstance(v, str) else narrow(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [narrow(v) for v in value]
+        return value
+
+    connect = getattr(instance.run_storage, "connect", None)
+    if connect is None:
+        return
+    with connect() as conn:
+        body = conn.execute(RunsTable.select().with_only_columns(RunsTable.c.run_body)
+                            .where(RunsTable.c.run_id == run.run_id)).scalar_one()
+        conn.execute(RunsTable.update().where(RunsTable.c.run_id == run.run_id)
+                     .values(run_body=json.dumps(narrow(json.loads(body)))))
+
+
+def _is_wanted(partition: str | None, wanted: set[str]) -> bool:
+    # A multi-partition key is "day|tenant" (dimensions in name order).
+    return partition is not None and (partition in wanted or partition.rsplit("|", 1)[-1] in wanted)
+
+
+def _delete_compute_logs(instance, run_id: str) -> bool:
+    manager = instance.compute_log_manager
+    base = getattr(manager, "_base_dir", None)
+    if base is None:
+        log.warning("compute log manager %s: logs of run %s not deleted", type(manager).__name__, run_id)
+        return False
+    import os
+
+    existed = os.path.isdir(os.path.join(base, run_id))
+    manager.delete_logs(prefix=[run_id])
+    return existed
+
+
+def _strip_text(value):
+    """The serialized event with every text metadata value replaced by a note."""
+    if isinstance(value, dict):
+        if value.get("__class__") in _TEXT_METADATA:
+            return {"__class__": "TextMetadataEntryData", "text": REMOVED}
+        return {k: _strip_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strip_text(v) for v in value]
+    return value
+
+
+def _split_shared_runs(instance, run_ids: set[str], wanted: set[str]) -> tuple[int, int]:
+    from dagster._core.storage.event_log.schema import (
+        AssetCheckExecutionsTable,
+        AssetEventTagsTable,
+        SqlEventLogStorageTable,
+    )
+    from dagster._core.storage.event_log.sql_event_log import SqlEventLogStorage
+
+    storage = instance.event_log_storage
+    if not isinstance(storage, SqlEventLogStorage):
+        log.warning("event log storage %s: shared runs not split", type(storage).__name__)
+        return 0, 0
+    table = SqlEventLogStorageTable
+    deleted = rewritten = 0
+    for run_id in sorted(run_ids):
+        # SQLite keeps a run's events in its own file and mirrors asset events in the index;
+        # PostgreSQL has one database: the second pass then finds nothing left to change.
+        for connect in (lambda: storage.run_connection(run_id), storage.index_connection):
+            with connect() as conn:
+                rows = conn.execute(
+                    table.select().with_only_columns(table.c.id, table.c.event, table.c.partition)
+                    .where(table.c.run_id == run_id)
+                ).fetchall()
+                gone, changed = [], []
+                for row_id, event, partition in rows:
+                    if _is_wanted(partition, wanted) or (
+                        '"dagster_event": null' in event and any(key in event for key in wanted)
+                    ):
+                        gone.append(row_id)
+                        continue
+                    stripped = json.dumps(_strip_text(json.loads(event)))
+                    if stripped != event and any(c in event for c in _TEXT_METADATA):
+                        changed.append((row_id, stripped))
+                if gone:
+                    conn.execute(table.delete().where(table.c.id.in_(gone)))
+                    if storage.has_table(AssetEventTagsTable.name):
+                        conn.execute(AssetEventTagsTable.delete().where(AssetEventTagsTable.c.event_id.in_(gone)))
+
+                for row_id, stripped in changed:
+                    conn.execute(table.update().where(table.c.id == row_id).values(event=stripped))
+                deleted += len(gone)
+                rewritten += len(changed)
+        if storage.has_table(AssetCheckExecutionsTable.name):
+            with storage.index_connection() as conn:
+                deleted += _split_check_executions(conn, run_id, wanted)
+    return deleted, rewritten
+
+
+def _split_check_executions(conn, run_id: str, wanted: set[str]) -> int:
+    """Asset check results of a shared run: the forgotten tenants' go, the others lose the text
+    the run's checks report for every tenant (a JSON of details by tenant)."""
+    from dagster._core.storage.event_log.schema import AssetCheckExecutionsTable as checks
+
+    rows = conn.execute(
+        checks.select().with_only_columns(checks.c.id, checks.c.partition, checks.c.evaluation_event)
+        .where(checks.c.run_id == run_id)
+    ).fetchall()
+    gone = [row_id for row_id, partition, _ in rows if _is_wanted(partition, wanted)]
+    if gone:
+        conn.execute(checks.delete().where(checks.c.id.in_(gone)))
+    for row_id, partition, event in rows:
+        if row_id not in gone and event and any(c in event for c in _TEXT_METADATA):
+            stripped = json.dumps(_strip_text(json.loads(event)))
+            conn.execute(checks.update().where(checks.c.id == row_id).values(evaluation_event=stripped))
+    return len(gone)
+
+
+def _clear_cached_materializations(instance, run_ids: set[str], kept: set[str]) -> None:
+    """Deleting a run (or its records) leaves a copy of its last materialization (metadata
+    previews included) in the asset index of the event log storage; clear it and the partition
+    status cache so Dagster reads both again from the events that remain. SQLite storage is
+    vacuumed so the freed pages do not keep the bytes."""
+    if not run_ids:
+        return
+    from dagster._core.storage.event_log.schema import AssetKeyTable
+    from dagster._core.storage.event_log.sql_event_log import SqlEventLogStorage
+
+    storage = instance.event_log_storage
+    if not isinstance(storage, SqlEventLogStorage):
+        log.warning("event log storage %s: cached materializations not cleared", type(storage).__name__)
+        return
+    with storage.index_connection() as conn:
+        conn.execute(
+            AssetKeyTable.update()
+            .where(AssetKeyTable.c.last_run_id.in_(sorted(run_ids)))
+            .values(last_materialization=None, cached_status_data=None)
+        )
+    _vacuum(instance, storage, kept)
+
+
+def _vacuum(instance, storage, run_ids: set[str]) -> None:
+    """VACUUM the SQLite files: runs (tags, partitions), the event index and the kept runs' own
+    event files (a deleted run's is gone)."""
+    import sqlalchemy
+
+    urls = set()
+    with storage.index_connection() as conn:
+        urls.add(conn.engine.url)
+    connect = getattr(instance.run_storage, "connect", None)
+    if connect is not None:
+        with connect() as conn:
+            urls.add(conn.engine.url)
+    for run_id in run_ids:
+        with storage.run_connection(run_id) as conn:
+            urls.add(conn.engine.url)
+    for url in urls:
+        if url.get_backend_name() != "sqlite":
+            continue
+        engine = sqlalchemy.create_engine(url)
+        with engine.connect() as vacuum:
+            vacuum.exec_driver_sql("VACUUM")
+        engine.dispose()
