@@ -22,7 +22,8 @@ Then, in one process and on the same vectors, p50/p95 of:
 - ``text``: the full-text channel ``search`` uses, alone: the tenant's in-memory BM25 index;
 - ``fts``: LanceDB's full-text search alone, filtered to the tenant (what that channel replaced);
 - ``cold``: the first search of a tenant, which loads its rows and builds its BM25 index (and
-  its IVF index), with the RSS the tenant adds to the process;
+  its IVF index), writing them to disk (``recall/index_files.py``; tenants of 10,000 rows or
+  more), with the RSS the tenant adds to the process;
 - ``new process``: the first search of the tenant in a fresh process, twice: reading the indices
   persisted by the cold search above (``recall/index_files.py``, memory-mapped) and, as the
   baseline, with persistence off (read the rows from LanceDB and build every index), with the
