@@ -95,3 +95,11 @@ def run_together(work, count: int) -> list[BaseException]:
     for t in threads:
         t.join()
     return errors
+
+
+@pytest.fixture(scope="session")
+def nlp():
+    """The spaCy pipeline, loaded once for the run (statements, relations and typed memories share it)."""
+    from memory_pipeline.text.statements import load_nlp
+
+    return load_nlp()

@@ -1,4 +1,4 @@
-"""``eval locomo``: recall quality on a LoCoMo-format set."""
+"""``eval locomo`` and ``eval consolidation``: recall and consolidation quality on a LoCoMo-format set."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from memory_pipeline.cli import options
 from memory_pipeline.cli.app import app
 from memory_pipeline.cli.output import print_json, say, summary_table
 
-eval_app = typer.Typer(no_args_is_help=True, help="Measure recall quality.")
+eval_app = typer.Typer(no_args_is_help=True, help="Measure recall and consolidation quality.")
 app.add_typer(eval_app, name="eval")
 
 
@@ -39,3 +39,17 @@ def eval_locomo_command(
     say(f"mean result length: {report.mean_tokens} tokens")
     say("timings: " + ", ".join(f"{key} {value}" for key, value in report.timings.items()))
     say(f"results: {report.results_path} (ingest log: {report.results_path.parent / 'ingest.log'})")
+
+
+@eval_app.command("consolidation")
+def eval_consolidation_command(
+    data: Path = typer.Option(..., "--data", help="Folder with sessions/<conversation>/*.jsonl and the gold files."),
+    out: Path = typer.Option(..., "--out", help="Folder for units.jsonl, entities.jsonl, scores.json and summary.json."),
+    embedder: str = typer.Option("minilm", "--embedder", help="minilm (the real model) or hash (plumbing only)."),
+    workdir: Path = typer.Option(None, "--workdir", help="Keep the staged workspace and tables here (default: a temp dir)."),
+    scorer: Path = typer.Option(None, "--scorer", help="score_consolidation.py (default: beside the data folder)."),
+) -> None:
+    """Consolidate a LoCoMo-format set (episodes, graph, typed memories, dreaming) and score what it kept."""
+    from memory_pipeline.eval.consolidation import run_consolidation_eval
+
+    print_json(run_consolidation_eval(data, out, embedder=embedder, workdir=workdir, scorer=scorer).to_dict())

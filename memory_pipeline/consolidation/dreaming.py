@@ -1,5 +1,7 @@
 """Dreaming: promote a tenant's oldest unpromoted episodes into long-term Markdown.
 
+What goes into the document is chosen by ``dream_lines``; this module writes and merges it.
+
 The document ``_system/dreaming/YYYYMMDD-consolidated.md`` in the tenant's memory folder has four
 sections (preferences, project facts, recurring patterns, key decisions); every line cites the
 episode it came from as ``[session_id · path#Lstart-Lend]``. The file belongs to the pipeline: it
@@ -19,10 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
-from memory_pipeline.consolidation.cues import DECISION, PREFERENCE, cues
 from memory_pipeline.consolidation.llm import DREAMING_MAX_TOKENS, LLMClient, LLMError
-from memory_pipeline.sources.transcripts import parse_transcript
-from memory_pipeline.sources.workspace import read_text_file
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.scrub import scrub_secrets
 from memory_pipeline.text.summarize import shorten
@@ -38,7 +37,8 @@ SECTIONS = (PREFERENCES, PROJECT_FACTS, PATTERNS, DECISIONS)
 LINE_CHARS = 260
 EMPTY_SECTION = "_Nothing yet._"
 _CITATION_RE = re.compile(r"\s*\[[^\[\]]*#L\d+(?:-L\d+)?\]\s*$")
-_GRAPH_RULES = frozenset({"role", "residence", "employer", "preference"})
+_DATED_RE = re.compile(r"^(?P<who>[^,:\[\]]{1,60}), (?P<day>\d{4}-\d{2}-\d{2}|undated): ")
+_FIGURES_RE = re.compile(r"\d+")
 
 
 class HumanFileError(RuntimeError):
@@ -79,7 +79,24 @@ def line_key(text: str) -> str:
     return " ".join(_CITATION_RE.sub("", text).lstrip("- ").casefold().split())
 
 
-_PLACEHOLDER_RE = re.compile(r"\[(REDACTED:\w+)\]")
+def line_identity(section: str, text: str) -> str:
+    """A line's identity when merging: its key; for a recurring pattern, its words without its
+    figures, so "came up in 3 sessions" is restated as 4 by a later run, not repeated."""
+    key = line_key(text)
+    return _FIGURES_RE.sub("#", key) if section == PATTERNS else key
+
+
+def _order(section: str, lines: list[str]) -> list[str]:
+    """Dated lines grouped by person, in date order; the others after them, as they came."""
+    dated = [(m["who"], m["day"], i) for i, line in enumerate(lines) if (m := _DATED_RE.match(line[2:]))]
+    if section not in (PROJECT_FACTS, DECISIONS) or not dated:
+        return lines
+    first_seen: dict[str, int] = {}
+    for who, _, i in dated:
+        first_seen.setdefault(who, i)
+    order = sorted(dated, key=lambda d: (first_seen[d[0]], d[1], d[2]))
+    placed = {i for _, _, i in dated}
+    return [lines[i] for _, _, i in order] + [line for i, line in enumerate(lines) if i not in placed]
 
 
 def _line(section: str, text: str, cite: str, count_placeholders: bool = True) -> Line:
@@ -92,58 +109,6 @@ def _line(section: str, text: str, cite: str, count_placeholders: bool = True) -
     carried = text.count("[REDACTED:") if count_placeholders else 0
     scrubbed = scrub_secrets(" ".join(text.split()))
     return Line(section, shorten(scrubbed.text, LINE_CHARS), cite, sum(scrubbed.counts.values()) + carried)
-
-
-def collect_lines(root: Path, episodes: Sequence[dict], relations: Sequence[dict]) -> tuple[list[Line], list[str]]:
-    """Candidate lines of each section from episodes, their transcripts and their graph facts.
-
-    Returns (lines, problems); a transcript that is gone still yields its episode's abstract.
-    """
-    lines: list[Line] = []
-    problems: list[str] = []
-    topic_episodes: dict[str, list[dict]] = defaultdict(list)
-    for episode in episodes:
-        lines.append(_line(PROJECT_FACTS, episode["l0_abstract"], citation(episode)))
-        for topic in episode.get("key_topics") or []:
-            topic_episodes[topic].append(episode)
-        read = read_text_file(root / episode["path"], 32_000_000, scrub=False)  # parsing scrubs
-        if read.text is None:
-            problems.append(f"{episode['path']}: {read.reason}")
-            continue
-        transcript = parse_transcript(read.text)
-        for turn in transcript.turns:
-            # Sentence splitting drops bracketed asides; a secret's placeholder must stay in the
-            # line (it says a credential was given, not which), so it is held out of brackets.
-            held = _PLACEHOLDER_RE.sub("\ue000\\1\ue001", turn.content)
-            for cue in cues(held, from_user=turn.role.lower() == "user"):
-                cue = replace(cue, text=cue.text.replace("\ue000", "[").replace("\ue001", "]"))
-                if cue.kind == PREFERENCE:
-                    lines.append(_line(PREFERENCES, cue.text, citation(episode, turn.line, turn.line)))
-                elif cue.kind == DECISION and turn.role.lower() == "user":
-                    lines.append(_line(DECISIONS, cue.text, citation(episode, turn.line, turn.line)))
-        for line_no, text, _ in transcript.compactions:
-            for cue in cues(text, from_user=False):
-                if cue.kind == DECISION:
-                    lines.append(_line(DECISIONS, cue.text, citation(episode, line_no, line_no)))
-    by_id = {e["id"]: e for e in episodes}
-    for rel in relations:
-        episode = by_id.get(rel["source_episode"])
-        if episode is None or rel["rule"] not in _GRAPH_RULES:
-            continue
-        section = PREFERENCES if rel["predicate"] == "prefers" else PROJECT_FACTS
-        since = ""
-        if rel.get("valid_from") and rel.get("valid_to"):
-            since = f" ({rel['valid_from']:%Y-%m-%d} to {rel['valid_to']:%Y-%m-%d})"
-        elif rel.get("valid_from"):
-            since = f" (since {rel['valid_from']:%Y-%m-%d})"
-        text = f"{rel['subject']} — {rel['predicate'].replace('_', ' ')}: {rel['object']}{since}"
-        lines.append(_line(section, text, citation(episode, rel["line"], rel["line"])))
-    for topic, items in sorted(topic_episodes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        if len(items) >= 2:
-            first, last = items[0], items[-1]
-            text = f"{topic} came up in {len(items)} sessions ({first['day']} to {last['day']})"
-            lines.append(_line(PATTERNS, text, citation(last)))
-    return lines, problems
 
 
 LLM_PROMPT = (
@@ -232,15 +197,22 @@ def write_document(path: Path, tenant: Tenant, day: datetime, lines: Sequence[Li
         if not existing.startswith(MARKER):
             raise HumanFileError(f"{path} exists and was not written by dreaming (no marker line); left untouched")
     sections = parse_document(existing)
-    seen = {line_key(line) for lines_ in sections.values() for line in lines_}
+    seen = {line_identity(name, line): (name, i) for name, lines_ in sections.items() for i, line in enumerate(lines_)}
     added = secrets = 0
     for line in lines:
-        key = line_key(line.text)
-        if key and key not in seen:
-            seen.add(key)
-            sections.setdefault(line.section, []).append(line.render())
-            added += 1
-            secrets += line.secrets
+        key = line_identity(line.section, line.text)
+        if not key:
+            continue
+        if key in seen:
+            name, i = seen[key]
+            if name == PATTERNS and sections[name][i] != line.render():
+                sections[name][i] = line.render()  # the pattern's count and dates, restated
+            continue
+        sections.setdefault(line.section, []).append(line.render())
+        seen[key] = (line.section, len(sections[line.section]) - 1)
+        added += 1
+        secrets += line.secrets
+    sections = {name: _order(name, items) for name, items in sections.items()}
     text = render_document(tenant, day, sections, produced_by)
     if text != existing:
         path.parent.mkdir(parents=True, exist_ok=True)

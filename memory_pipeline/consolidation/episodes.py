@@ -62,7 +62,7 @@ def build_episode(
     turns, compactions, secrets = scrubbed_session(session)
     if not turns and not compactions:
         return None
-    summary = summarize_turns(turns, compactions)
+    summary = summarize_turns(turns, compactions, session.file.tenant.user_id)
     llm_error = None
     llm_model = None
     if llm is not None:

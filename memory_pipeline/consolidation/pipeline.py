@@ -18,11 +18,11 @@ from memory_pipeline.consolidation.dreaming import (
     MAX_EPISODES,
     DreamResult,
     HumanFileError,
-    collect_lines,
     dreaming_path,
     llm_lines,
     write_document,
 )
+from memory_pipeline.consolidation.dream_lines import collect_lines
 from memory_pipeline.consolidation.episodes import EpisodeDraft, attach_vectors, build_episode, scrubbed_session
 from memory_pipeline.consolidation.llm import LLMClient, LLMError
 from memory_pipeline.consolidation.sessions import Session, load_session, session_files, tenant_sessions
@@ -31,6 +31,7 @@ from memory_pipeline.embedding import Embedder
 from memory_pipeline.knowledge.graph import graph_rows, resolver
 from memory_pipeline.knowledge.relations import extract, load_nlp, utterances
 from memory_pipeline.knowledge.validity import recompute_validity
+from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.store.base import sql_in, stable_id
 from memory_pipeline.tenancy import Tenant
 
@@ -256,11 +257,20 @@ def dream(
     report.episodes = episodes
     ids = [e["id"] for e in episodes]
     relations = list(store.relation_rows(tenant.key, sql_in("source_episode", ids)).iter_rows(named=True))
-    names = {r["id"]: r["name"] for r in store.entity_rows(tenant.key).iter_rows(named=True)}
-    for rel in relations:  # show the entity's name ("Alice"), not the words of the turn ("alice")
+    entities = list(store.entity_rows(tenant.key).iter_rows(named=True))
+    names = {r["id"]: r["name"] for r in entities}
+    everything = list(store.relation_rows(tenant.key).iter_rows(named=True))
+    for rel in [*relations, *everything]:  # show the entity's name ("Alice"), not the words of the turn ("alice")
         rel["subject"] = names.get(rel["subject_id"], rel["subject"])
         rel["object"] = names.get(rel["object_id"], rel["object"]) if rel["object_id"] else rel["object"]
-    lines, report.problems = collect_lines(root, episodes, relations)
+    memories = GraphStore(store.base.uri, store.dim).memory_rows(
+        tenant.key, "memory_type IN ('preference', 'decision')"
+    )
+    lines, report.problems = collect_lines(
+        root, episodes, relations, user_name=tenant.user_id, memories=list(memories.iter_rows(named=True)),
+        all_relations=everything, all_episodes=list(store.episode_rows(tenant.key).iter_rows(named=True)),
+        entities=entities,
+    )
     if llm is not None:
         try:
             lines = llm_lines(llm, lines)

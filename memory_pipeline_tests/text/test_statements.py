@@ -1,0 +1,75 @@
+"""Proves: a conversation is read as statements that say who said what, about whom, in which turn,
+rewritten in the third person (pronouns, verb agreement, a dropped subject restored); salience
+from the parse puts a dated first-person event above greetings, compliments, questions, orders
+and "can't wait"; MMR keeps one of two restatements. Real spaCy: the behaviour is its parse."""
+
+from datetime import UTC, datetime
+
+from memory_pipeline.sources.transcripts import Turn
+from memory_pipeline.text.salience import select
+from memory_pipeline.text.statements import addressees, statements
+
+TS = datetime(2023, 1, 20, 16, 4, tzinfo=UTC)
+
+
+def turns(*pairs: tuple[str, str]) -> list[Turn]:
+    return [Turn(n + 1, role, text, TS, f"D1:{n + 1}") for n, (role, text) in enumerate(pairs)]
+
+
+def test_named_speakers_are_rewritten_in_the_third_person(nlp):
+    said = statements(turns(
+        ("Gina", "Hey Jon! Anything new?"),
+        ("Jon", "Lost my job as a banker. I love dancing and I'm starting my own dance studio. Started a new class yesterday with my friends."),
+        ("Gina", "Sorry about your job! I opened my store last week."),
+    ), "conv-1", nlp)
+    assert [(s.speaker, s.subject, s.text, s.turn_id) for s in said] == [
+        ("Gina", "Gina", "Hey Jon!", "D1:1"),
+        ("Gina", "Gina", "Anything new?", "D1:1"),
+        ("Jon", "Jon", "Lost Jon's job as a banker.", "D1:2"),  # tagged as an order: the name stands in "my"
+        ("Jon", "Jon", "Jon loves dancing and Jon is starting their own dance studio.", "D1:2"),
+        ("Jon", "Jon", "Jon started a new class yesterday with their friends.", "D1:2"),
+        ("Gina", "Gina", "Sorry about Jon's job!", "D1:3"),
+        ("Gina", "Gina", "Gina opened their store last week.", "D1:3"),
+    ]
+    assert [s.said for s in said][4] == "Started a new class yesterday with my friends."
+
+
+def test_user_and_assistant_turns():
+    assert addressees(["Carol", None, "Carol"], "Carol") == [None, "Carol", None]
+    assert addressees(["Jon", "Gina", "Jon"], "x") == ["Gina", "Jon", "Gina"]
+
+
+def test_the_user_role_is_the_tenant_user_and_the_assistant_speaks_to_them(nlp):
+    said = statements(turns(
+        ("user", "Remind me to call Jonah. I don't like long answers."),
+        ("assistant", "Noted, you prefer short answers."),
+    ), "carol", nlp)
+    assert [(s.speaker, s.subject, s.text) for s in said] == [
+        ("Carol", "Carol", "Remind Carol to call Jonah."),
+        ("Carol", "Carol", "Carol doesn't like long answers."),
+        (None, "Carol", "Noted, Carol prefers short answers."),
+    ]
+
+
+def test_salience_ranks_news_above_chatter(nlp):
+    said = statements(turns(
+        ("Gina", "Wow, that's awesome!"),
+        ("Jon", "I lost my job at the bank on Monday."),
+        ("Gina", "What are you going to do?"),
+        ("Jon", "Can't wait!"),
+        ("Gina", "Don't forget to stay positive."),
+        ("Jon", "I will open a dance studio in March."),
+    ), "conv-1", nlp)
+    ranked = [s.said for s in sorted(said, key=lambda s: -s.salience)]
+    assert ranked[:2] == ["I will open a dance studio in March.", "I lost my job at the bank on Monday."]
+    assert all(s.salience < 1.0 for s in said if s.said not in ranked[:2])
+
+
+def test_mmr_keeps_one_of_two_restatements(nlp):
+    said = statements(turns(
+        ("Jon", "I'm starting a dance studio in the city."),
+        ("Jon", "I am starting a dance studio in the city!"),
+        ("Jon", "My sister Anna moved to Rome in May."),
+    ), "conv-1", nlp)
+    kept = select(said, lambda s: s.salience, lambda s: s.features.terms, k=3)
+    assert sorted(s.turn_id for s in kept) in (["D1:1", "D1:3"], ["D1:2", "D1:3"])
