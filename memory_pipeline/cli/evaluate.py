@@ -48,8 +48,24 @@ def eval_consolidation_command(
     embedder: str = typer.Option("minilm", "--embedder", help="minilm (the real model) or hash (plumbing only)."),
     workdir: Path = typer.Option(None, "--workdir", help="Keep the staged workspace and tables here (default: a temp dir)."),
     scorer: Path = typer.Option(None, "--scorer", help="score_consolidation.py (default: beside the data folder)."),
+    as_json: bool = options.JSON,
 ) -> None:
     """Consolidate a LoCoMo-format set (episodes, graph, typed memories, dreaming) and score what it kept."""
     from memory_pipeline.eval.consolidation import run_consolidation_eval
 
-    print_json(run_consolidation_eval(data, out, embedder=embedder, workdir=workdir, scorer=scorer).to_dict())
+    report = run_consolidation_eval(data, out, embedder=embedder, workdir=workdir, scorer=scorer)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    scores = report.scores or {}
+    coverage = scores.get("coverage", {})
+    summary_table(
+        f"consolidation of {data} ({report.sessions} sessions, {len(report.conversations)} conversations)",
+        ("kind", "units", "coverage @0.6", "names its subject"),
+        [(kind, n, coverage.get(kind, {}).get("@0.6", ""), report.named_subject.get(kind, ""))
+         for kind, n in sorted(report.counts.items())] + [("all", sum(report.counts.values()), coverage.get("all", {}).get("@0.6", ""), "")],
+    )
+    if "summary_unigram_f1" in scores:
+        say(f"summary unigram F1 {scores['summary_unigram_f1']} (lead baseline {scores.get('summary_lead_baseline_f1')})")
+    say(f"relations per session {report.relations_per_session}; entities {len(report.entities)}")
+    say(f"units: {report.units} (scores: {out / 'scores.json'})" if report.scores else f"units: {report.units} (no scorer found)")

@@ -6,7 +6,8 @@ runs as its plain functions do for the assets: episodes, the knowledge graph, en
 typed memories from the transcripts, then dreaming over every episode. What it produced is written
 to ``OUT/units.jsonl``, one unit per line, ``{"conversation_id", "session", "kind", "text"}``
 (kinds: ``episode`` and ``summary`` from the episode summary, ``relation``, ``memory``, ``dream``),
-the format of the development set's scorer, which is then run on it when it is found.
+the format of the development set's scorer, which is then run on it when it and the gold files
+(``DATA/gold_observations.jsonl``, ``DATA/gold_session_summaries.jsonl``) are found.
 
 Beside the scorer's coverage and summary F1, the report counts relations per session, entities,
 and the share of typed memories and dreamed lines that name a speaker of their conversation.
@@ -178,7 +179,7 @@ def run_consolidation_eval(
             named = sum(1 for u in items if any(re.search(rf"\b{re.escape(p)}\b", u["text"]) for p in people[u["conversation_id"]]))
             report.named_subject[kind] = round(named / len(items), 3)
     scorer = scorer or data.parent / "score_consolidation.py"
-    if scorer.is_file():
+    if scorer.is_file() and (data / "gold_observations.jsonl").is_file():
         report.scores = run_scorer(scorer, data, path, out)
     (out / "summary.json").write_text(json.dumps(report.to_dict(), indent=2), encoding="utf-8")
     return report

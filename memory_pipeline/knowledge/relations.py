@@ -307,7 +307,10 @@ def _action_objects(verb) -> list[tuple[str, object]]:
     object ("competed in a festival"): later phrases are circumstances, not what was done."""
     direct = [c for c in verb.children if c.dep_ in ("dobj", "attr")]
     out = [("", c) for c in direct if c.pos_ in ("NOUN", "PROPN")]
-    for holder in [verb, *direct] if verb.lemma_.lower() == "work" else direct:
+    # "as" on the verb says the job only after "work" or with a job as the object ("lost my job
+    # as a banker"); elsewhere it says when or how ("loved reading as a kid").
+    job_verb = verb.lemma_.lower() == "work" or any(d.lower_ in _JOB for d in direct)
+    for holder in [verb, *direct] if job_verb else direct:
         for prep in (c for c in holder.children if c.dep_ == "prep" and c.lower_ == "as"):
             out += [("as", o) for o in prep.children if o.dep_ == "pobj" and o.pos_ == "NOUN"]
     if not direct:
@@ -336,7 +339,8 @@ def _likes(s: _Sentence, who: str, verb) -> Iterable[Fact]:
             yield s.fact(who, "PERSON", "likes", clean_name(named.text) if named is not None else _noun_phrase(obj),
                          "CONCEPT", "preference", 0.6)
     for gerund in (c for c in verb.children if c.dep_ == "xcomp" and c.tag_ == "VBG"):
-        words = _phrase_without_conjuncts(gerund).split()
+        cut = [c.i for c in gerund.children if c.dep_ in ("prep", "advcl", "cc", "conj", "punct") and c.i > gerund.i]
+        words = gerund.doc[gerund.i : min(cut, default=gerund.right_edge.i + 1)].text.split()
         if len(words) == 1 and gerund.lemma_.lower() in _LIGHT_VERBS:
             continue  # "I love doing": doing what is not said
         yield s.fact(who, "PERSON", "likes", " ".join(words[:6]), "CONCEPT", "preference", 0.6)
@@ -371,7 +375,7 @@ def _actions(s: _Sentence) -> Iterable[Fact]:
             thing = clean_name(named.text) if named is not None else _noun_phrase(obj)
             if not thing or s.entity(obj) is not None and prep in ("in", "at", "to"):
                 continue  # places and employers belong to the rules above
-            if prep == "as" and lemma != "work" and obj.head.head.dep_ == "dobj":
+            if prep == "as" and lemma != "work":
                 predicate = "worked_as" if verb.tag_ == "VBD" else "works_as"  # "lost my job as a banker"
             elif lemma == "work" and prep == "as" or lemma == "be" and prep == "" and obj.dep_ == "attr":
                 if lemma == "be" and (obj.pos_ == "PROPN" or any(c.dep_ == "det" and c.lower_ == "the" for c in obj.children)):
