@@ -6,6 +6,7 @@ as it is.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -219,6 +220,42 @@ def consolidate_section(r: dict) -> str:
     )
 
 
+def consolidation_quality_section(r: dict) -> str:
+    """What consolidation keeps of LoCoMo's dev conversations (``bench/consolidation_quality.py``)."""
+    summary, scores, labels = r["summary"], r["summary"]["scores"], r["labels"]
+    cov = {kind: v["@0.6"] for kind, v in scores["coverage"].items()}
+    f1, lead = scores["summary_unigram_f1"], scores["summary_lead_baseline_f1"]
+    named = summary["named_subject"]
+    rows = [
+        ["gold-fact coverage @0.6, all kinds", f"{cov['all']:.3f}", "≥ 0.45", _verdict(cov["all"] >= 0.45)],
+        ["gold-fact coverage @0.6, episodes", f"{cov['episode']:.3f}", "≥ 0.35", _verdict(cov["episode"] >= 0.35)],
+        ["summary unigram F1 (lead baseline)", f"{f1:.3f} ({lead:.3f})", "≥ 0.35 and baseline + 0.08",
+         _verdict(f1 >= 0.35 and f1 - lead >= 0.08)],
+        ["relations per session", f"{summary['relations_per_session']:.2f}", "≥ 2", _verdict(summary["relations_per_session"] >= 2)],
+        [f"relations correct (labelled sample, {labels['relations_labelled_still_produced']} still produced)",
+         f"{labels['relation_precision']:.2f}", "≥ 0.80", _verdict((labels["relation_precision"] or 0) >= 0.8)],
+        [f"junk entities ({len(labels['entities_junk'])} of {labels['entities']})", f"{labels['junk_entity_share']:.3f}",
+         "≤ 0.10", _verdict(labels["junk_entity_share"] <= 0.1)],
+        ["typed memories naming a speaker", f"{named.get('memory', 0):.3f} of {summary['counts'].get('memory', 0)}",
+         "1.0, and > 0", _verdict(named.get("memory") == 1.0 and summary["counts"].get("memory", 0) > 0)],
+        ["dreamed lines naming a speaker or the entity they are about", f"{named.get('dream', 0):.3f}", "1.0",
+         _verdict(named.get("dream") == 1.0)],
+    ]
+    if "locomo_recall" in r:
+        rec = r["locomo_recall"]
+        rows.append(["LoCoMo dev recall R@5 / MRR (R@1)", f"{rec['R@5']:.3f} / {rec['MRR']:.3f} ({rec['R@1']:.3f})",
+                     "≥ 0.791 / 0.631", _verdict(rec["R@5"] >= 0.791 and rec["MRR"] >= 0.631)])
+    units = ", ".join(f"{kind} {n}" for kind, n in sorted(summary["counts"].items()))
+    coverage = ", ".join(f"{kind} {v:.3f}" for kind, v in sorted(cov.items()))
+    load = f"{r['load_average_at_start'][0]:.1f} → {r['load_average_at_end'][0]:.1f}"
+    return (
+        f"`{r['command']}` ({r['finished']}, {r['seconds'] / 60:.1f} min, 1-min load {load}; the scorer is "
+        "`../shared/eval/score_consolidation.py`, the labels `bench/consolidation_labels.json`)\n\n"
+        + _table(["figure", "measured", "target", ""], rows)
+        + f"\n\nUnits over {summary['sessions']} sessions: {units}. Coverage @0.6 per kind: {coverage}.\n"
+    )
+
+
 def write_readme(results: dict, info: dict, path: Path) -> None:
     notes = HERE / "notes.md"
     sections = [
@@ -232,6 +269,9 @@ def write_readme(results: dict, info: dict, path: Path) -> None:
         "## Machine\n", machine_section(info) + "\n",
         "## Targets\n", targets_section({k: v for k, v in results.items() if k in info["runs"]}, info) + "\n",
     ]
+    quality = HERE / "results" / "consolidation_quality.json"
+    if quality.exists():
+        sections += ["## Consolidation quality (LoCoMo dev)\n", consolidation_quality_section(json.loads(quality.read_text()))]
     if notes.exists():
         sections += [notes.read_text().strip() + "\n"]
     for name, title, section in (

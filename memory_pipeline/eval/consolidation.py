@@ -71,6 +71,16 @@ def speakers(data: Path, conversation: str) -> set[str]:
     return names
 
 
+def names_subject(unit: dict, people: set[str], entities: list[dict]) -> bool:
+    """Whether a unit names a speaker of its conversation; a recurring-pattern line may instead
+    open with the entity it is about ("Rome: came up in 2 sessions")."""
+    if any(re.search(rf"\b{re.escape(p)}\b", unit["text"]) for p in people):
+        return True
+    if unit["kind"] != "dream":
+        return False
+    return any(unit["text"].startswith(f"{e['name']}: ") for e in entities if e["conversation_id"] == unit["conversation_id"])
+
+
 def dream_units(path: Path) -> list[tuple[str, str]]:
     """(session, text) of every line of a dreaming document."""
     out = []
@@ -176,7 +186,7 @@ def run_consolidation_eval(
     for kind in ("memory", "dream", "relation"):
         items = [u for u in units if u["kind"] == kind]
         if items:
-            named = sum(1 for u in items if any(re.search(rf"\b{re.escape(p)}\b", u["text"]) for p in people[u["conversation_id"]]))
+            named = sum(1 for u in items if names_subject(u, people[u["conversation_id"]], entities))
             report.named_subject[kind] = round(named / len(items), 3)
     scorer = scorer or data.parent / "score_consolidation.py"
     if scorer.is_file() and (data / "gold_observations.jsonl").is_file():

@@ -178,6 +178,14 @@ def _agreeing_verbs(pronoun) -> set[int]:
     return out
 
 
+def _in_compound_word(tok) -> bool:
+    """"me-time", "you-know-what": a pronoun inside a hyphenated word is not a person."""
+    doc = tok.doc
+    after = tok.i + 1 < len(doc) and not tok.whitespace_ and doc[tok.i + 1].text == "-"
+    before = tok.i > 0 and doc[tok.i - 1].text == "-" and not doc[tok.i - 1].whitespace_
+    return after or before
+
+
 def third_person(sent, speaker: str | None, addressee: str | None) -> str:
     """The sentence with the speaker's and the listener's pronouns replaced by their names."""
     words = [t.text for t in sent]
@@ -199,7 +207,7 @@ def third_person(sent, speaker: str | None, addressee: str | None) -> str:
     for tok in sent:
         word = tok.lower_
         who = speaker if word in _FIRST else addressee if word in _SECOND else None
-        if who is None:
+        if who is None or _in_compound_word(tok):
             continue
         if word in ("i",) or (word == "you" and tok.dep_ in ("nsubj", "nsubjpass")):
             form = "subject"
