@@ -263,7 +263,7 @@ def dream(
     for rel in [*relations, *everything]:  # show the entity's name ("Alice"), not the words of the turn ("alice")
         rel["subject"] = names.get(rel["subject_id"], rel["subject"])
         rel["object"] = names.get(rel["object_id"], rel["object"]) if rel["object_id"] else rel["object"]
-    memories = GraphStore(store.base.uri, store.dim).memory_rows(
+    memories = GraphStore(store.uri, store.dim).memory_rows(
         tenant.key, "memory_type IN ('preference', 'decision')"
     )
     lines, report.problems = collect_lines(
