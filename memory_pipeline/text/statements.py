@@ -29,6 +29,8 @@ MAX_TURN_CHARS = 5000
 
 _CODE_BLOCK_RE = re.compile(r"```.*?(?:```|$)", re.S)
 _BRACKET_RE = re.compile(r"\[(?!REDACTED:)[^\]]{0,300}\]")  # a secret's placeholder stays: it says one was given
+_PLACEHOLDER_RE = re.compile(r"\[REDACTED:\w+\]")
+_HELD_RE = re.compile(r"\bREDACTED(\d+)\b")
 _FIRST = frozenset({"i", "me", "my", "mine", "myself"})
 _SECOND = frozenset({"you", "your", "yours", "yourself"})
 # Third-person forms of the verbs that do not take a plain "s".
@@ -90,6 +92,24 @@ def addressees(speakers: Sequence[str | None], user_name: str) -> list[str | Non
     return out
 
 
+def _hold_placeholders(text: str) -> tuple[str, list[str]]:
+    """The text with each secret's placeholder ("[REDACTED:github_token]") as one word the parser
+    keeps inside its sentence, and the placeholders to put back."""
+    found: list[str] = []
+
+    def hold(match: re.Match) -> str:
+        found.append(match.group(0))
+        return f"REDACTED{len(found) - 1}"
+
+    return _PLACEHOLDER_RE.sub(hold, text), found
+
+
+def _restore(text: str, placeholders: list[str]) -> str:
+    if not placeholders:
+        return text
+    return _HELD_RE.sub(lambda m: placeholders[int(m.group(1))] if int(m.group(1)) < len(placeholders) else m.group(0), text)
+
+
 def clean_text(text: str) -> str:
     """A turn's words without code blocks and bracketed attachments, on one line."""
     return " ".join(_BRACKET_RE.sub(" ", _CODE_BLOCK_RE.sub(" ", text[:MAX_TURN_CHARS])).split())
@@ -102,14 +122,15 @@ def statements(turns: Sequence, user_name: str, nlp=None) -> list[Statement]:
     spoken_to = addressees(speakers, display_name(user_name))
     known = {s for s in speakers if s} | {display_name(user_name)}
     out: list[Statement] = []
-    texts = [clean_text(t.content) for t in turns]
-    for turn, who, other, doc in zip(turns, speakers, spoken_to, nlp.pipe(texts, batch_size=64), strict=True):
+    held = [_hold_placeholders(clean_text(t.content)) for t in turns]
+    docs = nlp.pipe([text for text, _ in held], batch_size=64)
+    for turn, who, other, (_, secrets), doc in zip(turns, speakers, spoken_to, held, docs, strict=True):
         for sent in doc.sents:
-            said = sent.text.strip()
+            said = _restore(sent.text.strip(), secrets)
             if not any(ch.isalnum() for ch in said):
                 continue
             feats = features(sent, known, to_person=other is not None and who is not None)
-            text = third_person(sent, who, other)
+            text = _restore(third_person(sent, who, other), secrets)
             out.append(Statement(
                 who, subject_of(sent, who, other, known), text, said, turn.turn_id, turn.line, turn.ts, len(out),
                 salience(feats), feats,
