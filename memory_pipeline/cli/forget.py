@@ -51,6 +51,11 @@ def forget_tenant_command(
     say(f"  embedding_cache: {report.cache_rows_deleted} vector(s) no other tenant uses deleted")
     say(f"  files the pipeline wrote, deleted: {len(report.files_deleted)}")
     say(f"  partitions deleted: {len(report.partitions_deleted)}, runs deleted: {report.runs_deleted}")
+    say(
+        f"  runs shared with other tenants, kept for them: {report.runs_split} ({report.events_deleted} record(s) "
+        f"of the tenant deleted, {report.events_rewritten} record(s) of others stripped of shared text); "
+        f"compute logs deleted: {report.compute_logs_deleted} run(s)"
+    )
     if report.sources_left:
         console.print(
             f"[yellow]{len(report.sources_left)} workspace file(s) written by a person or agent remain "

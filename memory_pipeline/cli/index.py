@@ -6,7 +6,7 @@ import time
 
 from memory_pipeline.cli import options, runs
 from memory_pipeline.cli.app import app
-from memory_pipeline.cli.output import print_json, summary_table
+from memory_pipeline.cli.output import print_json, say, summary_table
 from memory_pipeline.cli.tenants import select_tenants
 
 
@@ -18,7 +18,9 @@ def ingest(
     as_json: bool = options.JSON,
 ) -> None:
     """Index tenants' notes and transcripts (chunk, embed, LanceDB) with the l0_index_job Dagster job."""
+    from memory_pipeline.config import get_settings
     from memory_pipeline.orchestration.runs import run_partitioned_jobs
+    from memory_pipeline.sources.workspace import tenant_folder_skips
 
     keys = select_tenants(agent, user, every)
     started = time.perf_counter()
@@ -26,10 +28,16 @@ def ingest(
         results = run_partitioned_jobs(runs.defs(), "l0_index_job", runs.instance(), keys, run_config=runs.run_config())
         bars.advance(len(results))
     summary = runs.summarize(results, keys, started)
+    # Folders that look like tenants but are not indexed (an invalid id, a name holding a secret).
+    summary["tenant_folders_skipped"] = [
+        {"path": path, "reason": reason} for path, reason in tenant_folder_skips(get_settings().root)
+    ]
     if as_json:
         print_json(summary)
     else:
         runs.print_summary("ingest", summary)
+        for skip in summary["tenant_folders_skipped"]:
+            say(f"skipped folder {skip['path']}: {skip['reason']}")
 
 
 @app.command("tenants")
