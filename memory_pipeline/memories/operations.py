@@ -45,7 +45,9 @@ class ReadOnlyError(PermissionError):
 def check_type(memory_type: str) -> str:
     value = (memory_type or "").strip().lower()
     if value not in MEMORY_TYPES:
-        raise MemoryOperationError(f"unknown memory_type {memory_type!r}: use one of {', '.join(MEMORY_TYPES)}")
+        # The value is echoed scrubbed: an error reaches logs and MCP clients.
+        shown = scrub_secrets(str(memory_type)[:100]).text
+        raise MemoryOperationError(f"unknown memory_type {shown!r}: use one of {', '.join(MEMORY_TYPES)}")
     return value
 
 

@@ -27,6 +27,7 @@ from memory_pipeline.memories.stats import graph_stats
 from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.recall.scope import is_read_only
 from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
+from memory_pipeline.text.scrub import scrub_secrets
 
 
 @dataclass
@@ -139,5 +140,6 @@ class MemoryService:
 
 def _mid(value: str) -> str:
     if not isinstance(value, str) or not value.startswith("m_") or len(value) != 26 or not value[2:].isalnum():
-        raise MemoryOperationError(f"memory_id {value!r} is not a memory id (m_ and 24 hex digits, as queries return)")
+        shown = scrub_secrets(str(value)[:100]).text  # an error reaches logs and MCP clients
+        raise MemoryOperationError(f"memory_id {shown!r} is not a memory id (m_ and 24 hex digits, as queries return)")
     return value
