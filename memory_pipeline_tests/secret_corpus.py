@@ -31,6 +31,7 @@ NEEDS_LABEL = frozenset({
     "json_secret", "mongodb_srv", "mysql_pwd", "pgpassword_export", "postgres_url", "prose_french",
     "prose_german", "prose_password", "prose_password_for", "redis_empty_user", "toml_token",
     "wifi_password", "x_api_key_header", "xml_element", "yaml_password", "pem_escaped_json",
+    "curl_user", "mysql_glued", "sshpass", "netrc",
 })
 
 
@@ -155,6 +156,11 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("square", (s := "sq0atp-" + g(22, URLSAFE),), f"square token {s}"),
         ("generic_random_token", (s := g(48),), f"the webhook signing token {s}"),
         ("x_api_key_header", (s := g(32, LOWER_HEX),), f"X-API-Key: {s}"),
+        ("curl_user", (s := pw(),), f"curl -u admin:{s} https://api.acme.io/v1/export"),
+        ("mysql_glued", (s := pw(),), f"mysqldump -h db.internal -u backup -p{s} crm > crm.sql"),
+        ("sshpass", (s := pw(),), f"sshpass -p '{s}' ssh deploy@10.0.4.12"),
+        ("netrc", (s := g(18),), f"machine api.acme.io login deploy password {s}"),
+        ("firebase", (s := f"AAAA{g(7, URLSAFE)}:APA91b{g(134, URLSAFE)}",), f"FCM server key {s}"),
     ]
     out = [Planted(name, secrets if isinstance(secrets, tuple) else (secrets,), line) for name, secrets, line in entries]
     assert len({p.name for p in out}) == len(out) >= 60

@@ -74,6 +74,7 @@ _VENDOR_PATTERNS: tuple[tuple[str, str], ...] = (
     ("twitter_token", r"A{20,}[A-Za-z0-9%]{30,}"),
     ("fly_token", r"fm\d_[A-Za-z0-9+/=_\-]{50,}"),
     ("openai_key", r"sk-(?:or-v1-|proj-|svcacct-|admin-)" r"[A-Za-z0-9_\-]{20,}"),
+    ("firebase_key", r"AAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}"),
 )
 VENDOR_RE = re.compile("|".join(f"(?P<v{i}>{pattern})" for i, (_, pattern) in enumerate(_VENDOR_PATTERNS)))
 VENDOR_KINDS = {f"v{i}": kind for i, (kind, _) in enumerate(_VENDOR_PATTERNS)}
@@ -162,6 +163,13 @@ FLAG_RE = re.compile(rf"(?<![\w-])--?(?i:{_CRED})(?:=|[ \t]+)(?P<q>[\"']?)(?P<va
 XML_RE = re.compile(
     r"<(?P<tag>[\w:.-]*(?i:password|passwd|secret|token|apikey|api_key|accesskey|privatekey)[\w:.-]*)>"
     r"[ \t]*(?P<value>[^<\s]{6,300})[ \t]*</(?P=tag)>"
+)
+# "curl -u user:pw", "--user user:pw", "mysql -pSecret", "sshpass -p pw", a .netrc line.
+USER_PASSWORD_RE = re.compile(
+    r"(?<![\w-])(?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']{1,64}:(?P<value>[^\s\"']{4,200})"
+    r"|\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n]{0,200}?[ \t]-p(?P<q>[\"']?)(?P<glued>[^\s\"']{4,200})"
+    r"|\bsshpass[ \t]+-p[ \t]*[\"']?(?P<sshpass>[^\s\"']{4,200})"
+    r"|\blogin[ \t]+\S{1,64}[ \t]+password[ \t]+(?P<netrc>\S{4,200})"
 )
 URL_TOKEN_RE = re.compile(r"://(?P<value>[^\s:/?#@\[\]\"'<>]{16,256})@(?=[\w\[])")
 
@@ -266,6 +274,16 @@ def apply_labelled(text: str, counts) -> str:
         text = XML_RE.sub(flag_or_xml, text)
     if "@" in text:
         text = URL_TOKEN_RE.sub(url_token, text)
+
+    def user_password(match: re.Match[str]) -> str:
+        group = _value_group(match, "value", "glued", "sshpass", "netrc")
+        value = match.group(group)
+        if is_template(value) or not (looks_like_password(value) or looks_random(value, 8)):
+            return match.group(0)
+        return _redact(match, group, "password", counts)
+
+    if "-u" in text or "--user" in text or "-p" in text or "password" in text:
+        text = USER_PASSWORD_RE.sub(user_password, text)
     return text
 
 
