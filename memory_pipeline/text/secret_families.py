@@ -156,6 +156,8 @@ PROSE_RE = re.compile(
     r"(?:(?P<q>[\"'`“‘«])(?P<quoted>[^\"'`”’»\n]{1,200})[\"'`”’»]|(?P<bare>[^\s\"'`”’»<>]{4,200}))"
 )
 PASSWORD_KEYWORD_RE = re.compile(_PASSWORD_WORDS, re.IGNORECASE)
+# "... user admin and password Adm1n2024": no verb, so the value must mix letters and digits.
+BARE_PASSWORD_RE = re.compile(r"(?<![\w:\-])(?i:password|passwort|passcode|passwd|pwd)[ \t]+(?P<value>[^\s\"'`]{8,200})")
 
 # --- Flags, XML elements and URL user information ------------------------------------------------
 _CRED = r"(?:[A-Za-z0-9]*[_-])?(?:password|passwd|pass|pwd|token|secret|api[_-]?key|apikey|auth[_-]?token)"
@@ -179,7 +181,10 @@ AWS_NEIGHBOURHOOD = 300  # characters either side of a key id where its secret i
 TOKEN_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/_\-.%])[A-Za-z0-9+/_\-.%]{32,512}={0,2}(?![A-Za-z0-9+/_\-=.%])")
 # A hash that names its algorithm cites content, it is not a credential (SRI, Docker digests).
 # Inline data ("data:image/png;base64,...") is content, not a credential either.
-_DIGEST_PREFIX_RE = re.compile(r"(?i:(?:sha\d{1,3}|md5|blake2b?|xxh\d*|sum)[-:=]\s*|;base64,)$")
+# A public key ("ssh-ed25519 AAAA...") is meant to be shared.
+_DIGEST_PREFIX_RE = re.compile(
+    r"(?i:(?:sha\d{1,3}|md5|blake2b?|xxh\d*|sum)[-:=]\s*|;base64,|(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+) )$"
+)
 _DIGEST_RUN_RE = re.compile(r"(?i:sha\d{1,3}|md5|blake2b?)-")
 MIN_TOKEN_ENTROPY = 4.2  # random base62 of 32+ characters: 4.5-5.0; identifiers and words: < 4
 
@@ -201,7 +206,7 @@ def random_token(text: str, start: int, end: int) -> bool:
     digits = sum(c.isdigit() for c in run)
     if digits < 2 or not any(c.isupper() for c in run) or not any(c.islower() for c in run):
         return False
-    if _DIGEST_RUN_RE.match(run) or _DIGEST_PREFIX_RE.search(text, max(0, start - 12), start):
+    if _DIGEST_RUN_RE.match(run) or _DIGEST_PREFIX_RE.search(text, max(0, start - 24), start):
         return False
     return entropy(run) >= MIN_TOKEN_ENTROPY
 
@@ -311,7 +316,17 @@ def apply_prose(text: str, counts) -> str:
         counts[kind] += 1
         return whole[:start] + placeholder(kind, whole[start:end]) + whole[end:]
 
-    return PROSE_RE.sub(substitute, text)
+    text = PROSE_RE.sub(substitute, text)
+
+    def bare(match: re.Match[str]) -> str:
+        value = match.group("value").rstrip(_TRAILING_PUNCTUATION)
+        if is_template(value) or not (any(c.isdigit() for c in value) and looks_random(value, 8)):
+            return match.group(0)
+        counts["password"] += 1
+        whole, start = match.group(0), match.start("value") - match.start(0)
+        return whole[:start] + placeholder("password", value) + whole[start + len(value) :]
+
+    return BARE_PASSWORD_RE.sub(bare, text)
 
 
 def apply_aws_pairs(text: str, counts) -> str:

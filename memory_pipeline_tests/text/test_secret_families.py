@@ -31,6 +31,8 @@ LOOKALIKES = [
     "Revoke the service account token: `lumen tokens revoke gitlab-ci nightly-job`.",
     "password = ${DB_PASSWORD} and --password=$PGPASS and <token>{{ vault_token }}</token>",
     "The meeting is at 10:30; my password was reset at 09:15 yesterday.",
+    "add ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx7Q2mK9vL4pN8sW3zT6yB1cH5dJ0fG2aE4uR8 me@host to authorized_keys",
+    "password 2FA enabled for all; the password reset flow v2 2024",
 ]
 
 
@@ -62,3 +64,9 @@ def test_all_formats_in_one_note_keep_its_lines():
 @pytest.mark.parametrize("text", LOOKALIKES)
 def test_lookalikes_are_left_alone(text):
     assert scrub_secrets(text) == ScrubResult(text, {})
+
+
+def test_a_password_named_without_a_verb_is_redacted_when_it_looks_chosen():
+    result = scrub_secrets("login with user admin and password Adm1nU5L7e, then restart")
+    assert result.text == "login with user admin and password [REDACTED:password], then restart"
+
