@@ -6,9 +6,11 @@ Every default is usable from a fresh clone: the workspace is ``data/agents`` and
 
 from __future__ import annotations
 
+from datetime import date
 from functools import lru_cache
+from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_INCLUDE = ("MEMORY.md", "memory.md", "memory/**/*.md", "sessions/*/*.jsonl")
@@ -93,6 +95,23 @@ class Settings(BaseSettings):
     prune_cron: str = Field(
         "0 */6 * * *", description="When expired episodes are pruned (cron, UTC)."
     )
+    automation: Literal["stopped", "running"] = Field(
+        "stopped", description="State of the sensors and schedules on an instance that has never "
+        "switched them: 'stopped' (turned on in the UI or with `dagster sensor start`) or 'running'.",
+    )
+    first_day: str = Field(
+        "2026-01-01", description="First day partition of consolidation (YYYY-MM-DD, UTC); sessions "
+        "completed earlier are noted and left out.",
+    )
+    flush_messages: int = Field(
+        50, ge=1, description="A live session is flushed each time this many more messages arrive."
+    )
+    flush_context_tokens: int = Field(
+        128_000, ge=1, description="The agent's context size in tokens, for the token threshold of flush."
+    )
+    flush_context_share: float = Field(
+        0.85, gt=0, le=1, description="A live session is also flushed past this share of the context size."
+    )
     teams: dict[str, str] = Field(
         default_factory=dict,
         description="Team member agent -> leader agent, as JSON; members read the leader's "
@@ -105,6 +124,14 @@ class Settings(BaseSettings):
     )
     llm_model: str | None = Field(None, description="The model name sent to that endpoint.")
     llm_api_key: SecretStr | None = Field(None, description="Its bearer token (never logged).")
+
+    @field_validator("first_day")
+    @classmethod
+    def _iso_day(cls, value: str) -> str:
+        try:
+            return date.fromisoformat(value).isoformat()
+        except ValueError:
+            raise ValueError(f"{value!r} is not a day as YYYY-MM-DD") from None
 
 
 @lru_cache(maxsize=1)

@@ -26,6 +26,7 @@ from memory_pipeline.consolidation.dreaming import THRESHOLD
 from memory_pipeline.consolidation.partitions import FIRST_DAY, consolidation_key
 from memory_pipeline.consolidation.sessions import SessionFile, as_session_files, load_session
 from memory_pipeline.consolidation.store import ConsolidationStore
+from memory_pipeline.orchestration.automation import sensor_status
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sensor_ticks import read_cursor, tagged_run_request, tick_result
 from memory_pipeline.sources.workspace import scan_workspace
@@ -101,7 +102,7 @@ def plan_consolidation(
 @dg.sensor(
     job=consolidation_job,
     minimum_interval_seconds=60,
-    default_status=dg.DefaultSensorStatus.RUNNING,
+    default_status=sensor_status(),
     description="Requests the consolidation partition (day, tenant) of every newly completed session.",
 )
 def consolidation_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:
@@ -159,7 +160,7 @@ def plan_dreaming(
 @dg.sensor(
     job=dreaming_job,
     minimum_interval_seconds=60,
-    default_status=dg.DefaultSensorStatus.RUNNING,
+    default_status=sensor_status(),
     description="Requests dreaming for a tenant with >= 5 unpromoted episodes, at most once per 10 minutes per tenant.",
 )
 def dreaming_sensor(

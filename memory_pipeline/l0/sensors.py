@@ -11,6 +11,7 @@ import time
 import dagster as dg
 
 from memory_pipeline.l0.assets import l0_index_job
+from memory_pipeline.orchestration.automation import sensor_status
 from memory_pipeline.orchestration.resources import WorkspaceResource
 from memory_pipeline.orchestration.sensor_ticks import read_cursor, tagged_run_request, tick_result
 from memory_pipeline.sources.workspace import scan_workspace, tenant_fingerprint
@@ -35,7 +36,7 @@ def plan_l0_runs(scan, cursor: dict[str, str]) -> tuple[list[dg.RunRequest], dic
 @dg.sensor(
     job=l0_index_job,
     minimum_interval_seconds=30,
-    default_status=dg.DefaultSensorStatus.RUNNING,
+    default_status=sensor_status(),
     description="Registers new tenants and requests an L0 index run for every tenant whose files changed.",
 )
 def workspace_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:

@@ -1,10 +1,12 @@
-"""Schedules built by ``utc_schedule``: the cron is read in UTC, the schedule is on from the
-daemon's start, and both maintenance schedules take their cron from the settings."""
+"""Schedules built by ``utc_schedule``: the cron is read in UTC, the schedule starts in the state
+``MEMORY_PIPELINE_AUTOMATION`` gives (stopped by default), and both maintenance schedules take
+their cron from the settings."""
 
 import dagster as dg
 
 from memory_pipeline.config import get_settings
 from memory_pipeline.consolidation.schedules import prune_episodes_job, prune_episodes_schedule
+from memory_pipeline.orchestration.automation import schedule_status
 from memory_pipeline.orchestration.cron import utc_schedule
 from memory_pipeline.l0.schedules import lancedb_optimize_job, lancedb_optimize_schedule
 
@@ -15,7 +17,7 @@ def test_utc_schedule_fields():
         "every_minute_schedule", "lancedb_optimize_job", "* * * * *"
     )
     assert schedule.execution_timezone == "UTC"
-    assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+    assert schedule.default_status == schedule_status()
     assert schedule.description == "Runs every minute."
 
 
@@ -31,4 +33,4 @@ def test_maintenance_schedules_follow_the_settings():
     assert prune_episodes_schedule.cron_schedule == settings.prune_cron
     for schedule in (lancedb_optimize_schedule, prune_episodes_schedule):
         assert schedule.execution_timezone == "UTC"
-        assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+        assert schedule.default_status == schedule_status()

@@ -26,6 +26,8 @@ STARTUP_TIMEOUT_S = 180
 
 SERVICE_ENV = {
     "MEMORY_PIPELINE_EMBEDDER": "minilm",
+    # The deployment turns automation on, as docs/deploy.md says (it starts stopped otherwise).
+    "MEMORY_PIPELINE_AUTOMATION": "running",
     # Maintenance schedules run every minute in the test instead of nightly / every 6 hours.
     "MEMORY_PIPELINE_OPTIMIZE_CRON": EVERY_MINUTE,
     "MEMORY_PIPELINE_PRUNE_CRON": EVERY_MINUTE,
@@ -93,7 +95,7 @@ def set_pool_limits(service) -> dict[str, int]:
     a pool to run at once in two runs race to create its row and one run fails (dagster 1.13 on
     PostgreSQL, dagster-io/dagster#33552).
     """
-    default = yaml.safe_load((REPO / "dagster.yaml").read_text())["concurrency"]["pools"]["default_limit"]
+    default = yaml.safe_load((REPO / "deploy" / "dagster.yaml").read_text())["concurrency"]["pools"]["default_limit"]
     selector = {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY}
     repo = service.graphql(POOLS_QUERY, {"selector": selector})["repositoryOrError"]
     pools = sorted({pool for used in repo["usedSolids"] for pool in used["definition"]["pools"]})
@@ -105,7 +107,7 @@ def set_pool_limits(service) -> dict[str, int]:
 
 @pytest.fixture(scope="session")
 def dagster_service(pg_database, tmp_path_factory):
-    """Code server, daemon and webserver on the production dagster.yaml, with the code loaded."""
+    """Code server, daemon and webserver on the production deploy/dagster.yaml, with the code loaded."""
     db_name, pg_user = pg_database
     service = start_service(tmp_path_factory.mktemp("dagster_service"), db_name, pg_user, SERVICE_ENV)
     try:

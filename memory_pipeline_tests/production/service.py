@@ -202,9 +202,9 @@ class DagsterService:
 
 
 def write_home(home: Path, code_port: int) -> None:
-    """DAGSTER_HOME: the production dagster.yaml as it is, and a workspace naming the code server."""
+    """DAGSTER_HOME: the production deploy/dagster.yaml as it is, and a workspace naming the code server."""
     home.mkdir(parents=True, exist_ok=True)
-    shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
+    shutil.copy(REPO / "deploy" / "dagster.yaml", home / "dagster.yaml")
     (home / "workspace.yaml").write_text(
         "load_from:\n"
         "  - grpc_server:\n"

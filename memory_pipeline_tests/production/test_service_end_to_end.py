@@ -1,6 +1,6 @@
 """Dagster as operators run it: PostgreSQL storage, the daemon and the webserver as processes.
 
-Proves, on the production dagster.yaml against a fresh PostgreSQL database: the daemon's sensor
+Proves, on the production deploy/dagster.yaml against a fresh PostgreSQL database: the daemon's sensor
 indexes new Markdown files and a completed session dropped into the workspace (with the real
 embedding model); consolidation follows a completed session when its assets are defined; a
 backfill of the L0 index over every tenant, launched through the webserver's GraphQL API as the

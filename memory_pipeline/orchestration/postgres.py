@@ -1,0 +1,62 @@
+"""The production instance's storage: PostgreSQL, its connection read from ``DAGSTER_PG_*``.
+
+``deploy/dagster.yaml`` names this class instead of dagster-postgres' own, only to check the
+environment first: with the stock class every unset variable is one paragraph of stack trace;
+here an unset one is a single line naming it. The storage itself is dagster-postgres'
+``DagsterPostgresStorage``, configured exactly as its documentation shows, so the runs it
+launches and the services it starts see an ordinary PostgreSQL instance.
+"""
+
+from __future__ import annotations
+
+import os
+
+import yaml
+from dagster._serdes import ConfigurableClassData
+from dagster_postgres import DagsterPostgresStorage
+from dagster_postgres.utils import get_conn_string
+
+REQUIRED = {"hostname": "DAGSTER_PG_HOST", "username": "DAGSTER_PG_USER", "db_name": "DAGSTER_PG_DB"}
+OPTIONAL = {"port": "DAGSTER_PG_PORT", "password": "DAGSTER_PG_PASSWORD"}  # 5432, no password (trust)
+# dagster-postgres installs psycopg2; SQLAlchemy 2.1 would otherwise pick psycopg 3.
+SCHEME = "postgresql+psycopg2"
+
+
+class PostgresSettingMissing(SystemExit):
+    """Ends the command with one line instead of a stack trace: the fix is in the environment."""
+
+
+def missing_settings(environ: dict[str, str] | os._Environ = os.environ) -> list[str]:
+    return [name for name in REQUIRED.values() if not environ.get(name)]
+
+
+def postgres_config(environ: dict[str, str] | os._Environ = os.environ) -> dict:
+    """dagster-postgres' ``postgres_db`` configuration, every value read from its variable."""
+    fields = {**REQUIRED, **{key: name for key, name in OPTIONAL.items() if environ.get(name)}}
+    return {"postgres_db": {key: {"env": name} for key, name in fields.items()} | {"scheme": SCHEME}}
+
+
+class PostgresStorageFromEnvironment(DagsterPostgresStorage):
+    """Checks ``DAGSTER_PG_HOST``, ``_USER`` and ``_DB`` (``_PORT``, ``_PASSWORD`` optional), then
+    opens dagster-postgres' storage on them (Dagster loads only ``DagsterStorage`` subclasses here;
+    the object it gets is the stock class)."""
+
+    @classmethod
+    def config_type(cls) -> dict:
+        return {}
+
+    @classmethod
+    def from_config_value(cls, inst_data: ConfigurableClassData | None, config_value: dict) -> DagsterPostgresStorage:
+        missing = missing_settings()
+        if missing:
+            raise PostgresSettingMissing(
+                f"error: {', '.join(missing)} not set: the PostgreSQL instance (deploy/dagster.yaml) reads its "
+                "connection from DAGSTER_PG_HOST, DAGSTER_PG_PORT, DAGSTER_PG_USER, DAGSTER_PG_PASSWORD and "
+                "DAGSTER_PG_DB; unset DAGSTER_HOME to use the local SQLite instance (see docs/deploy.md)"
+            )
+        config = postgres_config()
+        values = {key: os.environ[ref["env"]] for key, ref in config["postgres_db"].items() if key != "scheme"}
+        # The event, run and schedule storages of a run worker are rebuilt from this data: the
+        # stock class with variable references, as if dagster.yaml had named it directly.
+        stock = ConfigurableClassData("dagster_postgres", "DagsterPostgresStorage", yaml.safe_dump(config))
+        return DagsterPostgresStorage(postgres_url=get_conn_string(**values, scheme=SCHEME), inst_data=stock)
