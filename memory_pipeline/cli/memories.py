@@ -49,7 +49,7 @@ def ingest_command(
     user: list[str] = options.USERS,
     every: bool = options.ALL,
     source_kind: str = typer.Option("all", "--input", help="What to extract from: markdown, transcript or all."),
-    max_age: int = typer.Option(None, "--max-age", min=1, help="Only what was said or written in the last DAYS days."),
+    max_age: int = typer.Option(None, "--max-age", min=1, help="Read only what was written in the last DAYS days; older memories are kept."),
     as_json: bool = options.JSON,
 ) -> None:
     """Extract typed memories with the graph_ingest_job Dagster job (incremental by content hash)."""

@@ -149,7 +149,10 @@ def markdown_passages(text: str, path: str, tz: ZoneInfo, written_at: datetime) 
     """Bullets and paragraphs of a Markdown note, each with its heading and line."""
     match = _DATED_NOTE_RE.search(path)
     if match:
-        day = datetime.fromisoformat(match.group(1)).date()
+        try:
+            day = datetime.fromisoformat(match.group(1)).date()
+        except ValueError:
+            raise ValueError(f"{match.group(1)} is not a date (a dated note is memory/YYYY-MM-DD.md)") from None
         said_at = datetime.combine(day, time(12), tzinfo=tz)
         dated = True
     else:

@@ -4,6 +4,11 @@ A manifest (``memory_sources``) records each file's content hash and the memorie
 An unchanged file is skipped; a changed file's memories are replaced by what it yields now; a
 deleted file's memories go. Memories stored through a tool (source ``live``) are never touched,
 and memories that were forgotten or skipped are not stored again.
+
+A file that cannot be read or parsed (a note named ``memory/2026-13-45.md``) is skipped with its
+reason and the others go on. ``max_age_days`` limits what is read, never what is kept: files not
+written in that window are not read, passages older than it are not extracted, and the memories
+they gave earlier stay.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ class IngestReport:
     files_extracted: int = 0
     files_unchanged: int = 0
     files_removed: int = 0
+    files_older: int = 0
     memories_written: int = 0
     memories_removed: int = 0
     blocked: int = 0
@@ -77,6 +83,9 @@ def ingest_tenant(
 
     todo: list[tuple[str, str, list]] = []  # (path, hash, passages)
     for f in files:
+        if cutoff is not None and datetime.fromtimestamp(f.mtime_ns / 1e9, tz=UTC) < cutoff:
+            report.files_older += 1  # outside the window: not read, and what it gave is kept
+            continue
         read = read_text_file(root / f.path, max_file_bytes, scrub=False)  # only hashed if unchanged
         if read.text is None:
             report.skipped.append((f.path, read.reason or "unreadable"))
@@ -85,16 +94,12 @@ def ingest_tenant(
         if known and known["content_hash"] == read.content_hash and known.get("options") == options:
             report.files_unchanged += 1
             continue
-        # Secrets are scrubbed before extraction, as everywhere else: a memory must never hold one.
-        if f.kind == KIND_SESSIONS:
-            transcript = parse_transcript(read.text)  # scrubs every field it hands on
-            report.secrets_redacted += sum(transcript.secrets.values())
-            passages = transcript_passages(list(transcript.turns), f.path, tenant.user_id)
-        else:
-            written = datetime.fromtimestamp(f.mtime_ns / 1e9, tz=UTC)
-            scrubbed = scrub_secrets(read.text)  # keeps every line where it was
-            report.secrets_redacted += sum(scrubbed.counts.values())
-            passages = markdown_passages(scrubbed.text, f.path, tz, written)
+        try:
+            passages, redacted = _passages(f, read.text, tz, tenant.user_id)
+        except ValueError as exc:  # a bad file is skipped with its reason; the others go on
+            report.skipped.append((f.path, str(exc)))
+            continue
+        report.secrets_redacted += redacted
         if cutoff is not None:
             passages = [p for p in passages if p.said_at >= cutoff or not p.dated]
         todo.append((f.path, read.content_hash, passages))
@@ -131,6 +136,15 @@ def ingest_tenant(
     old_ids = {i for p in [*redone, *gone_paths] if p in manifest for i in (manifest[p]["memory_ids"] or [])}
     still = {i for p, m in manifest.items() if p not in redone and p not in gone_paths for i in (m["memory_ids"] or [])}
     stale = sorted(old_ids - set(rows) - still)
+    kept_older: dict[str, set[str]] = {}
+    if cutoff is not None and stale:
+        # Passages before the window were not read again: what they gave stays, and the file's
+        # manifest keeps naming it.
+        old = graph.store.memory_rows(tenant.key, sql_in("id", stale))
+        older = {r["id"] for r in old.iter_rows(named=True) if r["occurred_at"] is not None and r["occurred_at"] < cutoff}
+        for p in redone:
+            kept_older[p] = {i for i in (manifest.get(p, {}).get("memory_ids") or []) if i in older}
+        stale = sorted(set(stale) - older)
 
     known_ids: set[str] = set()
     if rows:
@@ -147,6 +161,8 @@ def ingest_tenant(
         live = graph.store.memory_rows(tenant.key, f"{sql_in('id', stale)} AND source = 'live'")
         stale = sorted(set(stale) - set(live["id"].to_list() if live.height else []))
         graph.store.delete_memories(tenant.key, stale)
+    for row in manifest_rows:
+        row["memory_ids"] = sorted(set(row["memory_ids"]) | kept_older.get(row["path"], set()))
     graph.store.upsert_manifest(manifest_rows)
     graph.store.delete_manifest(tenant.key, gone_paths)
     graph.store.ensure_fts_index()
@@ -173,6 +189,17 @@ def ingest_tenant(
         for r in list(rows.values())[:8]
     ]
     return report
+
+
+def _passages(f, text: str, tz, user_id: str) -> tuple[list, int]:
+    """The file's passages, its secrets scrubbed first (a memory must never hold one), and how
+    many were redacted; ValueError for a file that cannot be read as what its name says."""
+    if f.kind == KIND_SESSIONS:
+        transcript = parse_transcript(text)  # scrubs every field it hands on
+        return transcript_passages(list(transcript.turns), f.path, user_id), sum(transcript.secrets.values())
+    written = datetime.fromtimestamp(f.mtime_ns / 1e9, tz=UTC)
+    scrubbed = scrub_secrets(text)  # keeps every line where it was
+    return markdown_passages(scrubbed.text, f.path, tz, written), sum(scrubbed.counts.values())
 
 
 def _kind_of(path: str) -> str:

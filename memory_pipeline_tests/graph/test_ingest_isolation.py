@@ -1,0 +1,53 @@
+"""Proves: typed-memory extraction isolates a bad file, and ``max_age_days`` limits what is read,
+never what is kept.
+
+A note named ``memory/2026-13-45.md`` is skipped with its reason while the tenant's other files
+are extracted. A later run limited to the last days reads only what was written in that window
+and keeps every memory that older files and older passages gave.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+
+from memory_pipeline.embedding import make_embedder
+from memory_pipeline.graph.ingest import ingest_tenant
+from memory_pipeline.graph.operations import MemoryGraph
+from memory_pipeline.tenancy import Tenant
+
+CAROL = Tenant("research-assistant", "carol")
+
+
+def test_a_badly_named_note_is_skipped_and_the_rest_extracted(sample_root, lance_uri):
+    notes = sample_root / "research-assistant" / "users" / "carol" / "memory"
+    (notes / "2026-13-45.md").write_text("- I prefer tea over coffee in the mornings with Dana.\n")
+    graph = MemoryGraph.open(lance_uri, make_embedder("hash"))
+    report = ingest_tenant(graph, sample_root, CAROL)
+    assert report.skipped == [(
+        "research-assistant/users/carol/memory/2026-13-45.md",
+        "2026-13-45 is not a date (a dated note is memory/YYYY-MM-DD.md)",
+    )]
+    assert report.files_extracted == report.files_seen - 1 == 5
+    assert report.memories_written > 10
+
+
+def test_max_age_reads_the_window_and_keeps_older_memories(sample_root, lance_uri):
+    graph = MemoryGraph.open(lance_uri, make_embedder("hash"))
+    now = datetime(2026, 11, 22, tzinfo=UTC)
+    full = ingest_tenant(graph, sample_root, CAROL, now=now)
+    before = set(graph.store.memory_rows(CAROL.key)["id"].to_list())
+    assert full.memories_written == len(before) > 10
+    # Every file but one was written long ago; the recent one is re-read with a 12-day window.
+    old = (now - timedelta(days=60)).timestamp()
+    files = [p for p in (sample_root / "research-assistant").rglob("*") if p.is_file() and "carol" in p.as_posix()]
+    assert files
+    for path in files:
+        os.utime(path, (old, old))
+    recent = sample_root / "research-assistant" / "users" / "carol" / "memory" / "2026-11-10.md"
+    recent.write_text(recent.read_text() + "\n- We decided to move the weekly review to Thursday.\n")
+    windowed = ingest_tenant(graph, sample_root, CAROL, max_age_days=12, now=now)
+    assert (windowed.files_older, windowed.files_extracted) == (len(files) - 1, 1)
+    after = set(graph.store.memory_rows(CAROL.key)["id"].to_list())
+    assert before <= after, "a limited run forgot memories it did not read"
+    assert windowed.memories_removed == 0
