@@ -14,7 +14,7 @@ from typing import Any
 import dagster as dg
 
 from memory_pipeline.consolidation.llm import LLMClient
-from memory_pipeline.consolidation.partitions import DAY, TENANT, consolidation_partitions
+from memory_pipeline.consolidation.partitions import DAY, TENANT, consolidation_partitions, session_tenant_partitions
 from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities, dream
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.orchestration.partitions import tenant_partitions
@@ -226,7 +226,7 @@ def entity_dedup(
 
 
 @dg.asset(
-    partitions_def=tenant_partitions,
+    partitions_def=session_tenant_partitions,
     backfill_policy=dg.BackfillPolicy.single_run(),
     group_name=GROUP,
     pool=CONSOLIDATION_WRITE_POOL,
@@ -293,6 +293,6 @@ consolidation_job = dg.define_asset_job(
 dreaming_job = dg.define_asset_job(
     "dreaming_job",
     selection=dg.AssetSelection.assets(dreaming),
-    partitions_def=tenant_partitions,
+    partitions_def=session_tenant_partitions,
     description="Promote a tenant's oldest unpromoted episodes into its dreaming Markdown file.",
 )

@@ -9,7 +9,7 @@ from pathlib import Path
 import dagster as dg
 
 from memory_pipeline.consolidation.dreaming import THRESHOLD
-from memory_pipeline.consolidation.partitions import consolidation_key
+from memory_pipeline.consolidation.partitions import SESSION_TENANTS_PARTITION, consolidation_key
 from memory_pipeline.consolidation.sensors import plan_consolidation
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.orchestration.runs import register_tenants
@@ -28,7 +28,7 @@ def run_consolidation(
     run_config: dict | None = None,
 ) -> list[dg.ExecuteInProcessResult]:
     """One consolidation run per (day, tenant), in day order (the graph's history builds up in order)."""
-    register_tenants(instance, sorted({tenant for _, tenant in partitions}))
+    register_tenants(instance, sorted({tenant for _, tenant in partitions}), SESSION_TENANTS_PARTITION)
     job = defs.resolve_job_def("consolidation_job")
     return [
         job.execute_in_process(
@@ -46,7 +46,7 @@ def tenants_to_dream(lancedb_uri: str, dim: int, threshold: int = THRESHOLD) -> 
 def run_dreaming(
     defs: dg.Definitions, instance: dg.DagsterInstance, tenants: Sequence[str], run_config: dict | None = None
 ) -> list[dg.ExecuteInProcessResult]:
-    register_tenants(instance, list(tenants))
+    register_tenants(instance, list(tenants), SESSION_TENANTS_PARTITION)
     job = defs.resolve_job_def("dreaming_job")
     return [
         job.execute_in_process(instance=instance, partition_key=t, run_config=run_config, raise_on_error=True)

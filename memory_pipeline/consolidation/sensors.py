@@ -23,7 +23,7 @@ import dagster as dg
 
 from memory_pipeline.consolidation.assets import consolidation_job, dreaming_job
 from memory_pipeline.consolidation.dreaming import THRESHOLD
-from memory_pipeline.consolidation.partitions import FIRST_DAY, consolidation_key
+from memory_pipeline.consolidation.partitions import FIRST_DAY, consolidation_key, session_tenant_partitions
 from memory_pipeline.consolidation.sessions import SessionFile, as_session_files, load_session
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.orchestration.automation import sensor_status
@@ -128,13 +128,21 @@ def consolidation_sensor(context: dg.SensorEvaluationContext, workspace: Workspa
         )
     tracked = len(new_cursor["sessions"])
     context.log.info(f"checked {tracked} transcripts in {time.perf_counter() - started:.2f}s")
+    # Only tenants with transcripts are consolidation partitions (paths are <agent>/sessions/<user>/...).
+    with_sessions = {tenant for _, tenant in due} | {_tenant_of(path) for path in new_cursor["sessions"]}
     return tick_result(
         context,
         requests,
         new_cursor,
         skip_reason=f"no newly completed session among {tracked} transcripts",
-        tenants={tenant for _, tenant in due},
+        tenants=with_sessions,
+        partitions=session_tenant_partitions,
     )
+
+
+def _tenant_of(path: str) -> str:
+    agent, _, user = path.split("/")[:3]
+    return Tenant(agent, user).key
 
 
 def plan_dreaming(
@@ -176,4 +184,6 @@ def dreaming_sensor(
         for tenant in due
     ]
     reason = "; ".join(f"{t}: {why}" for t, why in waiting.items()) or "no unpromoted episodes"
-    return tick_result(context, requests, new_cursor, skip_reason=reason[:1000], tenants=due)
+    return tick_result(
+        context, requests, new_cursor, skip_reason=reason[:1000], tenants=due, partitions=session_tenant_partitions
+    )

@@ -32,12 +32,13 @@ def local_instance(home: str | Path | None = None) -> dg.DagsterInstance:
     return dg.DagsterInstance.get()
 
 
-def register_tenants(instance: dg.DagsterInstance, keys: Sequence[str]) -> list[str]:
-    """Add partitions for tenants the instance does not know yet; returns the new keys."""
-    known = set(instance.get_dynamic_partitions(TENANTS_PARTITION))
+def register_tenants(instance: dg.DagsterInstance, keys: Sequence[str], partitions: str = TENANTS_PARTITION) -> list[str]:
+    """Add partitions (of ``partitions``, the tenants by default) for tenants the instance does
+    not know yet; returns the new keys."""
+    known = set(instance.get_dynamic_partitions(partitions))
     new = [k for k in keys if k not in known]
     if new:
-        instance.add_dynamic_partitions(TENANTS_PARTITION, new)
+        instance.add_dynamic_partitions(partitions, new)
     return new
 
 

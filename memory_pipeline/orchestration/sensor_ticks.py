@@ -43,14 +43,17 @@ def tick_result(
     cursor: dict,
     skip_reason: str,
     tenants: Iterable[str] = (),
+    partitions: dg.DynamicPartitionsDefinition = tenant_partitions,
 ) -> dg.SensorResult:
-    """The tick's answer: its run requests, the new cursor, a partition for each of ``tenants``
-    not registered yet, and ``skip_reason`` when it requests nothing."""
+    """The tick's answer: its run requests, the new cursor, a partition of ``partitions`` (the
+    tenants, by default) for each of ``tenants`` not registered yet, and ``skip_reason`` when it
+    requests nothing."""
     tenants = set(tenants)
-    new_tenants = sorted(tenants - set(context.instance.get_dynamic_partitions(TENANTS_PARTITION))) if tenants else []
+    name = partitions.name or TENANTS_PARTITION
+    new_tenants = sorted(tenants - set(context.instance.get_dynamic_partitions(name))) if tenants else []
     return dg.SensorResult(
         run_requests=run_requests,
-        dynamic_partitions_requests=[tenant_partitions.build_add_request(new_tenants)] if new_tenants else [],
+        dynamic_partitions_requests=[partitions.build_add_request(new_tenants)] if new_tenants else [],
         cursor=write_cursor(cursor),
         skip_reason=None if run_requests else skip_reason,
     )

@@ -9,7 +9,7 @@ from datetime import datetime
 import dagster as dg
 
 from memory_pipeline.consolidation.assets import consolidation_assets, dreaming
-from memory_pipeline.consolidation.partitions import consolidation_key
+from memory_pipeline.consolidation.partitions import SESSION_TENANTS_PARTITION, consolidation_key
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.embedding import EMBEDDER_IDENTITY
 
@@ -36,17 +36,17 @@ def say(role: str, content: str, ts: str, turn_id: str | None = None) -> dict:
 
 
 def consolidate(instance, resources, day: str, tenant: str = ALICE, assets=None) -> dg.ExecuteInProcessResult:
-    known = instance.get_dynamic_partitions("tenants")
+    known = instance.get_dynamic_partitions(SESSION_TENANTS_PARTITION)
     if tenant not in known:
-        instance.add_dynamic_partitions("tenants", [tenant])
+        instance.add_dynamic_partitions(SESSION_TENANTS_PARTITION, [tenant])
     return dg.materialize(
         assets or consolidation_assets, instance=instance, resources=resources, partition_key=consolidation_key(day, tenant)
     )
 
 
 def run_dreaming(instance, resources, tenant: str = ALICE) -> dg.ExecuteInProcessResult:
-    if tenant not in instance.get_dynamic_partitions("tenants"):
-        instance.add_dynamic_partitions("tenants", [tenant])
+    if tenant not in instance.get_dynamic_partitions(SESSION_TENANTS_PARTITION):
+        instance.add_dynamic_partitions(SESSION_TENANTS_PARTITION, [tenant])
     return dg.materialize([dreaming], instance=instance, resources=resources, partition_key=tenant)
 
 

@@ -92,7 +92,7 @@ def test_at_most_ten_oldest_episodes_per_run(root, lance_uri, instance):
 
     from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG
 
-    instance.add_dynamic_partitions("tenants", ["bot~ann"])
+    instance.add_dynamic_partitions("session_tenants", ["bot~ann"])
     job = dg.Definitions(
         assets=[episodic_summaries],
         jobs=[dg.define_asset_job("b", selection=[episodic_summaries], partitions_def=episodic_summaries.partitions_def)],

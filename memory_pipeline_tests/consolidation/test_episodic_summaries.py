@@ -9,6 +9,7 @@ import polars as pl
 
 from memory_pipeline.consolidation.assets import episodic_summaries
 from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG
+from memory_pipeline.consolidation.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline_tests.conftest import make_resources, write
 from memory_pipeline_tests.consolidation.conftest import (
     ALICE,
@@ -62,7 +63,7 @@ def test_rematerializing_a_day_changes_nothing(sample_root, lance_uri, instance)
 
 def test_backfill_over_a_range_of_days_in_one_run(sample_root, lance_uri, instance):
     res = make_resources(sample_root, lance_uri)
-    instance.add_dynamic_partitions("tenants", [ALICE])
+    instance.add_dynamic_partitions(SESSION_TENANTS_PARTITION, [ALICE])
     job = dg.Definitions(assets=[episodic_summaries], jobs=[dg.define_asset_job(
         "backfill", selection=[episodic_summaries], partitions_def=episodic_summaries.partitions_def)], resources=res).resolve_job_def("backfill")
     result = job.execute_in_process(

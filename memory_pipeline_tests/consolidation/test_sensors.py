@@ -35,6 +35,8 @@ def test_completed_sessions_requested_once_per_day_and_tenant(sample_root, insta
     requested = {partition(r) for r in first.run_requests}
     assert {(day, ALICE) for day in ALICE_DAYS} <= requested
     assert len(requested) == 11  # every sample session completed on a day of its own
+    # Only tenants with transcripts become consolidation partitions: no "<agent>~_global".
+    assert first.dynamic_partitions_requests[0].partitions_def_name == "session_tenants"
     assert set(first.dynamic_partitions_requests[0].partition_keys) == {
         "support-bot~alice", "support-bot~bob", "research-assistant~alice", "research-assistant~carol"
     }
