@@ -13,9 +13,11 @@ from typing import Any
 
 import dagster as dg
 
+from memory_pipeline.consolidation.flush import HEADINGS, flush_session
 from memory_pipeline.consolidation.llm import LLMClient
 from memory_pipeline.consolidation.partitions import DAY, TENANT, consolidation_partitions, session_tenant_partitions
 from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities, dream
+from memory_pipeline.consolidation.sessions import session_files
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.orchestration.partitions import tenant_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
@@ -295,4 +297,72 @@ dreaming_job = dg.define_asset_job(
     selection=dg.AssetSelection.assets(dreaming),
     partitions_def=session_tenant_partitions,
     description="Promote a tenant's oldest unpromoted episodes into its dreaming Markdown file.",
+)
+
+
+class FlushWindow(dg.Config):
+    """Turns ``start:end`` of one transcript (relative to the workspace root); ``end`` None: to the last."""
+
+    path: str
+    start: int = 0
+    end: int | None = None
+
+
+class FlushConfig(dg.Config):
+    """The windows the flush sensor found past a threshold; none (a run launched by hand): every
+    transcript of the tenant, whole (a flush never appends a line twice)."""
+
+    sessions: list[FlushWindow] = []
+
+
+@dg.asset(
+    partitions_def=session_tenant_partitions,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    group_name=GROUP,
+    kinds={"python", "markdown"},
+)
+def compaction_flush(context: dg.AssetExecutionContext, config: FlushConfig, workspace: WorkspaceResource) -> dg.MaterializeResult:
+    """Key facts, preferences, decisions and action items of long live sessions, appended to ``memory/YYYY-MM-DD.md``."""
+    started = time.perf_counter()
+    now = datetime.now(UTC)
+    added: Counter = Counter()
+    rows, problems = [], []
+    duplicates = secrets = 0
+    for key in context.partition_keys:
+        tenant = Tenant.from_key(key)
+        windows = [w for w in config.sessions if w.path.startswith(f"{tenant.agent_id}/sessions/{tenant.user_id}/")]
+        if not config.sessions:
+            windows = [FlushWindow(path=f.path) for f in session_files(workspace.root_path, tenant)]
+        for window in windows:
+            try:
+                result = flush_session(workspace.root_path, tenant, window.path, window.start, window.end, now)
+            except ValueError as exc:  # one bad transcript is skipped with its reason
+                context.log.warning(f"[{key}] {exc}")
+                problems.append([key, str(exc)])
+                continue
+            added.update(result.added)
+            duplicates += result.skipped_duplicates
+            secrets += result.secrets_redacted
+            note = result.path.relative_to(workspace.root_path).as_posix()
+            rows.append([key, window.path, f"{window.start}:{'' if window.end is None else window.end}", note, result.total])
+    return dg.MaterializeResult(
+        metadata={
+            "sessions_flushed": len(rows),
+            "lines_added": sum(added.values()),
+            **{f"added_{kind}": added[kind] for kind in HEADINGS},
+            "skipped_duplicates": duplicates,
+            "secrets_redacted": secrets,
+            "problems": len(problems),
+            "seconds": round(time.perf_counter() - started, 3),
+            "flushed": dg.MetadataValue.md(md_table(["tenant", "transcript", "turns", "note", "lines added"], rows[:50])),
+            "problems_detail": dg.MetadataValue.md(md_table(["tenant", "reason"], problems[:50])),
+        }
+    )
+
+
+compaction_flush_job = dg.define_asset_job(
+    "compaction_flush_job",
+    selection=dg.AssetSelection.assets(compaction_flush),
+    partitions_def=session_tenant_partitions,
+    description="Append the key facts of long live sessions to the tenant's dated note before they are compacted.",
 )

@@ -3,11 +3,16 @@
 ``flush(messages, agent, user)`` reads the messages without a model, keeps the key facts,
 preferences, decisions and action items, and appends them to the tenant's dated note
 ``memory/YYYY-MM-DD.md`` (created if missing). Secrets are scrubbed; a line already in the note is
-not appended again, so flushing the same messages twice adds nothing.
+not appended again, so flushing the same messages twice adds nothing. Small talk (greetings,
+thanks, pleasantries) is not a key fact, however many names it holds.
+
+``flush_session`` is the pipeline's stage: the turns of one live transcript that the flush sensor
+found past a threshold (see ``live_flush``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,12 +22,22 @@ from typing import Any
 from memory_pipeline.config import get_settings
 from memory_pipeline.consolidation.cues import ACTION, DECISION, FACT, PREFERENCE, cues
 from memory_pipeline.consolidation.dreaming import line_key, memory_dir
+from memory_pipeline.consolidation.sessions import MAX_TRANSCRIPT_BYTES, session_files
+from memory_pipeline.sources.transcripts import parse_transcript
+from memory_pipeline.sources.workspace import read_text_file
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.scrub import scrub_secrets
 from memory_pipeline.text.summarize import shorten
 
 HEADINGS = {FACT: "Key facts", PREFERENCE: "Preferences", DECISION: "Decisions", ACTION: "Action items"}
 LINE_CHARS = 300
+_SMALL_TALK_RE = re.compile(
+    r"^\W*(?:hi|hello|hey|thanks|thank you|cheers|good (?:morning|afternoon|evening|night)|bye|goodbye|"
+    r"see you|talk soon|lol|haha|no worries|no problem|you're welcome|sounds good|nice to (?:meet|see|hear))\b"
+    r"|\bhave a (?:nice|good|great|lovely) (?:day|weekend|evening|one|trip|time)\b"
+    r"|\bhow (?:are|was|is) (?:you|your|the weather)\b|\b(?:lovely|nice|great|terrible|awful) weather\b",
+    re.I,
+)
 
 
 @dataclass
@@ -61,7 +76,7 @@ def extract_notes(messages: Sequence[Any]) -> tuple[dict[str, list[str]], int]:
         redacted += sum(scrubbed.counts.values())
         from_user = role.lower() == "user"
         for cue in cues(scrubbed.text, from_user=from_user):
-            if cue.kind == FACT and not from_user:
+            if cue.kind == FACT and (not from_user or _SMALL_TALK_RE.search(cue.text)):
                 continue
             notes[cue.kind].append(shorten(cue.text, LINE_CHARS))
     return notes, redacted
@@ -105,3 +120,21 @@ def flush(
     with path.open("a", encoding="utf-8") as handle:
         handle.write(separator + header + f"\n## Flushed at {now:%H:%M} UTC\n" + "\n".join(block) + "\n")
     return result
+
+
+def flush_session(
+    root: str | Path, tenant: Tenant, path: str, start: int = 0, end: int | None = None, now: datetime | None = None
+) -> FlushResult:
+    """Flush turns ``start:end`` of the tenant's transcript ``path`` (relative to the root).
+
+    ValueError for a path that is not one of the tenant's transcripts or cannot be read: the flush
+    never reads outside the tenant's own sessions folder.
+    """
+    root = Path(root).resolve()
+    if path not in {f.path for f in session_files(root, tenant)}:
+        raise ValueError(f"{path}: not a transcript of {tenant.key}")
+    read = read_text_file(root / path, MAX_TRANSCRIPT_BYTES)
+    if read.text is None:
+        raise ValueError(f"{path}: {read.reason or 'unreadable'}")
+    turns = parse_transcript(read.text).turns[start:end]
+    return flush([{"role": t.role, "content": t.content} for t in turns], tenant.agent_id, tenant.user_id, root, now)

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from memory_pipeline.consolidation.assets import consolidation_job, dreaming_job
+from memory_pipeline.consolidation.assets import compaction_flush, compaction_flush_job, consolidation_job, dreaming_job
 from memory_pipeline.consolidation.dreaming import THRESHOLD
+from memory_pipeline.consolidation.live_flush import FlushThresholds, plan_flushes
 from memory_pipeline.consolidation.partitions import FIRST_DAY, consolidation_key, session_tenant_partitions
 from memory_pipeline.consolidation.sessions import SessionFile, as_session_files, load_session
 from memory_pipeline.consolidation.store import ConsolidationStore
@@ -186,4 +187,43 @@ def dreaming_sensor(
     reason = "; ".join(f"{t}: {why}" for t, why in waiting.items()) or "no unpromoted episodes"
     return tick_result(
         context, requests, new_cursor, skip_reason=reason[:1000], tenants=due, partitions=session_tenant_partitions
+    )
+
+
+@dg.sensor(
+    job=compaction_flush_job,
+    minimum_interval_seconds=60,
+    default_status=sensor_status(),
+    description="Requests a compaction flush for a live session past 50 messages or 85% of the context "
+    "(MEMORY_PIPELINE_FLUSH_*), once per threshold crossing.",
+)
+def flush_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:
+    settings = workspace.settings()
+    root = workspace.root_path
+    due, new_cursor, notes = plan_flushes(
+        root, all_session_files(root), read_cursor(context), utcnow(),
+        timedelta(minutes=settings.session_idle_minutes), FlushThresholds.from_settings(settings),
+    )
+    for note in notes[:20]:
+        context.log.warning(note)
+    by_tenant: dict[str, list] = defaultdict(list)
+    for item in due:
+        by_tenant[item.tenant].append(item)
+    requests = []
+    for tenant, items in sorted(by_tenant.items()):
+        sessions = [{"path": i.path, "start": i.start, "end": i.end} for i in items]
+        request = tagged_run_request(
+            tenant,
+            "flush:" + ";".join(f"{i.path}:{i.compactions}:{i.crossing}" for i in items),
+            trigger="flush_sensor",
+            sessions=len(items),
+            messages=sum(i.messages for i in items),
+        )
+        requests.append(request.with_replaced_attrs(
+            run_config={"ops": {compaction_flush.op.name: {"config": {"sessions": sessions}}}}
+        ))
+    return tick_result(
+        context, requests, new_cursor,
+        skip_reason=f"no live session past a flush threshold among {len(new_cursor['live'])} live transcripts",
+        tenants=by_tenant, partitions=session_tenant_partitions,
     )

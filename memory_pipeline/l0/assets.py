@@ -56,8 +56,9 @@ def _md_table(headers: list[str], rows: list[list[Any]]) -> str:
     backfill_policy=dg.BackfillPolicy.single_run(),
     group_name=GROUP,
     kinds={"python", "polars"},
-    # Lineage only: a dreamed file (_system/dreaming/*.md) is indexed like any memory file.
-    deps=[dg.AssetDep("dreaming")],
+    # Lineage only: a dreamed file (_system/dreaming/*.md) and a flushed note (memory/*.md) are
+    # indexed like any memory file.
+    deps=[dg.AssetDep("dreaming"), dg.AssetDep("compaction_flush")],
 )
 def memory_chunks(
     context: dg.AssetExecutionContext, workspace: WorkspaceResource, lancedb: LanceDBResource, embedder: EmbedderResource
