@@ -24,10 +24,11 @@ import dagster as dg
 from memory_pipeline.consolidation.assets import compaction_flush, compaction_flush_job, consolidation_job, dreaming_job
 from memory_pipeline.consolidation.dreaming import THRESHOLD
 from memory_pipeline.consolidation.live_flush import FlushThresholds, plan_flushes
-from memory_pipeline.consolidation.partitions import FIRST_DAY, consolidation_key, session_tenant_partitions
+from memory_pipeline.consolidation.partitions import FIRST_DAY, consolidation_key
 from memory_pipeline.consolidation.sessions import SessionFile, as_session_files, load_session
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.orchestration.automation import sensor_status
+from memory_pipeline.orchestration.partitions import session_tenant_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sensor_ticks import read_cursor, tagged_run_request, tick_result
 from memory_pipeline.sources.workspace import scan_workspace

@@ -6,3 +6,10 @@ TENANTS_PARTITION = "tenants"
 
 tenant_partitions = dg.DynamicPartitionsDefinition(name=TENANTS_PARTITION)
 """One partition per tenant, keyed ``<agent>~<user>`` (see ``memory_pipeline.tenancy``)."""
+
+SESSION_TENANTS_PARTITION = "session_tenants"
+
+session_tenant_partitions = dg.DynamicPartitionsDefinition(name=SESSION_TENANTS_PARTITION)
+"""The tenants that have session transcripts: agent-wide tenants (``<agent>~_global``) and users
+with only notes never have a session to consolidate, so consolidation and dreaming do not offer
+them. Registered by the workspace and consolidation sensors."""

@@ -18,7 +18,7 @@ from memory_pipeline.automation.l0_sensor import workspace_sensor
 from memory_pipeline.consolidation import sensors
 from memory_pipeline.consolidation.assets import compaction_flush
 from memory_pipeline.consolidation.live_flush import FlushThresholds, crossing, since_last_compaction
-from memory_pipeline.consolidation.partitions import SESSION_TENANTS_PARTITION
+from memory_pipeline.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.consolidation.sensors import flush_sensor
 from memory_pipeline.resources import WorkspaceResource
 from memory_pipeline.sources.transcripts import parse_transcript
