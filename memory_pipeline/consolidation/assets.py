@@ -16,7 +16,7 @@ import dagster as dg
 from memory_pipeline.consolidation.flush import HEADINGS, flush_session
 from memory_pipeline.consolidation.llm import LLMClient
 from memory_pipeline.consolidation.partitions import DAY, TENANT, consolidation_partitions
-from memory_pipeline.partitions import session_tenant_partitions
+from memory_pipeline.orchestration.partitions import session_tenant_partitions
 from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities, dream
 from memory_pipeline.consolidation.sessions import session_files
 from memory_pipeline.consolidation.store import ConsolidationStore

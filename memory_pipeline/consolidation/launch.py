@@ -10,7 +10,7 @@ import dagster as dg
 
 from memory_pipeline.consolidation.dreaming import THRESHOLD
 from memory_pipeline.consolidation.partitions import consolidation_key
-from memory_pipeline.partitions import SESSION_TENANTS_PARTITION
+from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.consolidation.sensors import plan_consolidation
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.orchestration.runs import register_tenants

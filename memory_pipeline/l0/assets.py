@@ -1,7 +1,11 @@
 """The L0 index: ``memory_chunks -> memory_embeddings -> memory_index``, one partition per tenant.
 
 A run may cover one tenant (the sensor) or many (a backfill runs as one run, so the model is
-loaded once and texts of every tenant are embedded in shared batches).
+loaded once and texts of every tenant are embedded in shared batches). Each tenant's partition
+gets its own figures (``report_partitions``). A tenant whose files cannot be prepared is left out
+of the later steps (its value is None) while the others are indexed, and the run then fails
+naming it. The index checks run per tenant after the write; a failed one makes the next run
+re-index the files it names.
 """
 
 
@@ -11,7 +15,9 @@ from typing import Any
 
 import dagster as dg
 
-from memory_pipeline.l0.checks import ALL_CHECKS, check_tenant
+from memory_pipeline.config import get_settings
+from memory_pipeline.embedding import EMBEDDER_IDENTITY
+from memory_pipeline.l0.checks import ALL_CHECKS, DESCRIPTIONS, check_tenant, repair_tenant
 from memory_pipeline.l0.pipeline import (
     TenantChunks,
     embed_tenants,
@@ -19,14 +25,20 @@ from memory_pipeline.l0.pipeline import (
     write_tenant,
 )
 from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.orchestration.materializations import OWNERS, PartitionReport, column_schema, report_partitions
 from memory_pipeline.orchestration.partitions import tenant_partitions
 from memory_pipeline.orchestration.pools import EMBEDDING_POOL, LANCEDB_WRITE_POOL
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+from memory_pipeline.orchestration.sources import markdown_memory, session_transcripts
+from memory_pipeline.store.base import sql_str
+from memory_pipeline.store.tables import CHUNKS, FILES
 from memory_pipeline.sources.workspace import tenant_folder_skips
 from memory_pipeline.tenancy import Tenant
 
 GROUP = "l0_index"
 PREVIEW_ROWS = 8
+TAGS = {"layer": "l0"}
+_DIM = EMBEDDER_IDENTITY[get_settings().embedder][1]
 
 
 def by_partition(context: dg.AssetExecutionContext, value: Any) -> dict[str, Any]:
@@ -56,30 +68,44 @@ def _md_table(headers: list[str], rows: list[list[Any]]) -> str:
     backfill_policy=dg.BackfillPolicy.single_run(),
     group_name=GROUP,
     kinds={"python", "polars"},
-    # Lineage only: a dreamed file (_system/dreaming/*.md) and a flushed note (memory/*.md) are
-    # indexed like any memory file.
-    deps=[dg.AssetDep("dreaming"), dg.AssetDep("compaction_flush")],
+    owners=OWNERS,
+    tags=TAGS,
+    metadata={"dagster/column_schema": column_schema(FILES.schema())},
+    # The sources it reads; and lineage only: a dreamed file (_system/dreaming/*.md) and a flushed
+    # note (memory/*.md) are indexed like any memory file.
+    deps=[markdown_memory.key, session_transcripts.key, dg.AssetDep("dreaming"), dg.AssetDep("compaction_flush")],
 )
 def memory_chunks(
     context: dg.AssetExecutionContext, workspace: WorkspaceResource, lancedb: LanceDBResource, embedder: EmbedderResource
-) -> dg.Output:
+):
     """Chunks of every new or changed Markdown memory file and transcript, and the files to drop."""
     started = time.perf_counter()
     store = MemoryStore(lancedb.uri, dim=embedder.dim)
     settings = workspace.settings()
-    results: dict[str, TenantChunks] = {}
-    totals: Counter = Counter()
+    results: dict[str, TenantChunks | None] = {}
+    report = PartitionReport()
+    failed: dict[str, str] = {}
     skipped_rows: list[list[Any]] = []
     secrets: Counter = Counter()
     for key in context.partition_keys:
-        tenant = Tenant.from_key(key)
-        batch = prepare_tenant(store, workspace.root_path, tenant, settings, embedder.model_name)
+        try:
+            batch = prepare_tenant(store, workspace.root_path, Tenant.from_key(key), settings, embedder.model_name)
+        except Exception as exc:  # one tenant's failure must not stop the others
+            if len(context.partition_keys) == 1:
+                raise
+            context.log.error(f"[{key}] not indexed: {type(exc).__name__}: {exc}")
+            failed[key], results[key] = f"{type(exc).__name__}: {exc}", None
+            continue
         results[key] = batch
-        totals.update(batch.stats)
         secrets.update(batch.secrets_redacted)
         skipped_rows += [[key, path, reason] for path, reason in batch.skipped]
         for path, reason in batch.skipped:
             context.log.warning(f"[{key}] skipped {path}: {reason}")
+        report.add(key, {
+            **{name: batch.stats[name] for name in FILE_FIGURES},
+            "chunks_prepared": batch.chunks.height,
+            "secrets_redacted": sum(batch.secrets_redacted.values()),
+        })
     # Folders that would be tenants but cannot be (an invalid id, a name holding a secret).
     folder_skips = tenant_folder_skips(workspace.root_path)
     skipped_rows += [["-", path, reason] for path, reason in folder_skips]
@@ -87,27 +113,26 @@ def memory_chunks(
         context.log.warning(f"tenant folder skipped {path}: {reason}")
     preview_rows = []
     for batch in results.values():
+        if batch is None:
+            continue
         for row in batch.chunks.head(PREVIEW_ROWS - len(preview_rows)).iter_rows(named=True):
             preview_rows.append([row["path"], f"L{row['start_line']}-L{row['end_line']}", row["text"][:100]])
     metadata = {
-        "tenants": len(results),
-        "files_seen": totals["files_seen"],
-        "files_new": totals["files_new"],
-        "files_changed": totals["files_changed"],
-        "files_unchanged": totals["files_unchanged"],
-        "files_deleted": totals["files_deleted"],
-        "files_skipped": totals["files_skipped"],
         "tenant_folders_skipped": len(folder_skips),
-        "files_recorded_only": totals["files_recorded_only"],
-        "malformed_lines": totals["malformed_lines"],
-        "chunks_prepared": totals["chunks_prepared"],
-        "secrets_redacted": sum(secrets.values()),
-        "secrets_redacted_by_type": dg.MetadataValue.json(dict(secrets)),
         "seconds": round(time.perf_counter() - started, 3),
+        "secrets_redacted_by_type": dg.MetadataValue.json(dict(secrets)),
+        "failed_tenants": dg.MetadataValue.json(failed),
         "skipped": dg.MetadataValue.md(_md_table(["tenant", "path", "reason"], skipped_rows[:50]) if skipped_rows else "nothing skipped"),
         "preview": dg.MetadataValue.md(_md_table(["path", "lines", "text"], preview_rows) if preview_rows else "no changed files"),
     }
-    return dg.Output(for_output(context, results), metadata=metadata)
+    # Failed tenants travel as None: the next steps index the others, memory_index fails the run.
+    yield from report_partitions(context, report, metadata, output=for_output(context, results))
+
+
+FILE_FIGURES = (
+    "files_seen", "files_new", "files_changed", "files_unchanged", "files_deleted", "files_skipped",
+    "files_recorded_only", "malformed_lines",
+)
 
 
 @dg.asset(
@@ -116,26 +141,31 @@ def memory_chunks(
     group_name=GROUP,
     kinds={"python", "pytorch"},
     pool=EMBEDDING_POOL,
+    owners=OWNERS,
+    tags=TAGS,
 )
 def memory_embeddings(
     context: dg.AssetExecutionContext, memory_chunks: Any, lancedb: LanceDBResource, embedder: EmbedderResource
-) -> dg.Output:
+):
     """A cached unit vector for every new chunk text; texts seen before are not embedded again."""
     started = time.perf_counter()
-    batches = list(by_partition(context, memory_chunks).values())
+    prepared = by_partition(context, memory_chunks)
+    batches = [b for b in prepared.values() if b is not None]
     model = embedder.get() if any(b.chunks.height for b in batches) else _NoModel(embedder)
-    report = embed_tenants(batches, model, MemoryStore(lancedb.uri, dim=embedder.dim))
+    embedded = embed_tenants(batches, model, MemoryStore(lancedb.uri, dim=embedder.dim))
+    report = PartitionReport()
+    for b in batches:
+        report.add(b.tenant, {"chunks": b.chunks.height, "distinct_texts": b.chunks["text_hash"].n_unique() if b.chunks.height else 0})
     metadata = {
         "model": embedder.model_name,
-        "chunks": sum(b.chunks.height for b in batches),
-        "distinct_texts": report.distinct_texts,
-        "embeddings_computed": report.computed,
-        "cache_hits": report.cache_hits,
-        "embed_seconds": round(report.embed_s, 3),
-        "cache_seconds": round(report.cache_s, 3),
+        "embeddings_computed": embedded.computed,
+        "cache_hits": embedded.cache_hits,
+        "embed_seconds": round(embedded.embed_s, 3),
+        "cache_seconds": round(embedded.cache_s, 3),
         "seconds": round(time.perf_counter() - started, 3),
     }
-    return dg.Output(for_output(context, {b.tenant: report for b in batches}), metadata=metadata)
+    output = for_output(context, {key: (embedded if b is not None else None) for key, b in prepared.items()})
+    yield from report_partitions(context, report, metadata, output=output)
 
 
 class _NoModel:
@@ -154,7 +184,13 @@ class _NoModel:
     group_name=GROUP,
     kinds={"lancedb"},
     pool=LANCEDB_WRITE_POOL,
-    check_specs=[dg.AssetCheckSpec(name, asset="memory_index") for name in ALL_CHECKS],
+    owners=OWNERS,
+    tags=TAGS,
+    metadata={"dagster/column_schema": column_schema(CHUNKS.schema(_DIM))},
+    check_specs=[
+        dg.AssetCheckSpec(name, asset="memory_index", description=DESCRIPTIONS[name], blocking=True, partitions_def=tenant_partitions)
+        for name in ALL_CHECKS
+    ],
 )
 def memory_index(
     context: dg.AssetExecutionContext,
@@ -162,44 +198,44 @@ def memory_index(
     memory_embeddings: Any,
     lancedb: LanceDBResource,
     embedder: EmbedderResource,
-) -> dg.MaterializeResult:
+):
     """The tenant's searchable chunks in LanceDB (vector + full-text), matching its files exactly."""
     started = time.perf_counter()
     store = MemoryStore(lancedb.uri, dim=embedder.dim)
-    written = Counter()
-    per_tenant: dict[str, TenantChunks] = by_partition(context, memory_chunks)
+    prepared: dict[str, TenantChunks | None] = by_partition(context, memory_chunks)
     del memory_embeddings  # its vectors are read from the cache; the input orders the steps
-    for key, prepared in per_tenant.items():
-        written.update(write_tenant(store, prepared, embedder.model_name))
+    written = {key: write_tenant(store, batch, embedder.model_name) for key, batch in prepared.items() if batch is not None}
     fts_started = time.perf_counter()
     fts_complete = store.ensure_fts_index()
     fts_s = time.perf_counter() - fts_started
 
-    outcomes: dict[str, list] = {}
-    for key in per_tenant:
-        for outcome in check_tenant(store, key, embedder.dim):
-            outcomes.setdefault(outcome.name, []).append((key, outcome))
-    check_results = [
-        dg.AssetCheckResult(
-            check_name=name,
-            passed=all(o.passed for _, o in items),
-            metadata={"failed_tenants": [k for k, o in items if not o.passed], "details": dg.MetadataValue.json({k: o.details for k, o in items[:20]})},
-        )
-        for name, items in outcomes.items()
-    ]
+    report = PartitionReport()
     table = store.chunks()
-    return dg.MaterializeResult(
-        metadata={
-            "chunks_written": written["chunks_written"],
-            "chunks_replaced_or_removed": written["chunks_replaced_or_removed"],
-            "fts_covers_every_row": fts_complete,
-            "fts_seconds": round(fts_s, 3),
-            "table_rows": table.count_rows(),
-            "table_version": table.version,
-            "seconds": round(time.perf_counter() - started, 3),
-        },
-        check_results=check_results,
-    )
+    for key, figures in written.items():
+        outcomes = check_tenant(store, key, embedder.dim)
+        repaired = repair_tenant(store, key, outcomes)
+        if repaired:
+            context.log.error(f"[{key}] index checks failed; the next run re-indexes {len(repaired)} file(s): {repaired[:10]}")
+        report.add(
+            key,
+            {
+                **figures,
+                "dagster/row_count": table.count_rows(f"tenant = {sql_str(key)}"),
+                "files_to_reindex": len(repaired),
+            },
+            {o.name: (o.passed, {**o.details, "files_to_reindex": list(o.repair_paths[:20])}) for o in outcomes},
+        )
+    for key, batch in prepared.items():
+        if batch is None:
+            report.fail(key, "its files could not be prepared (see memory_chunks)")
+    metadata = {
+        "fts_covers_every_row": fts_complete,
+        "fts_seconds": round(fts_s, 3),
+        "table_rows": table.count_rows(),
+        "table_version": table.version,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    yield from report_partitions(context, report, metadata)
 
 
 l0_assets = [memory_chunks, memory_embeddings, memory_index]

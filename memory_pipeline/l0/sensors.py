@@ -1,8 +1,11 @@
-"""The workspace sensor: registers new tenants and requests an L0 run for each changed tenant.
+"""The workspace sensor: registers new tenants, observes the source assets and requests an L0
+run for each changed tenant.
 
 It only lists and stats files (never reads or embeds), so a tick over 10,000 files stays far
 inside the 60-second sensor budget. Its cursor maps each tenant to a fingerprint of its files'
-(path, size, mtime); a tick where no fingerprint moved requests nothing.
+(path, size, mtime); a tick where no fingerprint moved requests and records nothing. For every
+tenant that moved it records an observation of ``markdown_memory`` and ``session_transcripts``
+(files, bytes, newest change), which the typed-memories sensor follows.
 """
 
 
@@ -12,9 +15,11 @@ import dagster as dg
 
 from memory_pipeline.l0.assets import l0_index_job
 from memory_pipeline.orchestration.automation import sensor_status
+from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.orchestration.resources import WorkspaceResource
 from memory_pipeline.orchestration.sensor_ticks import read_cursor, tagged_run_request, tick_result
-from memory_pipeline.sources.workspace import scan_workspace, tenant_fingerprint
+from memory_pipeline.orchestration.sources import source_observations
+from memory_pipeline.sources.workspace import KIND_SESSIONS, scan_workspace, tenant_fingerprint
 
 GONE = "gone"
 
@@ -47,10 +52,14 @@ def workspace_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceRe
         context.log.warning(f"scan skipped {path}: {reason}")
     files = sum(len(f) for f in scan.files.values())
     context.log.info(f"scanned {files} files of {len(scan.files)} tenants in {time.perf_counter() - started:.2f}s")
+    by_key = {t.key: tenant_files for t, tenant_files in scan.files.items()}
+    moved = [r.partition_key for r in requests if r.partition_key in by_key]
     return tick_result(
         context,
         requests,
         new_cursor,
         skip_reason=f"no change in {files} files of {len(scan.files)} tenants",
-        tenants=[t.key for t in scan.files],
+        tenants=list(by_key),
+        also_register={SESSION_TENANTS_PARTITION: [k for k, fs in by_key.items() if any(f.kind == KIND_SESSIONS for f in fs)]},
+        asset_events=source_observations((key, by_key[key]) for key in moved),
     )

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import dagster as dg
+import pyarrow as pa
 
 NO_OUTPUT = object()
 
@@ -99,3 +100,17 @@ def _evaluations(asset_key: dg.AssetKey, report: PartitionReport, keys: list[str
                     asset_key=asset_key, check_name=name, passed=passed, metadata=metadata,
                     partition=key, blocking=blocking.get(name, False),
                 )
+
+
+OWNERS = ["team:memory-pipeline"]
+"""Who answers for every asset of the pipeline (shown in the UI, used to route alerts)."""
+
+
+def column_schema(schema: pa.Schema) -> dg.TableSchema:
+    """A LanceDB table's Arrow schema as the ``dagster/column_schema`` the UI shows on the asset."""
+    return dg.TableSchema(
+        columns=[
+            dg.TableColumn(f.name, str(f.type), constraints=dg.TableColumnConstraints(nullable=f.nullable))
+            for f in schema
+        ]
+    )

@@ -9,7 +9,7 @@ and every cursor a sensor stored before reads back unchanged.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 import dagster as dg
 
@@ -44,16 +44,25 @@ def tick_result(
     skip_reason: str,
     tenants: Iterable[str] = (),
     partitions: dg.DynamicPartitionsDefinition = tenant_partitions,
+    also_register: Mapping[str, Iterable[str]] | None = None,
+    asset_events: Sequence[dg.AssetObservation] = (),
 ) -> dg.SensorResult:
     """The tick's answer: its run requests, the new cursor, a partition of ``partitions`` (the
-    tenants, by default) for each of ``tenants`` not registered yet, and ``skip_reason`` when it
+    tenants, by default) for each of ``tenants`` not registered yet (and of each dynamic partition
+    set named in ``also_register``), the observations it made, and ``skip_reason`` when it
     requests nothing."""
-    tenants = set(tenants)
-    name = partitions.name or TENANTS_PARTITION
-    new_tenants = sorted(tenants - set(context.instance.get_dynamic_partitions(name))) if tenants else []
+    wanted = {partitions.name or TENANTS_PARTITION: set(tenants)}
+    for name, keys in (also_register or {}).items():
+        wanted.setdefault(name, set()).update(keys)
+    requests = []
+    for name, keys in wanted.items():
+        new = sorted(keys - set(context.instance.get_dynamic_partitions(name))) if keys else []
+        if new:
+            requests.append(dg.DynamicPartitionsDefinition(name=name).build_add_request(new))
     return dg.SensorResult(
         run_requests=run_requests,
-        dynamic_partitions_requests=[partitions.build_add_request(new_tenants)] if new_tenants else [],
+        dynamic_partitions_requests=requests,
         cursor=write_cursor(cursor),
         skip_reason=None if run_requests else skip_reason,
+        asset_events=list(asset_events),
     )

@@ -13,11 +13,11 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from memory_pipeline.partitions import session_tenant_partitions, tenant_partitions
+from memory_pipeline.orchestration.materializations import OWNERS
+from memory_pipeline.orchestration.partitions import session_tenant_partitions, tenant_partitions
 from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, WorkspaceFile
 
 GROUP = "sources"
-OWNERS = ["team:memory-pipeline"]
 MARKDOWN_MEMORY = "markdown_memory"
 SESSION_TRANSCRIPTS = "session_transcripts"
 

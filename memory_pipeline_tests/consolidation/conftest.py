@@ -10,7 +10,7 @@ import dagster as dg
 
 from memory_pipeline.consolidation.assets import consolidation_assets, dreaming
 from memory_pipeline.consolidation.partitions import consolidation_key
-from memory_pipeline.partitions import SESSION_TENANTS_PARTITION
+from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.embedding import EMBEDDER_IDENTITY
 

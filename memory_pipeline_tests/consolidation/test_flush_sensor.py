@@ -14,13 +14,13 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
-from memory_pipeline.automation.l0_sensor import workspace_sensor
+from memory_pipeline.l0.sensors import workspace_sensor
 from memory_pipeline.consolidation import sensors
 from memory_pipeline.consolidation.assets import compaction_flush
 from memory_pipeline.consolidation.live_flush import FlushThresholds, crossing, since_last_compaction
-from memory_pipeline.partitions import SESSION_TENANTS_PARTITION
+from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.consolidation.sensors import flush_sensor
-from memory_pipeline.resources import WorkspaceResource
+from memory_pipeline.orchestration.resources import WorkspaceResource
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline_tests.consolidation.conftest import iso, jsonl, say
 

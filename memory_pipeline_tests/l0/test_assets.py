@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 
 from memory_pipeline.l0.assets import l0_assets
+from memory_pipeline.l0.checks import ALL_CHECKS, CHECK_MANIFEST
 from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline_tests.conftest import make_resources, write
@@ -165,7 +166,8 @@ def test_bad_inputs_are_skipped_with_reasons(instance, workspace, lance_uri, tmp
 
 
 def test_multi_tenant_single_run(instance, workspace, lance_uri):
-    """A backfill over a range of tenants runs once and indexes each tenant separately."""
+    """A backfill over a range of tenants runs once, indexes each tenant separately and reports
+    each tenant's own figures and checks on its partition."""
     instance.add_dynamic_partitions(TENANTS_PARTITION, [ALICE, GLOBAL])
     from memory_pipeline.l0.assets import l0_index_job
     from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG
@@ -175,8 +177,22 @@ def test_multi_tenant_single_run(instance, workspace, lance_uri):
         instance=instance, tags={RANGE_START_TAG: ALICE, RANGE_END_TAG: GLOBAL}
     )
     assert result.success
-    assert metadata(result, "memory_chunks")["tenants"] == 2
+    assert metadata(result, "memory_chunks")["partitions"] == 2
     assert rows(lance_uri, ALICE).height and rows(lance_uri, GLOBAL).height
+    # Each partition's latest materialization carries its own figures, not the run's totals.
+    for asset, figure in (("memory_chunks", "chunks_prepared"), ("memory_index", "dagster/row_count")):
+        latest = {
+            key: instance.fetch_materializations(
+                dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[key]), limit=1
+            ).records[0].asset_materialization.metadata[figure].value
+            for key in (ALICE, GLOBAL)
+        }
+        assert latest == {ALICE: rows(lance_uri, ALICE).height, GLOBAL: rows(lance_uri, GLOBAL).height}, asset
+        assert latest[ALICE] != latest[GLOBAL]
+    evaluations = [e.asset_check_evaluation_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    assert {(e.check_name, e.partition) for e in evaluations if e.partition} == {
+        (name, key) for name in ALL_CHECKS for key in (ALICE, GLOBAL)
+    }
 
 
 def test_same_text_in_another_tenant_is_not_embedded_again(instance, root, lance_uri):
@@ -215,3 +231,25 @@ def test_changed_chunking_settings_reindex_unchanged_files(workspace, lance_uri)
     assert again.stats["files_changed"] == 3
     sessions = rows(lance_uri, ALICE).filter(pl.col("source") == "sessions")
     assert sessions.height == 1 and sessions["turn_ids"].to_list()[0] == ["t1", "t2", "t3"]
+
+
+def test_a_corrupted_index_fails_its_check_and_the_next_run_repairs_it(instance, workspace, lance_uri):
+    materialize(instance, workspace, lance_uri, ALICE)
+    before = rows(lance_uri, ALICE)
+    victim = before.filter(pl.col("path").str.ends_with("MEMORY.md")).row(0, named=True)
+    MemoryStore(lance_uri).chunks().delete(f"id = '{victim['id']}'")
+
+    resources = make_resources(workspace, lance_uri)
+    failed = dg.materialize(l0_assets, partition_key=ALICE, instance=instance, resources=resources, raise_on_error=False)
+    assert not failed.success  # the check blocks: the run fails instead of passing as unchanged
+    evaluation = next(
+        e.asset_check_evaluation_data for e in failed.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION" and e.asset_check_evaluation_data.check_name == CHECK_MANIFEST
+    )
+    assert (evaluation.passed, evaluation.partition) == (False, ALICE)
+    assert evaluation.metadata["files_to_reindex"].value == ["bot/users/alice/MEMORY.md"]
+
+    repaired = dg.materialize(l0_assets, partition_key=ALICE, instance=instance, resources=resources)
+    assert (metadata(repaired, "memory_chunks")["files_new"], metadata(repaired, "memory_chunks")["files_unchanged"]) == (1, 2)
+    assert all(checks(repaired).values())
+    assert rows(lance_uri, ALICE).drop("updated_at").equals(before.drop("updated_at"))

@@ -1,8 +1,10 @@
 """The workspace sensor over several ticks, with build_sensor_context on a real instance.
 
-Proves: the first tick registers every tenant and requests one run each; a tick with no change
-requests nothing and says why; a changed file requests exactly its tenant; a vanished tenant gets
-one run to remove its chunks; a 10,000-file workspace gives one request per tenant.
+Proves: the first tick registers every tenant (and the tenants with transcripts as session
+tenants), requests one run each and observes the sources of each; a tick with no change requests
+and observes nothing and says why; a changed file requests exactly its tenant and observes its
+sources with their file counts and bytes; a vanished tenant gets one run to remove its chunks; a
+10,000-file workspace gives one request per tenant.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import time
 import dagster as dg
 
 from memory_pipeline.l0.sensors import workspace_sensor
-from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
+from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION, TENANTS_PARTITION
 from memory_pipeline.orchestration.resources import WorkspaceResource
 from memory_pipeline_tests.conftest import write
 
@@ -36,11 +38,19 @@ def test_ticks_register_request_and_skip(instance, root):
     first = tick(instance, root)
     keys = ["bot~_global", "bot~alice", "bot~bob", "other~_global"]
     assert sorted(r.partition_key for r in first.run_requests) == keys
-    assert first.dynamic_partitions_requests[0].partition_keys == keys
+    assert [(r.partitions_def_name, r.partition_keys) for r in first.dynamic_partitions_requests] == [
+        (TENANTS_PARTITION, keys), (SESSION_TENANTS_PARTITION, ["bot~bob"])
+    ]
+    observed = {(e.asset_key.to_user_string(), e.partition): e.metadata["files"].value for e in first.asset_events}
+    assert observed == {
+        ("markdown_memory", "bot~_global"): 1, ("markdown_memory", "bot~alice"): 1,
+        ("markdown_memory", "other~_global"): 1, ("session_transcripts", "bot~bob"): 1,
+    }
     instance.add_dynamic_partitions(TENANTS_PARTITION, keys)
+    instance.add_dynamic_partitions(SESSION_TENANTS_PARTITION, ["bot~bob"])
 
     second = tick(instance, root, first.cursor)
-    assert second.run_requests == [] and not second.dynamic_partitions_requests
+    assert second.run_requests == [] and not second.dynamic_partitions_requests and not second.asset_events
     assert "no change" in second.skip_reason.skip_message
     assert second.cursor == first.cursor
 
@@ -49,6 +59,10 @@ def test_ticks_register_request_and_skip(instance, root):
     third = tick(instance, root, second.cursor)
     assert [r.partition_key for r in third.run_requests] == ["bot~alice"]
     assert third.run_requests[0].run_key != first.run_requests[1].run_key
+    [seen] = third.asset_events
+    assert (seen.asset_key.to_user_string(), seen.partition, seen.metadata["bytes"].value) == (
+        "markdown_memory", "bot~alice", len("# Alice\n\nNew fact.\n")
+    )
 
     shutil.rmtree(root / "other")
     fourth = tick(instance, root, third.cursor)

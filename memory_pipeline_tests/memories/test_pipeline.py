@@ -12,8 +12,8 @@ import os
 from datetime import UTC, datetime, timedelta
 
 from memory_pipeline.embedding import make_embedder
-from memory_pipeline.graph.ingest import ingest_tenant
-from memory_pipeline.graph.operations import MemoryGraph
+from memory_pipeline.memories.pipeline import ingest_tenant
+from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.tenancy import Tenant
 
 CAROL = Tenant("research-assistant", "carol")
