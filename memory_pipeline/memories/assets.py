@@ -2,7 +2,10 @@
 
 Partitioned by tenant; a run over many tenants loads spaCy and the embedder once. Which files are
 read comes from run tags set by ``memory-pipeline graph ingest`` (``SOURCE_TAG``,
-``MAX_AGE_TAG``); a run without them reads every transcript and note.
+``MAX_AGE_TAG``); a run without them reads every transcript and note. Each tenant's partition
+gets its own figures and check; a tenant that fails is reported as failed after the others are
+extracted. The ``memories_sensor`` requests it whenever the workspace sensor observes a tenant's
+sources changing.
 """
 
 
@@ -10,16 +13,23 @@ import time
 
 import dagster as dg
 
+from memory_pipeline.config import get_settings
+from memory_pipeline.embedding import EMBEDDER_IDENTITY
+from memory_pipeline.memories.checks import DESCRIPTION, MEMORIES_CHECK, check_memories
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.pipeline import SOURCE_KINDS, ingest_tenant
+from memory_pipeline.memories.store import memories_schema
+from memory_pipeline.orchestration.materializations import OWNERS, PartitionReport, column_schema, report_partitions
 from memory_pipeline.orchestration.partitions import tenant_partitions
 from memory_pipeline.orchestration.pools import EMBEDDING_POOL
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+from memory_pipeline.orchestration.sources import markdown_memory, session_transcripts
 from memory_pipeline.tenancy import Tenant
 
 GROUP = "memory_graph"
 SOURCE_TAG = "memory_pipeline/graph_source"
 MAX_AGE_TAG = "memory_pipeline/graph_max_age_days"
+_DIM = EMBEDDER_IDENTITY[get_settings().embedder][1]
 
 
 class _LazyEmbedder:
@@ -57,45 +67,61 @@ def _options(context: dg.AssetExecutionContext) -> tuple[str, int | None]:
     group_name=GROUP,
     kinds={"python", "spacy", "lancedb"},
     pool=EMBEDDING_POOL,
+    owners=OWNERS,
+    tags={"layer": "memories"},
+    metadata={"dagster/column_schema": column_schema(memories_schema(_DIM))},
+    deps=[markdown_memory.key, session_transcripts.key],
+    check_specs=[dg.AssetCheckSpec(MEMORIES_CHECK, asset="typed_memories", description=DESCRIPTION, partitions_def=tenant_partitions)],
 )
 def typed_memories(
     context: dg.AssetExecutionContext,
     workspace: WorkspaceResource,
     lancedb: LanceDBResource,
     embedder: EmbedderResource,
-) -> dg.MaterializeResult:
+):
     """Typed memories (identity, preference, event, todo, ...) of each tenant, in the memories table."""
     started = time.perf_counter()
     source, max_age = _options(context)
     graph = MemoryGraph.open(lancedb.uri, _LazyEmbedder(embedder))
-    totals = {"files_extracted": 0, "files_unchanged": 0, "files_removed": 0, "memories_written": 0,
-              "memories_removed": 0, "blocked": 0, "secrets_redacted": 0}
-    by_type: dict[str, int] = {}
+    report = PartitionReport()
     preview = []
     for key in context.partition_keys:
-        report = ingest_tenant(
-            graph, workspace.root, Tenant.from_key(key), source=source, max_age_days=max_age,
-            max_file_bytes=workspace.settings().max_file_bytes, actor=f"run:{context.run_id[:8]}",
-        )
-        for name in totals:
-            totals[name] += getattr(report, name)
-        for kind, n in report.by_type.items():
-            by_type[kind] = by_type.get(kind, 0) + n
-        preview += [[key, p["type"], p["source_ref"], p["happens_at"] or ""] for p in report.preview[:4]]
-        for path, reason in report.skipped:
+        try:
+            ingested = ingest_tenant(
+                graph, workspace.root, Tenant.from_key(key), source=source, max_age_days=max_age,
+                max_file_bytes=workspace.settings().max_file_bytes, actor=f"run:{context.run_id[:8]}",
+            )
+        except Exception as exc:  # one tenant's failure must not stop the others
+            context.log.error(f"[{key}] typed memories not extracted: {type(exc).__name__}: {exc}")
+            report.fail(key, f"{type(exc).__name__}: {exc}")
+            continue
+        for path, reason in ingested.skipped:
             context.log.warning(f"{key}: {path} not read: {reason}")
+        preview += [[key, p["type"], p["source_ref"], p["happens_at"] or ""] for p in ingested.preview[:4]]
+        report.add(
+            key,
+            {
+                **{name: getattr(ingested, name) for name in FIGURES},
+                "files_skipped": len(ingested.skipped),
+                "by_type": dg.MetadataValue.json(ingested.by_type),
+                "dagster/row_count": graph.store.memory_rows(key).height,
+            },
+            {MEMORIES_CHECK: check_memories(graph.store, key)},
+        )
     table = ["| tenant | type | from | happens_at |", "|---|---|---|---|"]
     table += ["| " + " | ".join(str(c).replace("|", "\\|")[:120] for c in row) + " |" for row in preview[:12]]
-    return dg.MaterializeResult(
-        metadata={
-            **totals,
-            "by_type": dg.MetadataValue.json(by_type),
-            "source": source,
-            "tenants": len(context.partition_keys),
-            "seconds": round(time.perf_counter() - started, 2),
-            "preview": dg.MetadataValue.md("\n".join(table)),
-        }
-    )
+    metadata = {
+        "source": source,
+        "seconds": round(time.perf_counter() - started, 2),
+        "preview": dg.MetadataValue.md("\n".join(table)),
+    }
+    yield from report_partitions(context, report, metadata)
+
+
+FIGURES = (
+    "files_extracted", "files_unchanged", "files_removed", "files_older", "memories_written", "memories_removed",
+    "blocked", "secrets_redacted",
+)
 
 
 graph_ingest_job = dg.define_asset_job(

@@ -23,6 +23,7 @@ import dagster as dg
 import pyarrow as pa
 
 NO_OUTPUT = object()
+PARTITIONS_FIGURE = "partitions"  # on the run-wide result of a run over several partitions
 
 
 @dataclass
@@ -56,7 +57,7 @@ def report_partitions(
     blocking = {spec.name: spec.blocking for spec in context.assets_def.check_specs}
     if len(context.partition_keys) == 1 and keys:
         key = keys[0]
-        metadata = {**run_metadata, **report.metadata[key]}
+        metadata = {**report.metadata[key], **run_metadata}
         results = [dg.AssetCheckResult(check_name=name, passed=by[key][0], metadata=by[key][1]) for name, by in report.checks.items() if key in by]
         yield from _result(metadata, results, output)
         return
@@ -77,7 +78,7 @@ def report_partitions(
         )
         for name, by in report.checks.items()
     ]
-    yield from _result({**run_metadata, "partitions": len(keys)}, results, output)
+    yield from _result({**run_metadata, PARTITIONS_FIGURE: len(keys)}, results, output)
     for key in keys:
         yield dg.AssetMaterialization(asset_key=asset_key, partition=key, metadata=report.metadata[key])
     yield from _evaluations(asset_key, report, keys, blocking)

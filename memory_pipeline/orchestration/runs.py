@@ -12,6 +12,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from memory_pipeline.orchestration.materializations import PARTITIONS_FIGURE
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline.sources.workspace import scan_workspace
 from memory_pipeline.tenancy import Tenant
@@ -90,20 +91,39 @@ def materialization_metadata(
     timings: bool = True,
     skip: Collection[str] = (),
 ) -> dict[str, dict]:
-    """Each asset's metadata in a run, once per asset (a run over many tenants reports an asset
-    once per partition, with the same run-wide figures).
+    """Each asset's metadata in a run, once per asset.
+
+    A run over many partitions reports each partition on its own materialization after the
+    run-wide one (see ``orchestration.materializations``): the run's figures are then the run-wide
+    entries plus each counted figure summed over the partitions.
 
     ``timings=False`` leaves out the ``*seconds`` entries (for a caller that reports its own
     wall-clock time, or adds figures up over runs); ``skip`` names other entries to leave out.
     """
-    out: dict[str, dict] = {}
+    run_wide: dict[str, dict] = {}
+    summed: dict[str, dict] = {}
     for event in result.get_asset_materialization_events():
         mat = event.step_materialization_data.materialization
-        out[mat.asset_key.to_user_string()] = {
-            key: value.value
-            for key, value in mat.metadata.items()
-            if key not in skip
+        asset = mat.asset_key.to_user_string()
+        values = {key: value.value for key, value in mat.metadata.items()}
+        if PARTITIONS_FIGURE not in values and PARTITIONS_FIGURE not in run_wide.get(asset, {}):
+            run_wide[asset] = values  # a run of one partition: its one materialization
+            continue
+        if PARTITIONS_FIGURE in values:
+            run_wide[asset] = values
+            continue
+        totals = summed.setdefault(asset, {})
+        for key, value in values.items():
+            numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+            totals[key] = totals.get(key, 0) + value if numeric else value
+    out: dict[str, dict] = {}
+    for asset, values in run_wide.items():
+        merged = {**values, **summed.get(asset, {})} if PARTITIONS_FIGURE in values else values
+        out[asset] = {
+            key: value
+            for key, value in merged.items()
+            if key not in skip and key != PARTITIONS_FIGURE
             and (timings or not key.endswith("seconds"))
-            and (not numeric_only or (isinstance(value.value, (int, float)) and not isinstance(value.value, bool)))
+            and (not numeric_only or (isinstance(value, (int, float)) and not isinstance(value, bool)))
         }
     return out
