@@ -1,8 +1,10 @@
-"""Consolidation assets: ``episodic_summaries -> semantic_graph -> entity_dedup`` per day x tenant,
-and ``dreaming`` per tenant, whose file leads back into the L0 index (``memory_chunks``).
+"""Consolidation assets: ``episodic_summaries -> semantic_graph -> entity_dedup`` per day x tenant.
 
-A run may cover many partitions (a backfill runs as one run), so the spaCy and embedding models
-load once and every tenant's days are read in one pass over its transcripts.
+``dreaming`` and ``compaction_flush`` (per tenant, writing Markdown that leads back into the L0
+index) are in ``notes_assets``. A run may cover many partitions (a backfill runs as one run), so
+the spaCy and embedding models load once and every tenant's days are read in one pass over its
+transcripts. Each (day, tenant) partition gets its own figures and checks
+(``report_partitions``); a tenant that fails is reported as failed after the others are done.
 """
 
 
@@ -13,25 +15,35 @@ from typing import Any
 
 import dagster as dg
 
-from memory_pipeline.consolidation.flush import HEADINGS, flush_session
+from memory_pipeline.config import get_settings
+from memory_pipeline.consolidation.checks import (
+    CHECKS,
+    DEDUP_CHECK,
+    EPISODES_CHECK,
+    RELATIONS_CHECK,
+    check_dedup,
+    check_episodes,
+    check_relations,
+)
 from memory_pipeline.consolidation.llm import LLMClient
-from memory_pipeline.consolidation.partitions import DAY, TENANT, consolidation_partitions
-from memory_pipeline.orchestration.partitions import session_tenant_partitions
-from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities, dream
-from memory_pipeline.consolidation.sessions import session_files
+from memory_pipeline.consolidation.partitions import DAY, TENANT, consolidation_key, consolidation_partitions
+from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.orchestration.partitions import tenant_partitions
+from memory_pipeline.embedding import EMBEDDER_IDENTITY
+from memory_pipeline.orchestration.materializations import OWNERS, PartitionReport, column_schema, report_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
-from memory_pipeline.store.tables import EPISODES
+from memory_pipeline.orchestration.sources import session_transcripts
+from memory_pipeline.store.tables import ENTITIES, EPISODES, RELATIONS
 from memory_pipeline.tenancy import Tenant
 
 GROUP = "consolidation"
+TAGS = {"layer": "consolidation"}
 CONSOLIDATION_WRITE_POOL = "consolidation_write"
 """Steps that write the consolidation tables: one at a time, so a tenant's validity intervals and
 merges are recomputed over a consistent graph (``dagster.yaml`` pools default to 1)."""
 PREVIEW_ROWS = 10
-EPISODES_CHECK = "episodes_unique_and_embedded"
-_BY_TENANT = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name=TENANT)
+BY_TENANT = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name=TENANT)
+_DIM = EMBEDDER_IDENTITY[get_settings().embedder][1]
 
 
 def days_by_tenant(context: dg.AssetExecutionContext) -> dict[Tenant, set[str]]:
@@ -41,6 +53,11 @@ def days_by_tenant(context: dg.AssetExecutionContext) -> dict[Tenant, set[str]]:
         dims = consolidation_partitions.get_partition_key_from_str(key).keys_by_dimension
         grouped[Tenant.from_key(dims[TENANT])].add(dims[DAY])
     return dict(grouped)
+
+
+def check_spec(name: str, asset: str, partitions_def: dg.PartitionsDefinition = consolidation_partitions) -> dg.AssetCheckSpec:
+    description, blocking = CHECKS[name]
+    return dg.AssetCheckSpec(name, asset=asset, description=description, blocking=blocking, partitions_def=partitions_def)
 
 
 def md_table(headers: list[str], rows: list[list[Any]]) -> str:
@@ -58,86 +75,97 @@ def _store(lancedb: LanceDBResource, embedder: EmbedderResource) -> Consolidatio
     return ConsolidationStore(lancedb.uri, embedder.dim)
 
 
+def _fail_tenant(context, report: PartitionReport, tenant: Tenant, days: set[str], exc: Exception) -> None:
+    context.log.error(f"[{tenant.key}] not consolidated: {type(exc).__name__}: {exc}")
+    for day in days:
+        report.fail(str(consolidation_key(day, tenant.key)), f"{type(exc).__name__}: {exc}")
+
+
+def _episode_days(store: ConsolidationStore, tenant: str) -> dict[str, str]:
+    """{episode id: day} of the tenant's episodes."""
+    rows = store.episode_rows(tenant, columns=["id", "day"])
+    return dict(zip(rows["id"].to_list(), rows["day"].to_list(), strict=True))
+
+
 @dg.asset(
     partitions_def=consolidation_partitions,
     backfill_policy=dg.BackfillPolicy.single_run(),
     group_name=GROUP,
     pool=CONSOLIDATION_WRITE_POOL,
     kinds={"python", "lancedb"},
-    check_specs=[dg.AssetCheckSpec(EPISODES_CHECK, asset="episodic_summaries")],
+    owners=OWNERS,
+    tags=TAGS,
+    metadata={"dagster/column_schema": column_schema(EPISODES.schema(_DIM))},
+    deps=[dg.AssetDep(session_transcripts.key, partition_mapping=BY_TENANT)],
+    check_specs=[check_spec(EPISODES_CHECK, "episodic_summaries")],
 )
 def episodic_summaries(
     context: dg.AssetExecutionContext, workspace: WorkspaceResource, lancedb: LanceDBResource, embedder: EmbedderResource
-) -> dg.MaterializeResult:
+):
     """One episode (summary, one-line abstract, key topics, vector) per session completed that day."""
     started = time.perf_counter()
     settings = workspace.settings()
     store = _store(lancedb, embedder)
     llm = LLMClient.from_env()
     now = datetime.now(UTC)
+    report = PartitionReport()
     totals: Counter = Counter()
-    paths: Counter = Counter()
-    secrets: Counter = Counter()
     problems, preview = [], []
     model = None
     for tenant, days in days_by_tenant(context).items():
-        model = model or embedder.get()
-        report = consolidate_episodes(
-            workspace.root_path, store, tenant, days, model, now,
-            timedelta(minutes=settings.session_idle_minutes), timedelta(days=settings.episode_ttl_days), llm,
-        )
-        totals.update(report.written)
-        totals.update({"sessions_complete": report.complete, "sessions_open": report.open})
-        paths.update(report.paths)
-        secrets.update(report.secrets)
-        problems += [[tenant.key, p, "-", why] for p, why in report.unreadable]
-        problems += [[tenant.key, p, n, why] for p, n, why in report.malformed_lines]
-        problems += [[tenant.key, "LLM", "-", why] for why in report.llm_failures]
-        for p, n, why in report.malformed_lines[:20]:
+        try:
+            model = model or embedder.get()
+            done = consolidate_episodes(
+                workspace.root_path, store, tenant, days, model, now,
+                timedelta(minutes=settings.session_idle_minutes), timedelta(days=settings.episode_ttl_days), llm,
+            )
+        except Exception as exc:  # one tenant's failure must not stop the others
+            _fail_tenant(context, report, tenant, days, exc)
+            continue
+        totals.update(done.written)
+        totals.update({"sessions_open": done.open})
+        problems += [[tenant.key, p, "-", why] for p, why in done.unreadable]
+        problems += [[tenant.key, p, n, why] for p, n, why in done.malformed_lines]
+        problems += [[tenant.key, "LLM", "-", why] for why in done.llm_failures]
+        for p, n, why in done.malformed_lines[:20]:
             context.log.warning(f"[{tenant.key}] {p} line {n} skipped: {why}")
-        for why in report.llm_failures:
+        for why in done.llm_failures:
             context.log.warning(f"[{tenant.key}] LLM summary failed, extractive used: {why}")
         preview += [
             [d.row["session_id"], d.row["produced_by"], d.row["l0_abstract"], ", ".join(d.row["key_topics"][:5])]
-            for d in report.drafts
+            for d in done.drafts
         ]
-    fts_complete = store.ensure_episode_fts()
-    check = _episodes_check(store, list(days_by_tenant(context)))
-    return dg.MaterializeResult(
-        metadata={
-            "sessions_complete": totals["sessions_complete"],
-            "sessions_open": totals["sessions_open"],
-            "episodes_inserted": totals["inserted"],
-            "episodes_updated": totals["updated"],
-            "episodes_superseded": totals["superseded"],
-            "path_compaction": paths["compaction"],
-            "path_extractive": paths["extractive"],
-            "path_llm": paths["llm"],
-            "llm_configured": llm is not None,
-            "fts_covers_every_row": fts_complete,
-            "problems": len(problems),
-            "secrets_redacted": sum(secrets.values()),
-            "seconds": round(time.perf_counter() - started, 3),
-            "problems_detail": dg.MetadataValue.md(md_table(["tenant", "path", "line", "reason"], problems[:50])),
-            "preview": dg.MetadataValue.md(md_table(["session", "path", "abstract", "topics"], preview[:PREVIEW_ROWS])),
-        },
-        check_results=[check],
-    )
-
-
-def _episodes_check(store: ConsolidationStore, tenants: list[Tenant]) -> dg.AssetCheckResult:
-    duplicates, missing = [], []
-    for tenant in tenants:
-        rows = store.episode_rows(tenant.key, columns=["session_id", "source_id", "vector"]) if store.has(EPISODES) else None
-        if rows is None or rows.height == 0:
-            continue
-        duplicates += rows.filter(rows["session_id"].is_duplicated())["session_id"].unique().to_list()
-        missing += rows.filter(rows["vector"].is_null())["source_id"].to_list()
-    return dg.AssetCheckResult(
-        check_name=EPISODES_CHECK,
-        passed=not duplicates and not missing,
-        metadata={"sessions_with_two_episodes": duplicates[:20], "episodes_without_vector": missing[:20]},
-    )
+        stored = Counter(_episode_days(store, tenant.key).values())
+        outcome = check_episodes(store, tenant.key)
+        for day in days:
+            drafts = [d for d in done.drafts if d.row["day"] == day]
+            produced = Counter(d.row["produced_by"] for d in drafts)
+            report.add(
+                str(consolidation_key(day, tenant.key)),
+                {
+                    "sessions_complete": len(drafts),
+                    "path_compaction": produced["compaction"],
+                    "path_extractive": produced["extractive"],
+                    "path_llm": produced["llm"],
+                    "secrets_redacted": sum(sum(d.secrets.values()) for d in drafts),
+                    "dagster/row_count": stored[day],
+                },
+                {EPISODES_CHECK: outcome},
+            )
+    metadata = {
+        "llm_configured": llm is not None,
+        "fts_covers_every_row": store.ensure_episode_fts(),
+        "problems": len(problems),
+        "seconds": round(time.perf_counter() - started, 3),
+        "problems_detail": dg.MetadataValue.md(md_table(["tenant", "path", "line", "reason"], problems[:50])),
+        "preview": dg.MetadataValue.md(md_table(["session", "path", "abstract", "topics"], preview[:PREVIEW_ROWS])),
+    }
+    # Written, updated and superseded are counted per tenant, not per day: reported for a run of one partition.
+    whole_run = {
+        "sessions_open": totals["sessions_open"], "episodes_inserted": totals["inserted"],
+        "episodes_updated": totals["updated"], "episodes_superseded": totals["superseded"],
+    }
+    yield from report_partitions(context, report, metadata, one_partition_only=whole_run)
 
 
 @dg.asset(
@@ -146,52 +174,72 @@ def _episodes_check(store: ConsolidationStore, tenants: list[Tenant]) -> dg.Asse
     group_name=GROUP,
     pool=CONSOLIDATION_WRITE_POOL,
     kinds={"python", "spacy", "lancedb"},
-    deps=[episodic_summaries],
+    owners=OWNERS,
+    tags=TAGS,
+    metadata={"dagster/column_schema": column_schema(RELATIONS.schema(_DIM))},
+    deps=[episodic_summaries, dg.AssetDep(session_transcripts.key, partition_mapping=BY_TENANT)],
+    check_specs=[check_spec(RELATIONS_CHECK, "semantic_graph")],
 )
 def semantic_graph(
     context: dg.AssetExecutionContext, workspace: WorkspaceResource, lancedb: LanceDBResource, embedder: EmbedderResource
-) -> dg.MaterializeResult:
+):
     """Entities and time-bounded relations (L2) read from the day's episodes and their turns."""
     started = time.perf_counter()
     store = _store(lancedb, embedder)
-    totals: Counter = Counter()
+    report = PartitionReport()
+    nlp_ms = 0
+    tenant_wide: Counter = Counter()
     predicates: Counter = Counter()
     failures, preview, closed = [], [], []
     for tenant, days in days_by_tenant(context).items():
-        report = build_graph(workspace.root_path, store, tenant, days, embedder.get())
-        totals.update({
-            "episodes": report.episodes, "entities_new": report.entities_new,
-            "relations": len(report.relations), "relations_removed": report.relations_removed,
-            "validity_closed": sum(1 for r in report.validity_changed if r["valid_to"] is not None),
+        try:
+            built = build_graph(workspace.root_path, store, tenant, days, embedder.get())
+        except Exception as exc:
+            _fail_tenant(context, report, tenant, days, exc)
+            continue
+        nlp_ms += int(built.nlp_s * 1000)
+        tenant_wide.update({
+            "entities_new": built.entities_new, "relations_removed": built.relations_removed,
+            "secrets_redacted": sum(built.secrets.values()),
         })
-        totals["nlp_ms"] += int(report.nlp_s * 1000)
-        totals["secrets_redacted"] += sum(report.secrets.values())
-        predicates.update(report.predicates)
-        failures += [[tenant.key, f] for f in report.failures]
-        for failure in report.failures:
+        predicates.update(built.predicates)
+        failures += [[tenant.key, f] for f in built.failures]
+        for failure in built.failures:
             context.log.warning(f"[{tenant.key}] {failure}")
         preview += [
             [r["subject"], r["predicate"], r["object"], f"{r['valid_from']:%Y-%m-%d}" if r["valid_from"] else "", r["rule"]]
-            for r in sorted(report.relations, key=lambda r: -r["confidence"])
+            for r in sorted(built.relations, key=lambda r: -r["confidence"])
         ]
-        closed += [[r["subject"], r["predicate"], r["object"], f"{r['valid_to']:%Y-%m-%d}"] for r in report.validity_changed if r["valid_to"]]
-    return dg.MaterializeResult(
-        metadata={
-            "episodes_read": totals["episodes"],
-            "entities_new": totals["entities_new"],
-            "relations_written": totals["relations"],
-            "relations_removed": totals["relations_removed"],
-            "relations_closed": totals["validity_closed"],
-            "extraction_failures": len(failures),
-            "secrets_redacted": totals["secrets_redacted"],
-            "nlp_seconds": round(totals["nlp_ms"] / 1000, 3),
-            "seconds": round(time.perf_counter() - started, 3),
-            "predicates": dg.MetadataValue.json(dict(predicates.most_common())),
-            "failures": dg.MetadataValue.md(md_table(["tenant", "failure"], failures[:50])),
-            "closed": dg.MetadataValue.md(md_table(["subject", "predicate", "object", "valid_to"], closed[:PREVIEW_ROWS])),
-            "preview": dg.MetadataValue.md(md_table(["subject", "predicate", "object", "since", "rule"], preview[:PREVIEW_ROWS])),
-        }
-    )
+        closed += [[r["subject"], r["predicate"], r["object"], f"{r['valid_to']:%Y-%m-%d}"] for r in built.validity_changed if r["valid_to"]]
+        day_of = _episode_days(store, tenant.key)
+        stored = Counter(day_of.get(e) for e in store.relation_rows(tenant.key)["source_episode"].to_list())
+        outcome = check_relations(store, tenant.key)
+        for day in days:
+            mine = [r for r in built.relations if day_of.get(r["source_episode"]) == day]
+            report.add(
+                str(consolidation_key(day, tenant.key)),
+                {
+                    "episodes_read": sum(1 for d in day_of.values() if d == day),
+                    "relations_written": len(mine),
+                    "relations_closed": sum(
+                        1 for r in built.validity_changed if r["valid_to"] and day_of.get(r["source_episode"]) == day
+                    ),
+                    "dagster/row_count": stored[day],
+                },
+                {RELATIONS_CHECK: outcome},
+            )
+    metadata = {
+        "extraction_failures": len(failures),
+        "nlp_seconds": round(nlp_ms / 1000, 3),
+        "seconds": round(time.perf_counter() - started, 3),
+        "predicates": dg.MetadataValue.json(dict(predicates.most_common())),
+        "failures": dg.MetadataValue.md(md_table(["tenant", "failure"], failures[:50])),
+        "closed": dg.MetadataValue.md(md_table(["subject", "predicate", "object", "valid_to"], closed[:PREVIEW_ROWS])),
+        "preview": dg.MetadataValue.md(md_table(["subject", "predicate", "object", "since", "rule"], preview[:PREVIEW_ROWS])),
+    }
+    # New entities, removed relations and secrets are counted per tenant, not per day.
+    whole_run = {name: tenant_wide[name] for name in ("entities_new", "relations_removed", "secrets_redacted")}
+    yield from report_partitions(context, report, metadata, one_partition_only=whole_run)
 
 
 @dg.asset(
@@ -200,90 +248,44 @@ def semantic_graph(
     group_name=GROUP,
     pool=CONSOLIDATION_WRITE_POOL,
     kinds={"python", "lancedb"},
+    owners=OWNERS,
+    tags=TAGS,
+    metadata={"dagster/column_schema": column_schema(ENTITIES.schema(_DIM))},
     deps=[semantic_graph],
+    check_specs=[check_spec(DEDUP_CHECK, "entity_dedup")],
 )
-def entity_dedup(
-    context: dg.AssetExecutionContext, lancedb: LanceDBResource, embedder: EmbedderResource
-) -> dg.MaterializeResult:
+def entity_dedup(context: dg.AssetExecutionContext, lancedb: LanceDBResource, embedder: EmbedderResource):
     """The tenant's entities with duplicates merged, ambiguous pairs flagged and relations re-pointed."""
     started = time.perf_counter()
     store = _store(lancedb, embedder)
     now = datetime.now(UTC)
-    merged, ambiguous, totals = [], [], Counter()
-    for tenant in days_by_tenant(context):
-        report = dedup_entities(store, tenant, now)
-        totals.update({"entities": report.entities, "repointed": report.relations_repointed})
-        merged += [[report.names[d.from_id], report.names[d.into_id], d.reason, d.score] for d in report.merged]
-        ambiguous += [[report.names[d.from_id], report.names[d.into_id], d.reason, d.score] for d in report.ambiguous]
-    return dg.MaterializeResult(
-        metadata={
-            "entities_before": totals["entities"],
-            "merged": len(merged),
-            "ambiguous_flagged": len(ambiguous),
-            "relations_repointed": totals["repointed"],
-            "seconds": round(time.perf_counter() - started, 3),
-            "merges": dg.MetadataValue.md(md_table(["merged", "into", "reason", "score"], merged[:50])),
-            "ambiguous": dg.MetadataValue.md(md_table(["entity", "maybe", "reason", "score"], ambiguous[:50])),
-        }
-    )
-
-
-@dg.asset(
-    partitions_def=session_tenant_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name=GROUP,
-    pool=CONSOLIDATION_WRITE_POOL,
-    kinds={"python", "markdown"},
-    deps=[
-        dg.AssetDep(episodic_summaries, partition_mapping=_BY_TENANT),
-        dg.AssetDep(entity_dedup, partition_mapping=_BY_TENANT),
-    ],
-)
-def dreaming(
-    context: dg.AssetExecutionContext, workspace: WorkspaceResource, lancedb: LanceDBResource, embedder: EmbedderResource
-) -> dg.MaterializeResult:
-    """The tenant's oldest unpromoted episodes promoted into ``_system/dreaming/YYYYMMDD-consolidated.md``."""
-    started = time.perf_counter()
-    store = _store(lancedb, embedder)
-    llm = LLMClient.from_env()
-    now = datetime.now(UTC)
-    rows, refused, texts, produced = [], [], [], Counter()
-    promoted = added = secrets = 0
-    for key in context.partition_keys:
-        tenant = Tenant.from_key(key)
-        report = dream(workspace.root_path, store, tenant, now, llm)
-        if report.llm_error:
-            context.log.warning(f"[{key}] LLM dreaming failed, extractive used: {report.llm_error}")
-        for problem in report.problems:
-            context.log.warning(f"[{key}] {problem}")
-        if report.refused:
-            context.log.error(f"[{key}] {report.refused}")
-            refused.append([key, report.refused])
+    report = PartitionReport()
+    merged, ambiguous = [], []
+    for tenant, days in days_by_tenant(context).items():
+        try:
+            done = dedup_entities(store, tenant, now)
+        except Exception as exc:
+            _fail_tenant(context, report, tenant, days, exc)
             continue
-        if report.result is None:
-            continue
-        promoted += len(report.episodes)
-        added += report.result.lines_added
-        secrets += report.result.secrets_redacted
-        produced[report.produced_by] += 1
-        rel = report.result.path.relative_to(workspace.root_path).as_posix()
-        rows.append([key, rel, len(report.episodes), report.result.lines_added, report.result.lines_total])
-        texts.append(f"### {rel}\n\n{report.result.text[:3000]}")
-    return dg.MaterializeResult(
-        metadata={
-            "episodes_promoted": promoted,
-            "lines_added": added,
-            "files_written": len(rows),
-            "refused_human_files": len(refused),
-            "path_llm": produced["llm"],
-            "path_extractive": produced["extractive"],
-            "secrets_redacted": secrets,
-            "seconds": round(time.perf_counter() - started, 3),
-            "files": dg.MetadataValue.md(md_table(["tenant", "path", "episodes", "added", "lines"], rows)),
-            "refused": dg.MetadataValue.md(md_table(["tenant", "reason"], refused)),
-            "preview": dg.MetadataValue.md("\n\n".join(texts) or "no unpromoted episodes"),
+        merged += [[done.names[d.from_id], done.names[d.into_id], d.reason, d.score] for d in done.merged]
+        ambiguous += [[done.names[d.from_id], done.names[d.into_id], d.reason, d.score] for d in done.ambiguous]
+        # Deduplication is over the tenant's whole graph: each of its days reports the tenant's figures.
+        figures = {
+            "entities_before": done.entities,
+            "merged": len(done.merged),
+            "ambiguous_flagged": len(done.ambiguous),
+            "relations_repointed": done.relations_repointed,
+            "dagster/row_count": store.entity_rows(tenant.key).height,
         }
-    )
+        outcome = check_dedup(store, tenant.key)
+        for day in days:
+            report.add(str(consolidation_key(day, tenant.key)), figures, {DEDUP_CHECK: outcome})
+    metadata = {
+        "seconds": round(time.perf_counter() - started, 3),
+        "merges": dg.MetadataValue.md(md_table(["merged", "into", "reason", "score"], merged[:50])),
+        "ambiguous": dg.MetadataValue.md(md_table(["entity", "maybe", "reason", "score"], ambiguous[:50])),
+    }
+    yield from report_partitions(context, report, metadata)
 
 
 consolidation_assets = [episodic_summaries, semantic_graph, entity_dedup]
@@ -292,78 +294,4 @@ consolidation_job = dg.define_asset_job(
     selection=dg.AssetSelection.assets(*consolidation_assets),
     partitions_def=consolidation_partitions,
     description="Summarize the sessions completed on a day into episodes, then the graph and its deduplication.",
-)
-dreaming_job = dg.define_asset_job(
-    "dreaming_job",
-    selection=dg.AssetSelection.assets(dreaming),
-    partitions_def=session_tenant_partitions,
-    description="Promote a tenant's oldest unpromoted episodes into its dreaming Markdown file.",
-)
-
-
-class FlushWindow(dg.Config):
-    """Turns ``start:end`` of one transcript (relative to the workspace root); ``end`` None: to the last."""
-
-    path: str
-    start: int = 0
-    end: int | None = None
-
-
-class FlushConfig(dg.Config):
-    """The windows the flush sensor found past a threshold; none (a run launched by hand): every
-    transcript of the tenant, whole (a flush never appends a line twice)."""
-
-    sessions: list[FlushWindow] = []
-
-
-@dg.asset(
-    partitions_def=session_tenant_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name=GROUP,
-    kinds={"python", "markdown"},
-)
-def compaction_flush(context: dg.AssetExecutionContext, config: FlushConfig, workspace: WorkspaceResource) -> dg.MaterializeResult:
-    """Key facts, preferences, decisions and action items of long live sessions, appended to ``memory/YYYY-MM-DD.md``."""
-    started = time.perf_counter()
-    now = datetime.now(UTC)
-    added: Counter = Counter()
-    rows, problems = [], []
-    duplicates = secrets = 0
-    for key in context.partition_keys:
-        tenant = Tenant.from_key(key)
-        windows = [w for w in config.sessions if w.path.startswith(f"{tenant.agent_id}/sessions/{tenant.user_id}/")]
-        if not config.sessions:
-            windows = [FlushWindow(path=f.path) for f in session_files(workspace.root_path, tenant)]
-        for window in windows:
-            try:
-                result = flush_session(workspace.root_path, tenant, window.path, window.start, window.end, now)
-            except ValueError as exc:  # one bad transcript is skipped with its reason
-                context.log.warning(f"[{key}] {exc}")
-                problems.append([key, str(exc)])
-                continue
-            added.update(result.added)
-            duplicates += result.skipped_duplicates
-            secrets += result.secrets_redacted
-            note = result.path.relative_to(workspace.root_path).as_posix()
-            rows.append([key, window.path, f"{window.start}:{'' if window.end is None else window.end}", note, result.total])
-    return dg.MaterializeResult(
-        metadata={
-            "sessions_flushed": len(rows),
-            "lines_added": sum(added.values()),
-            **{f"added_{kind}": added[kind] for kind in HEADINGS},
-            "skipped_duplicates": duplicates,
-            "secrets_redacted": secrets,
-            "problems": len(problems),
-            "seconds": round(time.perf_counter() - started, 3),
-            "flushed": dg.MetadataValue.md(md_table(["tenant", "transcript", "turns", "note", "lines added"], rows[:50])),
-            "problems_detail": dg.MetadataValue.md(md_table(["tenant", "reason"], problems[:50])),
-        }
-    )
-
-
-compaction_flush_job = dg.define_asset_job(
-    "compaction_flush_job",
-    selection=dg.AssetSelection.assets(compaction_flush),
-    partitions_def=session_tenant_partitions,
-    description="Append the key facts of long live sessions to the tenant's dated note before they are compacted.",
 )

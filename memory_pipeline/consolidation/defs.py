@@ -1,13 +1,7 @@
 """Everything consolidation adds to the project's one ``Definitions``."""
 
-from memory_pipeline.consolidation.assets import (
-    compaction_flush,
-    compaction_flush_job,
-    consolidation_assets,
-    consolidation_job,
-    dreaming,
-    dreaming_job,
-)
+from memory_pipeline.consolidation.assets import consolidation_assets, consolidation_job
+from memory_pipeline.consolidation.notes_assets import compaction_flush, compaction_flush_job, dreaming, dreaming_job
 from memory_pipeline.consolidation.schedules import prune_episodes_job, prune_episodes_schedule
 from memory_pipeline.consolidation.sensors import consolidation_sensor, dreaming_sensor, flush_sensor
 

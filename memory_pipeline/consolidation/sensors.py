@@ -21,9 +21,10 @@ from pathlib import Path
 
 import dagster as dg
 
-from memory_pipeline.consolidation.assets import compaction_flush, compaction_flush_job, consolidation_job, dreaming_job
+from memory_pipeline.consolidation.assets import consolidation_job
 from memory_pipeline.consolidation.dreaming import THRESHOLD
 from memory_pipeline.consolidation.live_flush import FlushThresholds, plan_flushes
+from memory_pipeline.consolidation.notes_assets import compaction_flush, compaction_flush_job, dreaming_job
 from memory_pipeline.consolidation.partitions import FIRST_DAY, consolidation_key
 from memory_pipeline.consolidation.sessions import SessionFile, as_session_files, load_session
 from memory_pipeline.consolidation.store import ConsolidationStore

@@ -49,15 +49,18 @@ def report_partitions(
     report: PartitionReport,
     run_metadata: Mapping[str, Any],
     output: Any = NO_OUTPUT,
+    one_partition_only: Mapping[str, Any] | None = None,
 ) -> Iterator[Any]:
     """The events an asset yields for its run: see the module docstring. ``output`` is the value for
-    the IO manager when the asset has one (``dg.Output``), else the asset yields ``MaterializeResult``."""
+    the IO manager when the asset has one (``dg.Output``), else the asset yields ``MaterializeResult``.
+    ``one_partition_only``: counts the asset knows only for the whole run, reported when the run
+    has one partition (then they are that partition's) and left out otherwise."""
     keys = [k for k in context.partition_keys if k in report.metadata]
     asset_key = context.asset_key
     blocking = {spec.name: spec.blocking for spec in context.assets_def.check_specs}
     if len(context.partition_keys) == 1 and keys:
         key = keys[0]
-        metadata = {**report.metadata[key], **run_metadata}
+        metadata = {**report.metadata[key], **(one_partition_only or {}), **run_metadata}
         results = [dg.AssetCheckResult(check_name=name, passed=by[key][0], metadata=by[key][1]) for name, by in report.checks.items() if key in by]
         yield from _result(metadata, results, output)
         return

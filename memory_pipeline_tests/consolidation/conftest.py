@@ -8,7 +8,8 @@ from datetime import datetime
 
 import dagster as dg
 
-from memory_pipeline.consolidation.assets import consolidation_assets, dreaming
+from memory_pipeline.consolidation.assets import consolidation_assets
+from memory_pipeline.consolidation.notes_assets import dreaming
 from memory_pipeline.consolidation.partitions import consolidation_key
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.consolidation.store import ConsolidationStore

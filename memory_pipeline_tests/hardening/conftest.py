@@ -19,7 +19,7 @@ from memory_pipeline.consolidation.flush import flush
 from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation, run_dreaming
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
 from memory_pipeline.memories.assets import graph_assets, graph_ingest_job
-from memory_pipeline.orchestration.runs import discover_tenants, run_partitioned_job
+from memory_pipeline.orchestration.runs import discover_tenants, materialization_metadata, run_partitioned_job
 from memory_pipeline_tests.conftest import make_resources, write
 from memory_pipeline_tests.secret_corpus import Planted, corpus
 
@@ -222,21 +222,14 @@ def run_everything(root: Path, lance_uri: str, instance: dg.DagsterInstance) -> 
 
 
 def stage_metadata(results: Iterable[dg.ExecuteInProcessResult]) -> dict[str, dict]:
-    """{asset: numeric metadata summed over runs} (a run reports its metadata once per asset,
-    on each partition's materialization: it is counted once)."""
+    """{asset: numeric metadata summed over runs}, each run's figures as its summary gives them
+    (a run over several partitions: the partitions' own figures added up)."""
     out: dict[str, dict] = {}
     for result in results:
-        seen: set[str] = set()
-        for event in result.get_asset_materialization_events():
-            mat = event.step_materialization_data.materialization
-            name = mat.asset_key.to_user_string()
-            if name in seen:
-                continue
-            seen.add(name)
+        for name, figures in materialization_metadata(result).items():
             into = out.setdefault(name, {})
-            for key, value in mat.metadata.items():
-                if isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
-                    into[key] = into.get(key, 0) + value.value
+            for key, value in figures.items():
+                into[key] = into.get(key, 0) + value
     return out
 
 

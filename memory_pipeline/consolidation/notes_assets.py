@@ -1,0 +1,180 @@
+"""The consolidation assets that write Markdown notes, per tenant with sessions: ``dreaming``
+(episodes promoted into ``_system/dreaming/YYYYMMDD-consolidated.md``) and ``compaction_flush``
+(key facts of long live sessions appended to ``memory/YYYY-MM-DD.md``). Both notes lead back into
+the L0 index (``memory_chunks`` depends on them), which indexes them like any memory file.
+"""
+
+
+import time
+from collections import Counter
+from datetime import UTC, datetime
+
+import dagster as dg
+
+from memory_pipeline.consolidation.assets import (
+    BY_TENANT,
+    CONSOLIDATION_WRITE_POOL,
+    GROUP,
+    TAGS,
+    check_spec,
+    entity_dedup,
+    episodic_summaries,
+    md_table,
+)
+from memory_pipeline.consolidation.checks import DREAMING_CHECK, check_dreaming
+from memory_pipeline.consolidation.flush import HEADINGS, flush_session
+from memory_pipeline.consolidation.llm import LLMClient
+from memory_pipeline.consolidation.pipeline import dream
+from memory_pipeline.consolidation.sessions import session_files
+from memory_pipeline.consolidation.store import ConsolidationStore
+from memory_pipeline.orchestration.materializations import OWNERS, PartitionReport, report_partitions
+from memory_pipeline.orchestration.partitions import session_tenant_partitions
+from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+from memory_pipeline.orchestration.sources import session_transcripts
+from memory_pipeline.tenancy import Tenant
+
+
+@dg.asset(
+    partitions_def=session_tenant_partitions,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    group_name=GROUP,
+    pool=CONSOLIDATION_WRITE_POOL,
+    kinds={"python", "markdown"},
+    owners=OWNERS,
+    tags=TAGS,
+    deps=[
+        dg.AssetDep(episodic_summaries, partition_mapping=BY_TENANT),
+        dg.AssetDep(entity_dedup, partition_mapping=BY_TENANT),
+    ],
+    check_specs=[check_spec(DREAMING_CHECK, "dreaming", session_tenant_partitions)],
+)
+def dreaming(context: dg.AssetExecutionContext, workspace: WorkspaceResource, lancedb: LanceDBResource, embedder: EmbedderResource):
+    """The tenant's oldest unpromoted episodes promoted into ``_system/dreaming/YYYYMMDD-consolidated.md``."""
+    started = time.perf_counter()
+    store = ConsolidationStore(lancedb.uri, embedder.dim)
+    llm = LLMClient.from_env()
+    now = datetime.now(UTC)
+    report = PartitionReport()
+    rows, refused, texts = [], [], []
+    for key in context.partition_keys:
+        try:
+            done = dream(workspace.root_path, store, Tenant.from_key(key), now, llm)
+        except Exception as exc:  # one tenant's failure must not stop the others
+            context.log.error(f"[{key}] not dreamed: {type(exc).__name__}: {exc}")
+            report.fail(key, f"{type(exc).__name__}: {exc}")
+            continue
+        if done.llm_error:
+            context.log.warning(f"[{key}] LLM dreaming failed, extractive used: {done.llm_error}")
+        for problem in done.problems:
+            context.log.warning(f"[{key}] {problem}")
+        if done.refused:
+            context.log.error(f"[{key}] {done.refused}")
+            refused.append([key, done.refused])
+        written = done.result if not done.refused else None
+        files = [written.path] if written is not None else []
+        promoted = [e["id"] for e in done.episodes] if written is not None else []
+        if written is not None:
+            rel = written.path.relative_to(workspace.root_path).as_posix()
+            rows.append([key, rel, len(done.episodes), written.lines_added, written.lines_total])
+            texts.append(f"### {rel}\n\n{written.text[:3000]}")
+        report.add(
+            key,
+            {
+                "episodes_promoted": len(promoted),
+                "lines_added": written.lines_added if written else 0,
+                "files_written": len(files),
+                "refused_human_files": int(bool(done.refused)),
+                "path_llm": int(written is not None and done.produced_by == "llm"),
+                "path_extractive": int(written is not None and done.produced_by == "extractive"),
+                "secrets_redacted": written.secrets_redacted if written else 0,
+            },
+            {DREAMING_CHECK: check_dreaming(workspace.root_path, store, key, files, promoted)},
+        )
+    metadata = {
+        "seconds": round(time.perf_counter() - started, 3),
+        "files": dg.MetadataValue.md(md_table(["tenant", "path", "episodes", "added", "lines"], rows)),
+        "refused": dg.MetadataValue.md(md_table(["tenant", "reason"], refused)),
+        "preview": dg.MetadataValue.md("\n\n".join(texts) or "no unpromoted episodes"),
+    }
+    yield from report_partitions(context, report, metadata)
+
+
+class FlushWindow(dg.Config):
+    """Turns ``start:end`` of one transcript (relative to the workspace root); ``end`` None: to the last."""
+
+    path: str
+    start: int = 0
+    end: int | None = None
+
+
+class FlushConfig(dg.Config):
+    """The windows the flush sensor found past a threshold; none (a run launched by hand): every
+    transcript of the tenant, whole (a flush never appends a line twice)."""
+
+    sessions: list[FlushWindow] = []
+
+
+@dg.asset(
+    partitions_def=session_tenant_partitions,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    group_name=GROUP,
+    kinds={"python", "markdown"},
+    owners=OWNERS,
+    tags=TAGS,
+    deps=[session_transcripts.key],
+)
+def compaction_flush(context: dg.AssetExecutionContext, config: FlushConfig, workspace: WorkspaceResource):
+    """Key facts, preferences, decisions and action items of long live sessions, appended to ``memory/YYYY-MM-DD.md``."""
+    started = time.perf_counter()
+    now = datetime.now(UTC)
+    report = PartitionReport()
+    rows, problems = [], []
+    for key in context.partition_keys:
+        tenant = Tenant.from_key(key)
+        windows = [w for w in config.sessions if w.path.startswith(f"{tenant.agent_id}/sessions/{tenant.user_id}/")]
+        if not config.sessions:
+            windows = [FlushWindow(path=f.path) for f in session_files(workspace.root_path, tenant)]
+        added: Counter = Counter()
+        flushed = duplicates = secrets = skipped = 0
+        for window in windows:
+            try:
+                result = flush_session(workspace.root_path, tenant, window.path, window.start, window.end, now)
+            except ValueError as exc:  # one bad transcript is skipped with its reason
+                context.log.warning(f"[{key}] {exc}")
+                problems.append([key, str(exc)])
+                skipped += 1
+                continue
+            flushed += 1
+            added.update(result.added)
+            duplicates += result.skipped_duplicates
+            secrets += result.secrets_redacted
+            note = result.path.relative_to(workspace.root_path).as_posix()
+            rows.append([key, window.path, f"{window.start}:{'' if window.end is None else window.end}", note, result.total])
+        report.add(key, {
+            "sessions_flushed": flushed,
+            "sessions_skipped": skipped,
+            "lines_added": sum(added.values()),
+            **{f"added_{kind}": added[kind] for kind in HEADINGS},
+            "skipped_duplicates": duplicates,
+            "secrets_redacted": secrets,
+        })
+    metadata = {
+        "seconds": round(time.perf_counter() - started, 3),
+        "flushed": dg.MetadataValue.md(md_table(["tenant", "transcript", "turns", "note", "lines added"], rows[:50])),
+        "problems": dg.MetadataValue.md(md_table(["tenant", "reason"], problems[:50])),
+    }
+    yield from report_partitions(context, report, metadata)
+
+
+dreaming_job = dg.define_asset_job(
+    "dreaming_job",
+    selection=dg.AssetSelection.assets(dreaming),
+    partitions_def=session_tenant_partitions,
+    description="Promote a tenant's oldest unpromoted episodes into its dreaming Markdown file.",
+)
+compaction_flush_job = dg.define_asset_job(
+    "compaction_flush_job",
+    selection=dg.AssetSelection.assets(compaction_flush),
+    partitions_def=session_tenant_partitions,
+    description="Append the key facts of long live sessions to the tenant's dated note before they are compacted.",
+)
