@@ -1,4 +1,5 @@
-"""The one Dagster ``Definitions`` of memory_pipeline: each slice's defs, merged."""
+"""The one Dagster ``Definitions`` of memory_pipeline: the source assets and each slice's defs,
+merged; every asset carries a reference to the code that defines it (shown in the UI)."""
 
 import dagster as dg
 
@@ -6,9 +7,10 @@ from memory_pipeline.consolidation import defs as consolidation
 from memory_pipeline.l0 import defs as l0
 from memory_pipeline.memories import defs as memories
 from memory_pipeline.orchestration.resources import default_resources
+from memory_pipeline.orchestration.sources import SOURCE_SPECS
 
 defs = dg.Definitions(
-    assets=[*l0.ASSETS, *consolidation.ASSETS, *memories.ASSETS],
+    assets=dg.with_source_code_references([*SOURCE_SPECS, *l0.ASSETS, *consolidation.ASSETS, *memories.ASSETS]),
     jobs=[*l0.JOBS, *consolidation.JOBS, *memories.JOBS],
     sensors=[*l0.SENSORS, *consolidation.SENSORS, *memories.SENSORS],
     schedules=[*l0.SCHEDULES, *consolidation.SCHEDULES, *memories.SCHEDULES],

@@ -37,8 +37,9 @@ CHECKS = {
     ),
     DREAMING_CHECK: (
         "Every dreamed file is inside the tenant's _system/dreaming folder, holds no secret, and "
-        "every episode it promoted is marked promoted (so it is not dreamed twice).",
-        False,
+        "every episode it promoted is marked promoted (so it is not dreamed twice): the L0 index "
+        "reads the file, so a failure fails the run.",
+        True,
     ),
 }
 """check name -> (description, blocking)."""

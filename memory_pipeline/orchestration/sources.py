@@ -18,6 +18,7 @@ from memory_pipeline.orchestration.partitions import session_tenant_partitions, 
 from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, WorkspaceFile
 
 GROUP = "sources"
+_CODE = dg.CodeReferencesMetadataValue(code_references=[dg.LocalFileCodeReference(file_path=__file__, line_number=1)])
 MARKDOWN_MEMORY = "markdown_memory"
 SESSION_TRANSCRIPTS = "session_transcripts"
 
@@ -30,7 +31,7 @@ markdown_memory = dg.AssetSpec(
     kinds={"markdown"},
     owners=OWNERS,
     tags={"layer": "source"},
-    metadata={"path": "<root>/<agent>/[users/<user>/]MEMORY.md, .../memory/**/*.md"},
+    metadata={"path": "<root>/<agent>/[users/<user>/]MEMORY.md, .../memory/**/*.md", "dagster/code_references": _CODE},
 )
 session_transcripts = dg.AssetSpec(
     SESSION_TRANSCRIPTS,
@@ -41,7 +42,7 @@ session_transcripts = dg.AssetSpec(
     kinds={"json"},
     owners=OWNERS,
     tags={"layer": "source"},
-    metadata={"path": "<root>/<agent>/sessions/<user>/<session_id>.jsonl"},
+    metadata={"path": "<root>/<agent>/sessions/<user>/<session_id>.jsonl", "dagster/code_references": _CODE},
 )
 SOURCE_SPECS = [markdown_memory, session_transcripts]
 _KINDS = {MARKDOWN_MEMORY: KIND_MEMORY, SESSION_TRANSCRIPTS: KIND_SESSIONS}

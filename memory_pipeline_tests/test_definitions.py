@@ -1,0 +1,79 @@
+"""Proves: the shipped ``Definitions`` is the graph an operator expects to see.
+
+The asset graph starts at the raw sources (external ``markdown_memory`` and ``session_transcripts``,
+partitioned like the assets that read them) and every asset downstream of them names its owner,
+its code and, for a table, its column schema. Every check is described, evaluated per partition,
+and blocking where later steps read what it guards. Consolidation offers only days from
+``MEMORY_PIPELINE_FIRST_DAY`` and only tenants with transcripts, and every sensor and schedule
+starts stopped unless the deployment turns automation on.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import dagster as dg
+
+from memory_pipeline.config import get_settings
+from memory_pipeline.consolidation.partitions import TENANT, consolidation_partitions, day_partitions
+from memory_pipeline.definitions import defs
+from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION, TENANTS_PARTITION
+
+SOURCES = {"markdown_memory": TENANTS_PARTITION, "session_transcripts": SESSION_TENANTS_PARTITION}
+READERS = {
+    "memory_chunks": {"markdown_memory", "session_transcripts"},
+    "typed_memories": {"markdown_memory", "session_transcripts"},
+    "episodic_summaries": {"session_transcripts"},
+    "compaction_flush": {"session_transcripts"},
+}
+TABLES = {"memory_chunks", "memory_index", "episodic_summaries", "semantic_graph", "entity_dedup", "typed_memories"}
+BLOCKING = {
+    "one_vector_per_chunk", "no_orphan_rows", "unique_chunk_ids", "manifest_matches_chunks",
+    "episodes_unique_and_embedded", "relations_valid", "no_relation_to_a_merged_entity", "dreamed_files_promoted_and_clean",
+}
+NOT_BLOCKING = {"memories_typed_and_embedded"}
+
+
+def test_sources_lead_the_graph_and_every_asset_says_who_what_and_where():
+    graph = defs.get_repository_def().asset_graph
+    nodes = {key.to_user_string(): graph.get(key) for key in graph.get_all_asset_keys()}
+    for name, partitions in SOURCES.items():
+        node = nodes[name]
+        assert not node.is_executable and node.group_name == "sources" and node.description
+        assert node.partitions_def.name == partitions
+    for name, sources in READERS.items():
+        assert sources <= {p.to_user_string() for p in nodes[name].parent_keys}, name
+    assert {"dreaming", "compaction_flush"} <= {p.to_user_string() for p in nodes["memory_chunks"].parent_keys}
+    assert nodes
+    for name, node in nodes.items():
+        assert node.owners == ["team:memory-pipeline"], name
+        assert node.description, name
+        assert "dagster/code_references" in node.metadata, name
+    for name in TABLES:
+        assert isinstance(nodes[name].metadata["dagster/column_schema"], dg.TableSchema), name
+        assert "tenant" in {c.name for c in nodes[name].metadata["dagster/column_schema"].columns}
+
+
+def test_every_check_is_described_partitioned_and_blocking_where_data_spreads():
+    graph = defs.get_repository_def().asset_graph
+    specs = {key.name: graph.get_check_spec(key) for key in graph.asset_check_keys}
+    assert set(specs) == BLOCKING | NOT_BLOCKING
+    for name, spec in specs.items():
+        assert spec.description, name
+        assert spec.blocking == (name in BLOCKING), name
+        assert spec.partitions_def == graph.get(spec.asset_key).partitions_def, name
+
+
+def test_partition_space_is_bounded_and_automation_starts_stopped():
+    first = date.fromisoformat(get_settings().first_day)
+    today = datetime.now(UTC).date()
+    days = day_partitions.get_partition_keys()
+    assert days[0] == first.isoformat() and days[-1] == today.isoformat()
+    assert len(days) == (today - first).days + 1 < 400
+    assert consolidation_partitions.get_partitions_def_for_dimension(TENANT).name == SESSION_TENANTS_PARTITION
+    repo = defs.get_repository_def()
+    assert {s.name for s in repo.sensor_defs} == {
+        "workspace_sensor", "consolidation_sensor", "dreaming_sensor", "flush_sensor", "memories_sensor"
+    }
+    assert all(s.default_status == dg.DefaultSensorStatus.STOPPED for s in repo.sensor_defs)
+    assert all(s.default_status == dg.DefaultScheduleStatus.STOPPED for s in repo.schedule_defs)
