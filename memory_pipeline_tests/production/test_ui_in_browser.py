@@ -1,8 +1,10 @@
 """The webserver's UI as a person sees it: the asset graph in headless Chromium.
 
 Proves that the running webserver (on the production instance configuration) serves a UI that
-renders the project's asset graph from the code server, and keeps a screenshot of it under
-``test-artifacts/`` for a person to look at.
+renders the project's asset graph from the code server, starting at the source assets; that a
+tenant's partition of the index shows that partition's own figures; and that the checks tab lists
+the index checks with their descriptions. Screenshots are kept under ``test-artifacts/`` for a
+person to look at.
 """
 
 from __future__ import annotations
@@ -20,8 +22,16 @@ SETTLE_S = 20
 BUSY = ["Loading", "fetching statuses"]  # the graph is drawn; statuses still arriving
 L0_GROUP = "l0_index"
 L0_ASSETS = ["memory_chunks", "memory_embeddings", "memory_index"]
+SOURCES = {"markdown_memory", "session_transcripts"}
 ALL_ASSETS = """
 query { assetNodes { assetKey { path } groupName } }
+"""
+MATERIALIZED = """
+query Latest($key: AssetKeyInput!) {
+  assetOrError(assetKey: $key) {
+    ... on Asset { assetMaterializations(limit: 50) { partition metadataEntries { label ... on IntMetadataEntry { intValue } } } }
+  }
+}
 """
 
 
@@ -59,3 +69,34 @@ def test_asset_graph_page_shows_the_assets(dagster_service, chromium, tmp_path):
             assert group_shot.stat().st_size > 10_000
     assert shot.stat().st_size > 10_000
     assert L0_GROUP in groups and set(L0_ASSETS) <= {n["assetKey"]["path"][-1] for n in nodes}
+    assert SOURCES <= {n["assetKey"]["path"][-1] for n in nodes if n["groupName"] == "sources"}
+
+
+def test_partition_metadata_and_checks_tab(dagster_service, chromium, tmp_path):
+    """Runs after the end-to-end test of this folder, which indexed the tenants it dropped."""
+    service = dagster_service
+    found = service.graphql(MATERIALIZED, {"key": {"path": ["memory_index"]}})["assetOrError"]
+    own = [
+        m for m in found.get("assetMaterializations") or []
+        if m["partition"] and "chunks_written" in {e["label"] for e in m["metadataEntries"]}
+    ]
+    if not own:
+        pytest.skip("no partition of memory_index materialized (the end-to-end test of this folder materializes them)")
+    figures = {e["label"]: e.get("intValue") for e in own[0]["metadataEntries"]}
+    assert figures["dagster/row_count"] > 0, figures
+    partition = own[0]["partition"]
+
+    with Browser(chromium, tmp_path / "chromium-profile") as browser:
+        browser.navigate(f"{service.url}/assets/memory_index?view=partitions&partition={partition}")
+        try:
+            browser.wait_for_text([partition, "chunks_written", "files_to_reindex"], PAGE_TIMEOUT_S)
+            browser.settle(BUSY, SETTLE_S)
+        finally:
+            shot = browser.screenshot(ARTIFACTS / "memory_index_partition.png")
+        browser.navigate(f"{service.url}/assets/memory_index?view=checks")
+        try:
+            browser.wait_for_text(["manifest_matches_chunks", "one_vector_per_chunk", "chunk count and content hash"], PAGE_TIMEOUT_S)
+            browser.settle(BUSY, SETTLE_S)
+        finally:
+            checks_shot = browser.screenshot(ARTIFACTS / "memory_index_checks.png")
+    assert shot.stat().st_size > 10_000 and checks_shot.stat().st_size > 10_000
