@@ -2,7 +2,6 @@
 
 import dagster as dg
 
-from memory_pipeline.orchestration.partitions import tenant_partitions
 from memory_pipeline.config import get_settings
 from memory_pipeline.orchestration.partitions import session_tenant_partitions
 

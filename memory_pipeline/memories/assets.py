@@ -18,12 +18,12 @@ from memory_pipeline.embedding import EMBEDDER_IDENTITY
 from memory_pipeline.memories.checks import DESCRIPTION, MEMORIES_CHECK, check_memories
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.pipeline import SOURCE_KINDS, ingest_tenant
-from memory_pipeline.memories.store import memories_schema
 from memory_pipeline.orchestration.materializations import OWNERS, PartitionReport, column_schema, report_partitions
 from memory_pipeline.orchestration.partitions import tenant_partitions
 from memory_pipeline.orchestration.pools import EMBEDDING_POOL
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sources import markdown_memory, session_transcripts
+from memory_pipeline.store.tables import MEMORIES
 from memory_pipeline.tenancy import Tenant
 
 GROUP = "memory_graph"
@@ -69,7 +69,7 @@ def _options(context: dg.AssetExecutionContext) -> tuple[str, int | None]:
     pool=EMBEDDING_POOL,
     owners=OWNERS,
     tags={"layer": "memories"},
-    metadata={"dagster/column_schema": column_schema(memories_schema(_DIM))},
+    metadata={"dagster/column_schema": column_schema(MEMORIES.schema(_DIM))},
     deps=[markdown_memory.key, session_transcripts.key],
     check_specs=[dg.AssetCheckSpec(MEMORIES_CHECK, asset="typed_memories", description=DESCRIPTION, partitions_def=tenant_partitions)],
 )

@@ -2,8 +2,6 @@
 ``MEMORY_PIPELINE_AUTOMATION`` gives (stopped by default), and both maintenance schedules take
 their cron from the settings."""
 
-import dagster as dg
-
 from memory_pipeline.config import get_settings
 from memory_pipeline.consolidation.schedules import prune_episodes_job, prune_episodes_schedule
 from memory_pipeline.orchestration.automation import schedule_status
