@@ -26,7 +26,7 @@ from memory_pipeline.l0.pipeline import (
 )
 from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.orchestration.materializations import OWNERS, PartitionReport, column_schema, report_partitions
-from memory_pipeline.orchestration.partitions import tenant_partitions
+from memory_pipeline.orchestration.partitions import LINEAGE_ONLY, tenant_partitions
 from memory_pipeline.orchestration.pools import EMBEDDING_POOL, LANCEDB_WRITE_POOL
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sources import markdown_memory, session_transcripts
@@ -71,9 +71,12 @@ def _md_table(headers: list[str], rows: list[list[Any]]) -> str:
     owners=OWNERS,
     tags=TAGS,
     metadata={"dagster/column_schema": column_schema(FILES.schema())},
-    # The sources it reads; and lineage only: a dreamed file (_system/dreaming/*.md) and a flushed
-    # note (memory/*.md) are indexed like any memory file.
-    deps=[markdown_memory.key, session_transcripts.key, dg.AssetDep("dreaming"), dg.AssetDep("compaction_flush")],
+    # The sources it reads; a dreamed file (_system/dreaming/*.md) and a flushed note (memory/*.md)
+    # are indexed like any memory file. Those three are partitioned by session tenant: lineage only.
+    deps=[
+        markdown_memory.key,
+        *(dg.AssetDep(key, partition_mapping=LINEAGE_ONLY) for key in (session_transcripts.key, "dreaming", "compaction_flush")),
+    ],
 )
 def memory_chunks(
     context: dg.AssetExecutionContext, workspace: WorkspaceResource, lancedb: LanceDBResource, embedder: EmbedderResource

@@ -19,7 +19,7 @@ from memory_pipeline.memories.checks import DESCRIPTION, MEMORIES_CHECK, check_m
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.pipeline import SOURCE_KINDS, ingest_tenant
 from memory_pipeline.orchestration.materializations import OWNERS, PartitionReport, column_schema, report_partitions
-from memory_pipeline.orchestration.partitions import tenant_partitions
+from memory_pipeline.orchestration.partitions import LINEAGE_ONLY, tenant_partitions
 from memory_pipeline.orchestration.pools import EMBEDDING_POOL
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sources import markdown_memory, session_transcripts
@@ -70,7 +70,7 @@ def _options(context: dg.AssetExecutionContext) -> tuple[str, int | None]:
     owners=OWNERS,
     tags={"layer": "memories"},
     metadata={"dagster/column_schema": column_schema(MEMORIES.schema(_DIM))},
-    deps=[markdown_memory.key, session_transcripts.key],
+    deps=[markdown_memory.key, dg.AssetDep(session_transcripts.key, partition_mapping=LINEAGE_ONLY)],
     check_specs=[dg.AssetCheckSpec(MEMORIES_CHECK, asset="typed_memories", description=DESCRIPTION, partitions_def=tenant_partitions)],
 )
 def typed_memories(

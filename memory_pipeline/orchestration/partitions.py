@@ -13,3 +13,9 @@ session_tenant_partitions = dg.DynamicPartitionsDefinition(name=SESSION_TENANTS_
 """The tenants that have session transcripts: agent-wide tenants (``<agent>~_global``) and users
 with only notes never have a session to consolidate, so consolidation and dreaming do not offer
 them. Registered by the workspace and consolidation sensors."""
+
+LINEAGE_ONLY = dg.SpecificPartitionsPartitionMapping([])
+"""For a tenant-partitioned asset that reads a session-tenant one (transcripts, flushed and dreamed
+notes): the edge shows where the data comes from, without a partition dependency. An identity
+mapping would make ``<agent>~_global``, which has no session, depend on a partition that does not
+exist, and Dagster then refuses every backfill over all tenants."""
