@@ -1,0 +1,77 @@
+"""Proves: ``report_partitions`` gives each partition of a run its own truth.
+
+In a run over three partitions each partition's latest materialization carries its own figures
+and each partitioned check one evaluation per partition; a blocking check that fails on one
+partition fails the step, so nothing downstream reads it. When a partition fails, the others are
+still reported as materialized and the run fails naming the failed one (what a single-run
+backfill over tenants needs: one bad tenant neither hides its failure nor loses the others' work).
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from memory_pipeline.orchestration.materializations import PARTITIONS_FIGURE, PartitionReport, report_partitions
+from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG
+
+PARTS = dg.StaticPartitionsDefinition(["a", "b", "c"])
+RANGE = {RANGE_START_TAG: "a", RANGE_END_TAG: "c"}
+
+
+def build(failing_check: str | None = None, failing_partition: str | None = None) -> list:
+    @dg.asset(
+        partitions_def=PARTS,
+        backfill_policy=dg.BackfillPolicy.single_run(),
+        check_specs=[dg.AssetCheckSpec("rows_ok", asset="counted", partitions_def=PARTS, blocking=True, description="d")],
+    )
+    def counted(context):
+        report = PartitionReport()
+        for key in context.partition_keys:
+            if key == failing_partition:
+                report.fail(key, "its folder could not be read")
+                continue
+            report.add(key, {"dagster/row_count": ord(key) - 96}, {"rows_ok": (key != failing_check, {"key": key})})
+        yield from report_partitions(context, report, {"seconds": 0.1})
+
+    @dg.asset(partitions_def=PARTS, deps=[counted])
+    def reader() -> None:
+        return None
+
+    return [counted, reader]
+
+
+def latest(instance, key: str) -> dict:
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey("counted"), asset_partitions=[key]), limit=1
+    ).records
+    return {k: v.value for k, v in records[0].asset_materialization.metadata.items()} if records else {}
+
+
+def test_each_partition_has_its_own_figures_and_check(instance):
+    result = dg.materialize(build(), instance=instance, tags=RANGE)
+    assert result.success
+    assert [latest(instance, k)["dagster/row_count"] for k in "abc"] == [1, 2, 3]
+    run_wide = [m.metadata for m in result.asset_materializations_for_node("counted") if PARTITIONS_FIGURE in m.metadata]
+    assert run_wide and all(set(m) == {"seconds", PARTITIONS_FIGURE} for m in run_wide)
+    evaluations = {
+        (e.asset_check_evaluation_data.partition, e.asset_check_evaluation_data.passed)
+        for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION" and e.asset_check_evaluation_data.partition
+    }
+    assert evaluations == {("a", True), ("b", True), ("c", True)}
+
+
+def test_a_failed_blocking_check_stops_the_readers(instance):
+    result = dg.materialize(build(failing_check="b"), instance=instance, tags=RANGE, raise_on_error=False)
+    assert not result.success
+    assert result.asset_materializations_for_node("reader") == []
+    assert latest(instance, "b")["dagster/row_count"] == 2  # reported, and flagged by its check
+
+
+def test_a_failed_partition_fails_the_run_after_reporting_the_others(instance):
+    result = dg.materialize(build(failing_partition="b"), instance=instance, tags=RANGE, raise_on_error=False)
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert "b: its folder could not be read" in failure.step_failure_data.user_failure_data.description
+    assert (latest(instance, "a"), latest(instance, "b"), latest(instance, "c")) == (
+        {"dagster/row_count": 1}, {}, {"dagster/row_count": 3}
+    )
