@@ -33,6 +33,7 @@ from memory_pipeline.orchestration.partitions import session_tenant_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sensor_ticks import read_cursor, tagged_run_request, tick_result
 from memory_pipeline.sources.workspace import scan_workspace
+from memory_pipeline.tenancy import Tenant
 
 DREAM_DEBOUNCE = timedelta(minutes=10)
 MAX_READS_PER_TICK = 2000  # transcripts parsed per tick; the rest wait for the next tick

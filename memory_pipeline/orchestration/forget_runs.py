@@ -48,7 +48,7 @@ class InstanceForgetReport:
 
 def forget_in_instance(instance, tenants: list[str]) -> InstanceForgetReport:
     """Delete the tenants' partitions, their own runs, and their records in shared runs."""
-    from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
+    from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION, TENANTS_PARTITION
 
     ordered = list(instance.get_dynamic_partitions(TENANTS_PARTITION))
     position = {k: i for i, k in enumerate(ordered)}
@@ -74,6 +74,8 @@ def forget_in_instance(instance, tenants: list[str]) -> InstanceForgetReport:
     report.partitions_deleted = [k for k in tenants if k in position]
     for key in report.partitions_deleted:
         instance.delete_dynamic_partition(TENANTS_PARTITION, key)
+    for key in wanted & set(instance.get_dynamic_partitions(SESSION_TENANTS_PARTITION)):
+        instance.delete_dynamic_partition(SESSION_TENANTS_PARTITION, key)
     _clear_cached_materializations(instance, own | shared, shared)
     return report
 
