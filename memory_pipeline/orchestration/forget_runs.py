@@ -61,6 +61,7 @@ def forget_in_instance(instance, tenants: list[str]) -> InstanceForgetReport:
             (own if covered <= wanted else shared).add(record.dagster_run.run_id)
     for run_id in sorted(own):
         instance.delete_run(run_id)
+    _delete_check_executions(instance, own)
     for record in instance.get_run_records():
         if record.dagster_run.run_id in shared:
             _narrow_range(instance, record.dagster_run, ordered, position, wanted)
@@ -184,12 +185,15 @@ def _split_shared_runs(instance, run_ids: set[str], wanted: set[str]) -> tuple[i
                 for row_id, event, partition in rows:
                     if _is_wanted(partition, wanted) or (
                         '"dagster_event": null' in event and any(key in event for key in wanted)
-                    ):
+                    ) or _evaluates_partition(event, wanted):
                         gone.append(row_id)
                         continue
                     stripped = json.dumps(_strip_text(json.loads(event)))
                     if stripped != event and any(c in event for c in _TEXT_METADATA):
                         changed.append((row_id, stripped))
+                    elif '"partitions_subset"' in event and any(key in event for key in wanted):
+                        # A check planned for every partition of the run: the others stay listed.
+                        changed.append((row_id, json.dumps(_drop_partitions(json.loads(event), wanted))))
                 if gone:
                     conn.execute(table.delete().where(table.c.id.in_(gone)))
                     if storage.has_table(AssetEventTagsTable.name):
@@ -203,6 +207,35 @@ def _split_shared_runs(instance, run_ids: set[str], wanted: set[str]) -> tuple[i
             with storage.index_connection() as conn:
                 deleted += _split_check_executions(conn, run_id, wanted)
     return deleted, rewritten
+
+
+def _delete_check_executions(instance, run_ids: set[str]) -> None:
+    """Deleting a run leaves its asset check results, which name their partition (the tenant)."""
+    from dagster._core.storage.event_log.schema import AssetCheckExecutionsTable as checks
+    from dagster._core.storage.event_log.sql_event_log import SqlEventLogStorage
+
+    storage = instance.event_log_storage
+    if run_ids and isinstance(storage, SqlEventLogStorage) and storage.has_table(checks.name):
+        with storage.index_connection() as conn:
+            conn.execute(checks.delete().where(checks.c.run_id.in_(sorted(run_ids))))
+
+
+def _drop_partitions(value, wanted: set[str]):
+    """The serialized event with the wanted keys removed from every partition subset it lists."""
+    if isinstance(value, dict):
+        if value.get("__class__") == "DefaultPartitionsSubset" and isinstance(value.get("subset"), dict):
+            keys = value["subset"].get("__set__", [])
+            return {**value, "subset": {"__set__": [k for k in keys if not _is_wanted(k, wanted)]}}
+        return {k: _drop_partitions(v, wanted) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_drop_partitions(v, wanted) for v in value]
+    return value
+
+
+def _evaluates_partition(event: str, wanted: set[str]) -> bool:
+    """A check evaluation of one of the tenants' partitions: its row has no partition column, the
+    partition is in the event (a run over several tenants reports each tenant's checks)."""
+    return '"ASSET_CHECK_EVALUATION"' in event and any(f'"partition": {json.dumps(key)}' in event for key in wanted)
 
 
 def _split_check_executions(conn, run_id: str, wanted: set[str]) -> int:
