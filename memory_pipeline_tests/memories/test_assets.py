@@ -11,7 +11,7 @@ from memory_pipeline.memories.assets import MAX_AGE_TAG, SOURCE_TAG, typed_memor
 from memory_pipeline.memories.stats import graph_stats
 from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
-from memory_pipeline_tests.conftest import make_resources
+from memory_pipeline_tests.helpers import make_resources
 
 pytestmark = pytest.mark.slow
 
