@@ -13,13 +13,13 @@ from typing import Any
 
 import dagster as dg
 
+from memory_pipeline.consolidation.checks import EPISODES_CHECK, episodes_check
 from memory_pipeline.consolidation.llm import LLMClient
 from memory_pipeline.consolidation.partitions import DAY, TENANT, consolidation_partitions
 from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities, dream
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.orchestration.partitions import tenant_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
-from memory_pipeline.store.tables import EPISODES
 from memory_pipeline.tenancy import Tenant
 
 GROUP = "consolidation"
@@ -27,7 +27,6 @@ CONSOLIDATION_WRITE_POOL = "consolidation_write"
 """Steps that write the consolidation tables: one at a time, so a tenant's validity intervals and
 merges are recomputed over a consistent graph (``dagster.yaml`` pools default to 1)."""
 PREVIEW_ROWS = 10
-EPISODES_CHECK = "episodes_unique_and_embedded"
 _BY_TENANT = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name=TENANT)
 
 
@@ -51,15 +50,17 @@ def md_table(headers: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines + ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows])
 
 
+_SHARED = {"backfill_policy": dg.BackfillPolicy.single_run(), "group_name": GROUP, "pool": CONSOLIDATION_WRITE_POOL}
+"""What every consolidation asset shares: a backfill is one run, one group, one write pool."""
+
+
 def _store(lancedb: LanceDBResource, embedder: EmbedderResource) -> ConsolidationStore:
     return ConsolidationStore(lancedb.uri, embedder.dim)
 
 
 @dg.asset(
     partitions_def=consolidation_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name=GROUP,
-    pool=CONSOLIDATION_WRITE_POOL,
+    **_SHARED,
     kinds={"python", "lancedb"},
     check_specs=[dg.AssetCheckSpec(EPISODES_CHECK, asset="episodic_summaries")],
 )
@@ -99,7 +100,7 @@ def episodic_summaries(
             for d in report.drafts
         ]
     fts_complete = store.ensure_episode_fts()
-    check = _episodes_check(store, list(days_by_tenant(context)))
+    check = episodes_check(store, list(days_by_tenant(context)))
     return dg.MaterializeResult(
         metadata={
             "sessions_complete": totals["sessions_complete"],
@@ -122,26 +123,9 @@ def episodic_summaries(
     )
 
 
-def _episodes_check(store: ConsolidationStore, tenants: list[Tenant]) -> dg.AssetCheckResult:
-    duplicates, missing = [], []
-    for tenant in tenants:
-        rows = store.episode_rows(tenant.key, columns=["session_id", "source_id", "vector"]) if store.has(EPISODES) else None
-        if rows is None or rows.height == 0:
-            continue
-        duplicates += rows.filter(rows["session_id"].is_duplicated())["session_id"].unique().to_list()
-        missing += rows.filter(rows["vector"].is_null())["source_id"].to_list()
-    return dg.AssetCheckResult(
-        check_name=EPISODES_CHECK,
-        passed=not duplicates and not missing,
-        metadata={"sessions_with_two_episodes": duplicates[:20], "episodes_without_vector": missing[:20]},
-    )
-
-
 @dg.asset(
     partitions_def=consolidation_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name=GROUP,
-    pool=CONSOLIDATION_WRITE_POOL,
+    **_SHARED,
     kinds={"python", "spacy", "lancedb"},
     deps=[episodic_summaries],
 )
@@ -193,9 +177,7 @@ def semantic_graph(
 
 @dg.asset(
     partitions_def=consolidation_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name=GROUP,
-    pool=CONSOLIDATION_WRITE_POOL,
+    **_SHARED,
     kinds={"python", "lancedb"},
     deps=[semantic_graph],
 )
@@ -227,9 +209,7 @@ def entity_dedup(
 
 @dg.asset(
     partitions_def=tenant_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name=GROUP,
-    pool=CONSOLIDATION_WRITE_POOL,
+    **_SHARED,
     kinds={"python", "markdown"},
     deps=[
         dg.AssetDep(episodic_summaries, partition_mapping=_BY_TENANT),
@@ -285,14 +265,10 @@ def dreaming(
 
 consolidation_assets = [episodic_summaries, semantic_graph, entity_dedup]
 consolidation_job = dg.define_asset_job(
-    "consolidation_job",
-    selection=dg.AssetSelection.assets(*consolidation_assets),
-    partitions_def=consolidation_partitions,
+    "consolidation_job", consolidation_assets, partitions_def=consolidation_partitions,
     description="Summarize the sessions completed on a day into episodes, then the graph and its deduplication.",
 )
 dreaming_job = dg.define_asset_job(
-    "dreaming_job",
-    selection=dg.AssetSelection.assets(dreaming),
-    partitions_def=tenant_partitions,
+    "dreaming_job", [dreaming], partitions_def=tenant_partitions,
     description="Promote a tenant's oldest unpromoted episodes into its dreaming Markdown file.",
 )
