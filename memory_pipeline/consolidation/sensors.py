@@ -27,7 +27,7 @@ from memory_pipeline.consolidation.partitions import FIRST_DAY, consolidation_ke
 from memory_pipeline.consolidation.sessions import SessionFile, as_session_files, load_session
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
-from memory_pipeline.orchestration.sensor_ticks import read_cursor, tagged_run_request, tick_result
+from memory_pipeline.orchestration.sensor_ticks import pipeline_sensor, read_cursor, tagged_run_request, tick_result
 from memory_pipeline.sources.workspace import scan_workspace
 
 DREAM_DEBOUNCE = timedelta(minutes=10)
@@ -98,11 +98,9 @@ def plan_consolidation(
     return dict(due), {"sessions": new}, notes
 
 
-@dg.sensor(
-    job=consolidation_job,
-    minimum_interval_seconds=60,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Requests the consolidation partition (day, tenant) of every newly completed session.",
+@pipeline_sensor(
+    consolidation_job, 60,
+    "Requests the consolidation partition (day, tenant) of every newly completed session.",
 )
 def consolidation_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:
     started = time.perf_counter()
@@ -156,11 +154,9 @@ def plan_dreaming(
     return due, new_cursor, waiting
 
 
-@dg.sensor(
-    job=dreaming_job,
-    minimum_interval_seconds=60,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Requests dreaming for a tenant with >= 5 unpromoted episodes, at most once per 10 minutes per tenant.",
+@pipeline_sensor(
+    dreaming_job, 60,
+    "Requests dreaming for a tenant with >= 5 unpromoted episodes, at most once per 10 minutes per tenant.",
 )
 def dreaming_sensor(
     context: dg.SensorEvaluationContext, lancedb: LanceDBResource, embedder: EmbedderResource

@@ -12,7 +12,7 @@ import dagster as dg
 
 from memory_pipeline.l0.assets import l0_index_job
 from memory_pipeline.orchestration.resources import WorkspaceResource
-from memory_pipeline.orchestration.sensor_ticks import read_cursor, tagged_run_request, tick_result
+from memory_pipeline.orchestration.sensor_ticks import pipeline_sensor, read_cursor, tagged_run_request, tick_result
 from memory_pipeline.sources.workspace import scan_workspace, tenant_fingerprint
 
 GONE = "gone"
@@ -32,11 +32,9 @@ def plan_l0_runs(scan, cursor: dict[str, str]) -> tuple[list[dg.RunRequest], dic
     return requests, new_cursor
 
 
-@dg.sensor(
-    job=l0_index_job,
-    minimum_interval_seconds=30,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Registers new tenants and requests an L0 index run for every tenant whose files changed.",
+@pipeline_sensor(
+    l0_index_job, 30,
+    "Registers new tenants and requests an L0 index run for every tenant whose files changed.",
 )
 def workspace_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:
     started = time.perf_counter()

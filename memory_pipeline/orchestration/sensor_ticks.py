@@ -18,6 +18,15 @@ from memory_pipeline.orchestration.partitions import TENANTS_PARTITION, tenant_p
 TAG_PREFIX = "memory_pipeline/"
 
 
+def pipeline_sensor(job, every_seconds: int, description: str):
+    """The decorator of a pipeline sensor: it requests ``job``, is on from the start (a new
+    deployment indexes without a click) and ticks at most every ``every_seconds``."""
+    return dg.sensor(
+        job=job, minimum_interval_seconds=every_seconds, default_status=dg.DefaultSensorStatus.RUNNING,
+        description=description,
+    )
+
+
 def read_cursor(context: dg.SensorEvaluationContext) -> dict:
     """The cursor the last tick wrote, or ``{}`` on a sensor's first tick."""
     return json.loads(context.cursor) if context.cursor else {}
