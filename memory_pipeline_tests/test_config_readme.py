@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from memory_pipeline.config import RecallConfig, Settings
-from memory_pipeline_tests.conftest import REPO
+from memory_pipeline_tests.helpers import REPO
 
 PREFIX = "MEMORY_PIPELINE_"
 

@@ -1,8 +1,10 @@
-"""Smoke test: the whole ``Definitions`` loads and its graph runs end to end with the real model.
+"""Smoke test: the whole ``Definitions`` loads and every one of its jobs runs with the real model.
 
 Proves the shipped definitions (resources from the environment, IO manager, checks, sensors)
-work together: the L0 job over every sample tenant with all-MiniLM-L6-v2 passes its checks, and
-the indexed rows carry 384-dimensional vectors.
+work together: the L0 job over every sample tenant with all-MiniLM-L6-v2 passes its checks and
+the indexed rows carry 384-dimensional vectors; then each other job of each slice (consolidation,
+dreaming, typed memories, pruning, LanceDB maintenance) runs once on one tenant and succeeds (with
+the hashing embedder: those jobs' real-model runs are covered by their own slow tests).
 """
 
 from __future__ import annotations
@@ -40,7 +42,33 @@ def test_definitions_load_and_l0_job_runs(sample_root, tmp_path, monkeypatch):
         assert result.success
         evaluations = [e for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
         assert evaluations and all(e.asset_check_evaluation_data.passed for e in evaluations)
+        monkeypatch.setenv("MEMORY_PIPELINE_EMBEDDER", "hash")
+        monkeypatch.setenv("MEMORY_PIPELINE_LANCEDB_URI", str(tmp_path / "lancedb-hash"))
+        config.get_settings.cache_clear()
+        hashed = importlib.reload(definitions).defs
+        ran = {"l0_index_job": [result], **_every_other_job(hashed, instance, sample_root, "support-bot~alice")}
+    jobs = {job.name for job in repo.get_all_jobs() if not job.name.startswith("__")}
+    assert set(ran) == jobs
+    assert all(results and all(r.success for r in results) for results in ran.values()), ran
     rows = MemoryStore(tmp_path / "lancedb").chunk_rows("support-bot~_global")
     assert rows.height > 0 and len(rows["vector"][0]) == 384
     assert rows["text"].str.contains("30 days").any()
     config.get_settings.cache_clear()
+
+
+def _every_other_job(defs: dg.Definitions, instance: dg.DagsterInstance, root, tenant: str) -> dict[str, list]:
+    """Each job after the L0 index, once, on one tenant (its last completed day for consolidation)."""
+    from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation, run_dreaming
+    from memory_pipeline.orchestration.runs import run_partitioned_job
+
+    days = completed_partitions(root, 30, [tenant])
+    assert days
+    return {
+        "consolidation_job": run_consolidation(defs, instance, days[-1:]),
+        "dreaming_job": run_dreaming(defs, instance, [tenant]),
+        "graph_ingest_job": [run_partitioned_job(defs, "graph_ingest_job", instance, [tenant])],
+        **{
+            name: [defs.resolve_job_def(name).execute_in_process(instance=instance)]
+            for name in ("prune_episodes_job", "lancedb_optimize_job")
+        },
+    }

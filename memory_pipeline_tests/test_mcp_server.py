@@ -12,82 +12,16 @@ never a traceback or a server path.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import sys
-from datetime import UTC, datetime, timedelta
 
-import anyio
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.mcp_tools import MAX_RESULT_CHARS, MEMORY_KEYS, SEARCH_KEYS
-from memory_pipeline.memories.operations import MemoryGraph
-from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.conftest import REPO, SAMPLE_ROOT
+from memory_pipeline_tests.helpers.mcp import run_session
 
 TOOLS = {
     "memory_search", "memory_get", "memory_graph_recall", "memory_graph_query", "memory_graph_store",
     "memory_graph_update", "memory_graph_forget", "memory_graph_skip", "knowledge_graph_search", "memory_bulletin",
 }
-
-
-@pytest.fixture(scope="module")
-def env(tmp_path_factory) -> dict[str, str]:
-    base = tmp_path_factory.mktemp("mcp")
-    sample_root = base / "agents"
-    shutil.copytree(SAMPLE_ROOT, sample_root)
-    lance_uri = str(base / "lancedb")
-    soon = datetime.now(UTC) + timedelta(days=2)
-    graph = MemoryGraph.open(lance_uri, HashEmbedder())
-    carol = Tenant("research-assistant", "carol")
-    rows = [
-        graph.row(carol, "fact", "Emma's birthday is March 14", happens_at=datetime(2027, 3, 14, 5, tzinfo=UTC)),
-        graph.row(carol, "preference", "Prefers concise answers, no preamble"),
-        graph.row(carol, "todo", "Ask Jonah whether the magazine pays for photos", happens_at=soon),
-    ]
-    # Enough memories naming Jonah that an unbounded answer would be far over the size cap.
-    rows += [graph.row(carol, "observation", f"Jonah mentioned chapter {n} of the Meridian draft again, " + "at length " * 60)
-             for n in range(60)]
-    graph.embed_rows(rows)
-    graph.store.upsert_memories(rows)
-    graph.store.ensure_fts_index()
-    return {
-        **os.environ,
-        "MEMORY_PIPELINE_ROOT": str(sample_root),
-        "MEMORY_PIPELINE_LANCEDB_URI": lance_uri,
-        "MEMORY_PIPELINE_EMBEDDER": "hash",
-        "MEMORY_PIPELINE_TEAMS": json.dumps({"research-intern": "research-assistant"}),
-    }
-
-
-def run_session(env: dict, agent: str, user: str, calls: list, extra: list[str] = ()) -> tuple[dict, list]:
-    """Start the server, list its tools, make the calls; returns ({name: tool}, [(is_error, text)])."""
-
-    async def main():
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "memory_pipeline.mcp_server", "--agent", agent, "--user", user, *extra],
-            env=env,
-            cwd=str(REPO),
-        )
-        with open(os.devnull, "w") as devnull:
-            async with stdio_client(params, errlog=devnull) as (read, write):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    tools = (await session.list_tools()).tools
-                    names = {t.name: t for t in tools}
-                    answers = []
-                    for name, args in calls:
-                        if callable(args):  # arguments that depend on an earlier answer
-                            args = args(answers)
-                        result = await session.call_tool(name, args)
-                        answers.append((result.is_error, result.content[0].text))
-                    return names, answers
-
-    return anyio.run(main)
 
 
 def _stored_id(answers, index: int) -> str:
@@ -138,9 +72,9 @@ LARGE = [  # answers that would be far over the size cap without it
 
 
 @pytest.fixture(scope="module")
-def carol(env):
+def carol(mcp_env):
     """One server for carol, one client session: reads, writes, bad arguments, then large answers."""
-    names, answers = run_session(env, "research-assistant", "carol", READS + WRITES + BAD + LARGE)
+    names, answers = run_session(mcp_env, "research-assistant", "carol", READS + WRITES + BAD + LARGE)
     large = answers[len(answers) - len(LARGE) :]
     answers = answers[: len(answers) - len(LARGE)]
     return names, answers[: len(READS)], answers[len(READS) : len(READS) + len(WRITES)], answers[-len(BAD) :], large
@@ -177,8 +111,8 @@ def test_update_forget_and_skip_through_tools(carol):
     assert json.loads(answers[4][1])["skipped"] is True
 
 
-def test_a_team_members_server_reads_its_leader_and_refuses_writes(env):
-    _, answers = run_session(env, "research-intern", "carol", [
+def test_a_team_members_server_reads_its_leader_and_refuses_writes(mcp_env):
+    _, answers = run_session(mcp_env, "research-intern", "carol", [
         ("memory_graph_store", {"memory_type": "fact", "content": "Anything at all"}),
         ("memory_graph_forget", {"memory_id": "m_" + "0" * 24, "reason": "x"}),
         ("memory_graph_query", {"memory_type": "preference"}),
@@ -189,8 +123,8 @@ def test_a_team_members_server_reads_its_leader_and_refuses_writes(env):
     assert not query_err and json.loads(query_text)["results"][0]["content"] == "Prefers concise answers, no preamble"
 
 
-def test_read_only_flag_refuses_writes_for_anyone(env):
-    _, answers = run_session(env, "research-assistant", "carol", [
+def test_read_only_flag_refuses_writes_for_anyone(mcp_env):
+    _, answers = run_session(mcp_env, "research-assistant", "carol", [
         ("memory_graph_skip", {"content": "x y z", "reason": "r"}),
     ], extra=["--read-only"])
     assert answers[0][0] and "read-only" in answers[0][1]

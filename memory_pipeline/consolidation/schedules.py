@@ -31,8 +31,6 @@ def prune_episodes_job():
 
 
 prune_episodes_schedule = utc_schedule(
-    "prune_episodes_schedule",
-    prune_episodes_job,
-    get_settings().prune_cron,
+    "prune_episodes_schedule", prune_episodes_job, get_settings().prune_cron,
     "Deletes expired episodes and their vectors (MEMORY_PIPELINE_PRUNE_CRON, every 6 hours by default).",
 )

@@ -28,10 +28,9 @@ from memory_pipeline.consolidation.notes_assets import compaction_flush, compact
 from memory_pipeline.consolidation.partitions import FIRST_DAY, consolidation_key
 from memory_pipeline.consolidation.sessions import SessionFile, as_session_files, load_session
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.orchestration.automation import sensor_status
 from memory_pipeline.orchestration.partitions import session_tenant_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
-from memory_pipeline.orchestration.sensor_ticks import read_cursor, tagged_run_request, tick_result
+from memory_pipeline.orchestration.sensor_ticks import pipeline_sensor, read_cursor, tagged_run_request, tick_result
 from memory_pipeline.sources.workspace import scan_workspace
 from memory_pipeline.tenancy import Tenant
 
@@ -103,11 +102,9 @@ def plan_consolidation(
     return dict(due), {"sessions": new}, notes
 
 
-@dg.sensor(
-    job=consolidation_job,
-    minimum_interval_seconds=60,
-    default_status=sensor_status(),
-    description="Requests the consolidation partition (day, tenant) of every newly completed session.",
+@pipeline_sensor(
+    consolidation_job, 60,
+    "Requests the consolidation partition (day, tenant) of every newly completed session.",
 )
 def consolidation_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:
     started = time.perf_counter()
@@ -169,11 +166,9 @@ def plan_dreaming(
     return due, new_cursor, waiting
 
 
-@dg.sensor(
-    job=dreaming_job,
-    minimum_interval_seconds=60,
-    default_status=sensor_status(),
-    description="Requests dreaming for a tenant with >= 5 unpromoted episodes, at most once per 10 minutes per tenant.",
+@pipeline_sensor(
+    dreaming_job, 60,
+    "Requests dreaming for a tenant with >= 5 unpromoted episodes, at most once per 10 minutes per tenant.",
 )
 def dreaming_sensor(
     context: dg.SensorEvaluationContext, lancedb: LanceDBResource, embedder: EmbedderResource
@@ -193,11 +188,9 @@ def dreaming_sensor(
     )
 
 
-@dg.sensor(
-    job=compaction_flush_job,
-    minimum_interval_seconds=60,
-    default_status=sensor_status(),
-    description="Requests a compaction flush for a live session past 50 messages or 85% of the context "
+@pipeline_sensor(
+    compaction_flush_job, 60,
+    "Requests a compaction flush for a live session past 50 messages or 85% of the context "
     "(MEMORY_PIPELINE_FLUSH_*), once per threshold crossing.",
 )
 def flush_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:

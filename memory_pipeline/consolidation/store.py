@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from pathlib import Path
 
 import polars as pl
 
@@ -23,20 +22,8 @@ _KEEP_ON_RERUN = ("created_at", "expires_at", "promoted_at")
 class ConsolidationStore(LanceBase):
     """The consolidation tables in the same LanceDB database as the L0 index."""
 
-    def __init__(self, uri: str | Path, dim: int):
-        super().__init__(uri, dim=dim)
-
     def episodes(self):
         return self.open(EPISODES)
-
-    def entities(self):
-        return self.open(ENTITIES)
-
-    def relations(self):
-        return self.open(RELATIONS)
-
-    def merges(self):
-        return self.open(ENTITY_MERGES)
 
     # -- episodes -------------------------------------------------------------------------
     def episode_rows(self, tenant: str, where: str | None = None, columns: Sequence[str] | None = None) -> pl.DataFrame:

@@ -243,8 +243,6 @@ def memory_index(
 
 l0_assets = [memory_chunks, memory_embeddings, memory_index]
 l0_index_job = dg.define_asset_job(
-    "l0_index_job",
-    selection=dg.AssetSelection.assets(*l0_assets),
-    partitions_def=tenant_partitions,
+    "l0_index_job", l0_assets, partitions_def=tenant_partitions,
     description="Chunk, embed and index the changed memory files of the requested tenants.",
 )

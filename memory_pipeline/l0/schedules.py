@@ -85,8 +85,6 @@ def lancedb_optimize_job():
 
 
 lancedb_optimize_schedule = utc_schedule(
-    "lancedb_optimize_schedule",
-    lancedb_optimize_job,
-    get_settings().optimize_cron,
+    "lancedb_optimize_schedule", lancedb_optimize_job, get_settings().optimize_cron,
     "Compacts and optimizes the LanceDB tables (MEMORY_PIPELINE_OPTIMIZE_CRON, nightly by default).",
 )

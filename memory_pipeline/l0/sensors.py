@@ -14,10 +14,9 @@ import time
 import dagster as dg
 
 from memory_pipeline.l0.assets import l0_index_job
-from memory_pipeline.orchestration.automation import sensor_status
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.orchestration.resources import WorkspaceResource
-from memory_pipeline.orchestration.sensor_ticks import read_cursor, tagged_run_request, tick_result
+from memory_pipeline.orchestration.sensor_ticks import pipeline_sensor, read_cursor, tagged_run_request, tick_result
 from memory_pipeline.orchestration.sources import source_observations
 from memory_pipeline.sources.workspace import KIND_SESSIONS, scan_workspace, tenant_fingerprint
 
@@ -38,11 +37,9 @@ def plan_l0_runs(scan, cursor: dict[str, str]) -> tuple[list[dg.RunRequest], dic
     return requests, new_cursor
 
 
-@dg.sensor(
-    job=l0_index_job,
-    minimum_interval_seconds=30,
-    default_status=sensor_status(),
-    description="Registers new tenants and requests an L0 index run for every tenant whose files changed.",
+@pipeline_sensor(
+    l0_index_job, 30,
+    "Registers new tenants and requests an L0 index run for every tenant whose files changed.",
 )
 def workspace_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:
     started = time.perf_counter()

@@ -125,9 +125,7 @@ FIGURES = (
 
 
 graph_ingest_job = dg.define_asset_job(
-    "graph_ingest_job",
-    selection=[typed_memories],
-    partitions_def=tenant_partitions,
+    "graph_ingest_job", [typed_memories], partitions_def=tenant_partitions,
     description="Extract typed memories from transcripts and notes, incrementally by content hash.",
 )
 

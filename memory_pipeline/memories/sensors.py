@@ -10,8 +10,7 @@ for an automation condition. Its cursor holds the last observation read of each 
 import dagster as dg
 
 from memory_pipeline.memories.assets import graph_ingest_job
-from memory_pipeline.orchestration.automation import sensor_status
-from memory_pipeline.orchestration.sensor_ticks import read_cursor, tagged_run_request, tick_result
+from memory_pipeline.orchestration.sensor_ticks import pipeline_sensor, read_cursor, tagged_run_request, tick_result
 from memory_pipeline.orchestration.sources import MARKDOWN_MEMORY, SESSION_TRANSCRIPTS
 
 MAX_EVENTS_PER_TICK = 5000
@@ -34,11 +33,9 @@ def plan_memories_runs(instance: dg.DagsterInstance, cursor: dict) -> tuple[dict
     return newest, new_cursor
 
 
-@dg.sensor(
-    job=graph_ingest_job,
-    minimum_interval_seconds=30,
-    default_status=sensor_status(),
-    description="Requests typed-memory extraction for every tenant whose Markdown memory or transcripts "
+@pipeline_sensor(
+    graph_ingest_job, 30,
+    "Requests typed-memory extraction for every tenant whose Markdown memory or transcripts "
     "the workspace sensor observed changing.",
 )
 def memories_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:

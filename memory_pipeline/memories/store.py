@@ -15,7 +15,6 @@ import unicodedata
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
@@ -57,17 +56,8 @@ def now_utc() -> datetime:
 class GraphStore(LanceBase):
     """The typed-memory tables, in the same LanceDB database as the rest of the memory."""
 
-    def __init__(self, uri: str | Path, dim: int):
-        super().__init__(uri, dim=dim)
-
     def memories(self):
         return self.open(MEMORIES)
-
-    def audit(self):
-        return self.open(MEMORY_AUDIT)
-
-    def sources(self):
-        return self.open(MEMORY_SOURCES)
 
     # -- reads ----------------------------------------------------------------------------
     def memory_rows(self, tenants: str | Sequence[str], where: str | None = None, vectors: bool = False) -> pl.DataFrame:
@@ -104,7 +94,7 @@ class GraphStore(LanceBase):
                 row.setdefault("id", uuid.uuid4().hex)
                 row.setdefault("at", now_utc())
                 row.setdefault("fields", [])
-            self.audit().add(pa.Table.from_pylist(rows, schema=MEMORY_AUDIT.schema()))
+            self.open(MEMORY_AUDIT).add(pa.Table.from_pylist(rows, schema=MEMORY_AUDIT.schema()))
 
     def upsert_manifest(self, rows: list[dict]) -> None:
         self.upsert(MEMORY_SOURCES, rows)
@@ -125,7 +115,7 @@ class GraphStore(LanceBase):
         """
         if self.has(MEMORY_AUDIT):
             where = f"tenant = {sql_str(tenant)} AND memory_id = {sql_str(mid)}"
-            self.audit().update(where=where, values={"reason": None})
+            self.open(MEMORY_AUDIT).update(where=where, values={"reason": None})
 
     def purge_deleted(self) -> None:
         """Leave no byte of deleted or redacted memory and audit rows (``store.purge.purge_table``).

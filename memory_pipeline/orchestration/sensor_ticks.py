@@ -13,9 +13,19 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import dagster as dg
 
+from memory_pipeline.orchestration.automation import sensor_status
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION, tenant_partitions
 
 TAG_PREFIX = "memory_pipeline/"
+
+
+def pipeline_sensor(job, every_seconds: int, description: str):
+    """The decorator of a pipeline sensor: it requests ``job``, starts in the state
+    ``MEMORY_PIPELINE_AUTOMATION`` gives (stopped, so a first start launches nothing, unless a
+    deployment says ``running``) and ticks at most every ``every_seconds``."""
+    return dg.sensor(
+        job=job, minimum_interval_seconds=every_seconds, default_status=sensor_status(), description=description,
+    )
 
 
 def read_cursor(context: dg.SensorEvaluationContext) -> dict:

@@ -13,6 +13,9 @@ This is where text enters the pipeline, so secrets are scrubbed here: a Markdown
 scrubbed (``read_text_file``; transcripts are scrubbed field by field when parsed), a file or
 folder whose name holds a secret is skipped (its path would be stored and cited), and every
 skipped path and reason is scrubbed before anyone logs or stores it.
+
+This is the one walker of the workspace: the L0 index, consolidation (its transcripts) and typed
+memories see the tenants and files it finds, under the same include, exclude and symlink rules.
 """
 
 from __future__ import annotations
@@ -85,6 +88,11 @@ def tenant_dirs(root: Path, tenant: Tenant) -> list[tuple[Path, str]]:
     ]
 
 
+def _why(exc: OSError, vanished: str, failed: str) -> str:
+    """The skip reason for an error met while scanning: the path went away, or it cannot be read."""
+    return vanished if isinstance(exc, FileNotFoundError) else f"{failed}: {exc.strerror or exc}"
+
+
 def _inside(path: Path, root: Path) -> bool:
     try:
         path.resolve().relative_to(root)
@@ -129,7 +137,7 @@ class _Walker:
     def walk_tenant(self, tenant: Tenant, prune_top: set[str] = frozenset()) -> None:
         files = self.result.files.setdefault(tenant, [])
         for base, prefix in tenant_dirs(self.root, tenant):
-            if not base.is_dir():
+            if not base.is_dir() or base.is_symlink():  # a symlinked tenant folder is not followed
                 continue
             self._walk(tenant, base, base, prefix, files, prune_top)
         self._prefer_upper_memory(files)
@@ -137,11 +145,8 @@ class _Walker:
     def _walk(self, tenant, base: Path, folder: Path, prefix: str, out: list, prune_top) -> None:
         try:
             entries = list(os.scandir(folder))
-        except FileNotFoundError:
-            self.skip(folder, "folder vanished during the scan")
-            return
         except OSError as exc:
-            self.skip(folder, f"folder cannot be listed: {exc.strerror or exc}")
+            self.skip(folder, _why(exc, "folder vanished during the scan", "folder cannot be listed"))
             return
         for entry in sorted(entries, key=lambda e: e.name):
             path = Path(entry.path)
@@ -167,11 +172,8 @@ class _Walker:
                     self.skip(path, "not a regular file")
                     continue
                 stat = entry.stat()
-            except FileNotFoundError:
-                self.skip(path, "file vanished during the scan")
-                continue
             except OSError as exc:
-                self.skip(path, f"cannot stat: {exc.strerror or exc}")
+                self.skip(path, _why(exc, "file vanished during the scan", "cannot stat"))
                 continue
             scope_path = prefix + path.relative_to(base).as_posix()
             out.append(

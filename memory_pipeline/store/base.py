@@ -12,7 +12,6 @@ from __future__ import annotations
 import fcntl
 import functools
 import hashlib
-import logging
 import os
 import threading
 from collections.abc import Iterable, Sequence
@@ -26,8 +25,6 @@ import pyarrow as pa
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from memory_pipeline.store.tables import TableSpec
-
-log = logging.getLogger(__name__)
 
 KEEP_VERSIONS_FOR = timedelta(days=7)
 

@@ -19,7 +19,7 @@ from memory_pipeline.cli import app as cli_group
 from memory_pipeline.config import get_settings
 from memory_pipeline.consolidation.assets import consolidation_assets, consolidation_job
 from memory_pipeline.consolidation.notes_assets import dreaming, dreaming_job
-from memory_pipeline_tests.conftest import SAMPLE_ROOT, make_resources
+from memory_pipeline_tests.helpers import SAMPLE_ROOT, make_resources
 
 DAY = "2026-10-26"
 

@@ -8,7 +8,7 @@ import contextlib
 import io
 import re
 
-from memory_pipeline_tests.conftest import REPO
+from memory_pipeline_tests.helpers import REPO
 
 
 def readme_example() -> str:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import tomllib
 
-from memory_pipeline_tests.conftest import REPO
+from memory_pipeline_tests.helpers import REPO
 
 HEAVY = ("dagster", "lancedb", "pyarrow", "polars", "torch", "sentence_transformers", "spacy", "mcp")
 PROBE = f"""

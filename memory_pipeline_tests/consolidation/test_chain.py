@@ -11,9 +11,8 @@ from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
 from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.orchestration.runs import run_partitioned_job
-from memory_pipeline_tests.conftest import make_resources
-from memory_pipeline_tests.consolidation.conftest import ALICE, store_for
-from memory_pipeline_tests.consolidation.test_dreaming import dreamed_path, human_files
+from memory_pipeline_tests.helpers import make_resources
+from memory_pipeline_tests.helpers.consolidation import ALICE, dreamed_path, human_files, store_for
 
 pytestmark = pytest.mark.slow
 
@@ -27,8 +26,10 @@ def test_transcripts_to_dreamed_file_to_search(sample_root, lance_uri, instance)
     before = human_files(sample_root)
     partitions = completed_partitions(sample_root, 30, [ALICE])
     assert len(partitions) == 5
-    assert all(r.success for r in run_consolidation(defs, instance, partitions))
-    assert all(r.success for r in run_dreaming(defs, instance, [ALICE]))
+    consolidated = run_consolidation(defs, instance, partitions)
+    assert consolidated and all(r.success for r in consolidated)
+    dreamed = run_dreaming(defs, instance, [ALICE])
+    assert dreamed and all(r.success for r in dreamed)
     path = dreamed_path(sample_root)
     rel = path.relative_to(sample_root).as_posix()
     text = path.read_text()

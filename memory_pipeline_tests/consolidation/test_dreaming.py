@@ -2,18 +2,19 @@
 ``memory/_system/dreaming/``; they are marked promoted; a second run the same day merges without
 repeating a line; human-written files, including one at the dreaming path, are never touched."""
 
-import hashlib
 import re
 from datetime import UTC, datetime
 
 from memory_pipeline.consolidation.assets import episodic_summaries
 from memory_pipeline.consolidation.dreaming import MARKER, SECTIONS, Line, write_document
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.conftest import make_resources, write
-from memory_pipeline_tests.consolidation.conftest import (
+from memory_pipeline_tests.helpers import make_resources, write
+from memory_pipeline_tests.helpers.consolidation import (
     ALICE,
     ALICE_DAYS,
     consolidate,
+    dreamed_path,
+    human_files,
     jsonl,
     metadata,
     run_dreaming,
@@ -22,19 +23,6 @@ from memory_pipeline_tests.consolidation.conftest import (
 )
 
 CITATION = re.compile(r" \[[\w.-]+ · [\w./~-]+\.jsonl#L\d+(?:-L\d+)?\]$")
-
-
-def dreamed_path(root, agent="support-bot", user="alice"):
-    day = datetime.now(UTC).strftime("%Y%m%d")
-    return root / agent / "users" / user / "memory" / "_system" / "dreaming" / f"{day}-consolidated.md"
-
-
-def human_files(root) -> dict[str, str]:
-    return {
-        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in root.rglob("*.md")
-        if "_system" not in p.parts
-    }
 
 
 def test_dreaming_writes_cited_sections_and_promotes(sample_root, lance_uri, instance):

@@ -10,8 +10,8 @@ from memory_pipeline.consolidation.assets import episodic_summaries
 from memory_pipeline.consolidation.notes_assets import dreaming
 from memory_pipeline.orchestration.runs import materialization_metadata
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.conftest import make_resources, write
-from memory_pipeline_tests.consolidation.conftest import consolidate, jsonl, metadata, run_dreaming, say
+from memory_pipeline_tests.helpers import make_resources, write
+from memory_pipeline_tests.helpers.consolidation import consolidate, jsonl, metadata, run_dreaming, say
 
 TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 PASSWORD = "hunter2secretpass"

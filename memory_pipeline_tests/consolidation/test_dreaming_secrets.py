@@ -10,8 +10,8 @@ from memory_pipeline.consolidation.dream_lines import collect_lines
 from memory_pipeline.consolidation.dreaming import DECISIONS, PREFERENCES, Line, llm_lines, write_document
 from memory_pipeline.consolidation.pipeline import dream
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.conftest import make_resources, write
-from memory_pipeline_tests.consolidation.conftest import consolidate, jsonl, say, store_for
+from memory_pipeline_tests.helpers import make_resources, write
+from memory_pipeline_tests.helpers.consolidation import consolidate, jsonl, say, store_for
 
 TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 PASSWORD = "hunter2secretpass"

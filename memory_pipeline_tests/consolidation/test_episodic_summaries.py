@@ -10,8 +10,8 @@ import polars as pl
 from memory_pipeline.consolidation.assets import episodic_summaries
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG
-from memory_pipeline_tests.conftest import make_resources, write
-from memory_pipeline_tests.consolidation.conftest import (
+from memory_pipeline_tests.helpers import make_resources, write
+from memory_pipeline_tests.helpers.consolidation import (
     ALICE,
     ALICE_DAYS,
     consolidate,

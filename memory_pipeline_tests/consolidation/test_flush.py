@@ -7,7 +7,7 @@ import pytest
 
 from memory_pipeline.consolidation.flush import flush
 from memory_pipeline.tenancy import InvalidTenantError
-from memory_pipeline_tests.conftest import write
+from memory_pipeline_tests.helpers import write
 
 NOW = datetime(2026, 11, 20, 14, 3, tzinfo=UTC)
 MESSAGES = [

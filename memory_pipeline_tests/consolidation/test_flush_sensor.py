@@ -22,7 +22,7 @@ from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.consolidation.sensors import flush_sensor
 from memory_pipeline.orchestration.resources import WorkspaceResource
 from memory_pipeline.sources.transcripts import parse_transcript
-from memory_pipeline_tests.consolidation.conftest import iso, jsonl, say
+from memory_pipeline_tests.helpers.consolidation import iso, jsonl, say
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 TENANT = "bot~ann"

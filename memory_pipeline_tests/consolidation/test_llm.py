@@ -12,8 +12,8 @@ import pytest
 
 from memory_pipeline.consolidation.assets import episodic_summaries
 from memory_pipeline.consolidation.llm import LLMClient, LLMError
-from memory_pipeline_tests.conftest import make_resources
-from memory_pipeline_tests.consolidation.conftest import ALICE, consolidate, metadata, run_dreaming, store_for
+from memory_pipeline_tests.helpers import make_resources
+from memory_pipeline_tests.helpers.consolidation import ALICE, consolidate, metadata, run_dreaming, store_for
 
 
 class FakeChat:

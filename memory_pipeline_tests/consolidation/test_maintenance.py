@@ -5,8 +5,7 @@ from datetime import timedelta
 
 from memory_pipeline.consolidation.schedules import prune_episodes_job, prune_episodes_schedule
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource
-from memory_pipeline_tests.consolidation.conftest import ALICE, store_for
-from memory_pipeline_tests.consolidation.test_sensors import NOW, add_episodes
+from memory_pipeline_tests.helpers.consolidation import ALICE, NOW, add_episodes, store_for
 
 
 def test_prune_deletes_only_expired_episodes(lance_uri, instance):

@@ -6,8 +6,8 @@ import polars as pl
 import pytest
 
 from memory_pipeline.consolidation import pipeline
-from memory_pipeline_tests.conftest import make_resources, write
-from memory_pipeline_tests.consolidation.conftest import consolidate, jsonl, metadata, say, store_for
+from memory_pipeline_tests.helpers import make_resources, write
+from memory_pipeline_tests.helpers.consolidation import consolidate, jsonl, metadata, say, store_for
 
 pytestmark = pytest.mark.slow
 ANN = "bot~ann"

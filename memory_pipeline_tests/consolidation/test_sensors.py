@@ -4,18 +4,15 @@ passes, a changed transcript is requested again; dreaming needs >= 5 unpromoted 
 debounced for 10 minutes per tenant."""
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import dagster as dg
 
 from memory_pipeline.consolidation import sensors
-from memory_pipeline.consolidation.episodes import episode_id
 from memory_pipeline.consolidation.sensors import consolidation_sensor, dreaming_sensor
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
-from memory_pipeline_tests.conftest import write
-from memory_pipeline_tests.consolidation.conftest import ALICE, ALICE_DAYS, iso, jsonl, say, store_for
-
-NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+from memory_pipeline_tests.helpers import write
+from memory_pipeline_tests.helpers.consolidation import ALICE, ALICE_DAYS, NOW, add_episodes, iso, jsonl, say, store_for
 
 
 def tick(sensor, instance, cursor, **resources) -> dg.SensorResult:
@@ -66,24 +63,6 @@ def test_idle_timeout_over_ticks_and_changed_transcripts(root, instance, monkeyp
     again = tick(consolidation_sensor, instance, idle.cursor, workspace=ws)
     assert [partition(r) for r in again.run_requests] == [("2026-11-20", "bot~ann")]
     assert again.run_requests[0].run_key != idle.run_requests[0].run_key
-
-
-def add_episodes(store, tenant: str, n: int, start: int = 0) -> list[str]:
-    rows = []
-    for i in range(start, start + n):
-        source_id = f"{tenant}/s{i}#c0"
-        when = NOW - timedelta(days=30 - i)
-        rows.append({
-            "id": episode_id(tenant, source_id), "tenant": tenant, "agent_id": tenant.split("~")[0],
-            "user_id": tenant.split("~")[1], "path": f"x/sessions/y/s{i}.jsonl", "start_line": 1, "end_line": 2,
-            "turn_ids": [], "summary": f"summary {i}", "l0_abstract": f"abstract {i}", "key_topics": [],
-            "source_id": source_id, "session_id": f"s{i}", "day": when.date().isoformat(), "created_at": when,
-            "completed_at": when, "completed_by": "marker", "expires_at": when + timedelta(days=90),
-            "promoted_at": None, "produced_by": "extractive", "llm_model": None, "model": "hash-bow",
-            "vector": [1.0] + [0.0] * 63,
-        })
-    store.upsert_episodes(rows)
-    return [r["id"] for r in rows]
 
 
 def test_dreaming_threshold_and_debounce(lance_uri, instance, monkeypatch):

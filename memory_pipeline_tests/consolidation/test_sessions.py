@@ -10,8 +10,8 @@ from memory_pipeline.consolidation.sessions import (
     tenant_sessions,
 )
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.conftest import write
-from memory_pipeline_tests.consolidation.conftest import jsonl, say
+from memory_pipeline_tests.helpers import write
+from memory_pipeline_tests.helpers.consolidation import jsonl, say
 
 IDLE = timedelta(minutes=30)
 TENANT = Tenant("bot", "ann")

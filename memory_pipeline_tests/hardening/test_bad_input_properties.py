@@ -35,7 +35,7 @@ from memory_pipeline.recall.search import search
 from memory_pipeline.sources.transcripts import SESSION_COMPLETED, parse_transcript
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.chunking import split_lines
-from memory_pipeline_tests.recall.conftest import build_workspace, ingest
+from memory_pipeline_tests.helpers.recall import build_workspace, ingest
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 NEWLINES = st.sampled_from(["\n", "\r\n", "\r"])

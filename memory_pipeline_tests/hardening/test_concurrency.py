@@ -38,8 +38,8 @@ from memory_pipeline.recall.inject import inject
 from memory_pipeline.recall.search import search
 from memory_pipeline.store.base import retry_commit
 from memory_pipeline.store.tables import CHUNKS
-from memory_pipeline_tests.conftest import REPO, run_together, write
-from memory_pipeline_tests.hardening.test_crash_rerun import assert_same_index, ingest_in_process, snapshot
+from memory_pipeline_tests.helpers import REPO, run_together, write
+from memory_pipeline_tests.helpers.hardening import assert_same_index, ingest_in_process, snapshot
 
 READERS = [("ops-bot", "alice"), ("ops-bot", "bob"), ("ops-bot", None), ("crm-bot", "carol")]
 ALLOWED = {

@@ -26,16 +26,12 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from memory_pipeline.l0.assets import l0_assets, l0_index_job
-from memory_pipeline.l0.checks import check_tenant
-from memory_pipeline.l0.store import MemoryStore
-from memory_pipeline.orchestration.runs import discover_tenants, run_partitioned_job
-from memory_pipeline_tests.conftest import REPO, make_resources, write
+from memory_pipeline_tests.helpers import REPO, write
+from memory_pipeline_tests.helpers.hardening import assert_same_index, ingest_in_process, snapshot
 
 pytestmark = pytest.mark.slow
 
 BIG_SESSION_TURNS = 2100  # more distinct texts than one embedding block (2,048)
-DIM = 64
 
 
 def build_workspace(root: Path) -> None:
@@ -57,20 +53,6 @@ def change_workspace(root: Path) -> None:
     write(root, "ops-bot/users/alice/memory/topic-0.md", "# Topic 0\n\nRewritten entirely.\n")
     (root / "ops-bot/users/alice/memory/topic-1.md").unlink()
     write(root, "ops-bot/users/bob/memory/new.md", "# New\n\nBob moved to the platform team.\n")
-
-
-def ingest_in_process(root: Path, lance_uri: str) -> dg.ExecuteInProcessResult:
-    defs = dg.Definitions(assets=l0_assets, jobs=[l0_index_job], resources=make_resources(root, lance_uri))
-    return run_partitioned_job(defs, "l0_index_job", dg.DagsterInstance.ephemeral(), discover_tenants(root))
-
-
-def snapshot(lance_uri: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    store = MemoryStore(lance_uri)
-    chunks = pl.from_arrow(store.db.open_table("chunks").to_arrow())
-    files = pl.from_arrow(store.db.open_table("files").to_arrow())
-    chunk_cols = ["id", "tenant", "path", "source", "start_line", "end_line", "text", "text_hash", "file_hash", "vector"]
-    file_cols = ["id", "tenant", "path", "kind", "status", "content_hash", "chunk_count", "model"]
-    return chunks.select(chunk_cols).sort("id"), files.select(file_cols).sort("id")
 
 
 def killed_run(root: Path, lance_uri: str, home: Path, fault: str) -> str:
@@ -106,19 +88,6 @@ def killed_run(root: Path, lance_uri: str, home: Path, fault: str) -> str:
             proc.kill()
             proc.wait()
     return marker.read_text()
-
-
-def assert_same_index(lance_uri: str, clean_uri: str) -> None:
-    chunks, files = snapshot(lance_uri)
-    clean_chunks, clean_files = snapshot(clean_uri)
-    assert chunks["id"].is_unique().all()
-    assert chunks.height == clean_chunks.height
-    assert chunks.equals(clean_chunks)
-    assert files.equals(clean_files)
-    store = MemoryStore(lance_uri, dim=DIM)
-    for tenant in chunks["tenant"].unique().to_list():
-        failed = [o for o in check_tenant(store, tenant, DIM) if not o.passed]
-        assert not failed, (tenant, failed)
 
 
 def check_results(result: dg.ExecuteInProcessResult) -> dict[str, bool]:

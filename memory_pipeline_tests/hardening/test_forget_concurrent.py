@@ -10,19 +10,11 @@ in-place rewrite of a table: an overwrite from a snapshot would lose exactly tho
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import dagster as dg
 import lancedb
 import pyarrow.compute as pc
-import pytest
-from pyarrow import fs
 
 from memory_pipeline import forget
 from memory_pipeline.embedding import HashEmbedder
@@ -33,63 +25,12 @@ from memory_pipeline.orchestration.resources import LanceDBResource
 from memory_pipeline.orchestration.runs import discover_tenants, run_partitioned_job
 from memory_pipeline.recall.search import search
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.conftest import make_resources
-from memory_pipeline_tests.recall.conftest import build_workspace, recall_settings
+from memory_pipeline_tests.helpers import make_resources
+from memory_pipeline_tests.helpers.hardening import ALICE_WORD, BUCKET, objects_containing, with_concurrent_writer
+from memory_pipeline_tests.helpers.recall import build_workspace, recall_settings
 
-BUCKET = "memory"
 ALICE, BOB = Tenant("support-bot", "alice"), Tenant("support-bot", "bob")
 BOB_WORD = "xylophonist"  # said by Bob only
-ALICE_WORD = "marimbaphone"  # said by Alice only
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture
-def s3(monkeypatch, tmp_path):
-    """An S3 endpoint (moto) with an empty bucket; yields its base URL."""
-    server = shutil.which("moto_server")
-    if server is None:
-        pytest.skip("moto_server is not installed (pip install 'moto[server]'): no S3 endpoint to test against")
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    with open(tmp_path / "moto.log", "wb") as log:
-        proc = subprocess.Popen([server, "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(urllib.request.Request(f"{url}/{BUCKET}", method="PUT"), timeout=2)
-                break
-            except (urllib.error.URLError, ConnectionError):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"moto_server did not start: {(tmp_path / 'moto.log').read_text()[-2000:]}")
-                time.sleep(0.2)
-        for key, value in {
-            "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1",
-            "AWS_ENDPOINT": url, "AWS_ALLOW_HTTP": "true",
-        }.items():
-            monkeypatch.setenv(key, value)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-def objects_containing(url: str, word: str) -> list[str]:
-    """Keys of the bucket's objects whose bytes hold ``word`` (a raw scan, like the local one)."""
-    s3 = fs.S3FileSystem(access_key="test", secret_key="test", region="us-east-1", endpoint_override=url, scheme="http")
-    needle = word.lower().encode()
-    found = []
-    for info in s3.get_file_info(fs.FileSelector(BUCKET, recursive=True)):
-        if info.type == fs.FileType.File:
-            with s3.open_input_stream(info.path) as stream:
-                if needle in stream.read().lower():
-                    found.append(info.path)
-    return found
 
 
 def tenants_in(uri: str) -> dict[str, set[str]]:
@@ -119,23 +60,6 @@ def workspace(tmp_path: Path, lance_uri: str) -> tuple[Path, MemoryGraph, dict]:
         "alice": graph.store_memory(ALICE, "preference", "Prefers invoices as PDF attachments"),
     }
     return root, graph, stored
-
-
-def with_concurrent_writer(monkeypatch, module, name: str, lance_uri: str, alice_memory_id: str) -> dict:
-    """Before ``module.name`` (a purge step) first runs, another connection stores one memory of
-    alice's and updates another (``alice_memory_id``); returns what it wrote once it has."""
-    done: dict = {}
-    purge = getattr(module, name)
-
-    def purge_after_a_concurrent_write(table, local):
-        if not done:
-            other = MemoryGraph.open(lance_uri, HashEmbedder())  # its own connection, as another process has
-            done["new"] = other.store_memory(ALICE, "fact", f"Alice bought a {ALICE_WORD} in November")
-            done["updated"] = other.update_memory(ALICE, alice_memory_id, content="Prefers invoices as a portal link")
-        return purge(table, local)
-
-    monkeypatch.setattr(module, name, purge_after_a_concurrent_write)
-    return done
 
 
 def check_forgotten(root: Path, lance_uri: str, stored: dict, done: dict) -> None:

@@ -18,13 +18,7 @@ from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.memories import store as graph_store
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.hardening.test_forget_concurrent import (  # noqa: F401
-    ALICE_WORD,
-    BUCKET,
-    objects_containing,
-    s3,
-    with_concurrent_writer,
-)
+from memory_pipeline_tests.helpers.hardening import ALICE_WORD, BUCKET, objects_containing, with_concurrent_writer
 
 ALICE = Tenant("support-bot", "alice")
 FORGOTTEN = "quokkazebra"  # only in the memory that is forgotten (and a reason about it)
@@ -82,7 +76,7 @@ def test_forgetting_a_memory_keeps_a_concurrent_write_on_a_local_folder(tmp_path
     assert _local_files_containing(lance_uri, KEPT)  # while the same scan sees what stays
 
 
-def test_forgetting_a_memory_on_object_storage_keeps_a_concurrent_write(s3, monkeypatch):  # noqa: F811
+def test_forgetting_a_memory_on_object_storage_keeps_a_concurrent_write(s3, monkeypatch):
     lance_uri = f"s3://{BUCKET}/db"
     graph, stored = _memories(lance_uri)
     assert objects_containing(s3, FORGOTTEN)

@@ -17,16 +17,16 @@ import pyarrow.compute as pc
 import pytest
 from typer.testing import CliRunner
 
+from memory_pipeline.cli import app as cli_group
 from memory_pipeline.config import get_settings
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.cli import app as cli_group
 from memory_pipeline.forget import forget_tenant
 from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline.orchestration.runs import run_partitioned_job
 from memory_pipeline.recall.search import search
 from memory_pipeline.tenancy import InvalidTenantError
-from memory_pipeline_tests.hardening.conftest import USER_WORDS, files_containing, pipeline_defs
+from memory_pipeline_tests.helpers.hardening import USER_WORDS, files_containing, pipeline_defs
 
 pytestmark = pytest.mark.slow
 
@@ -68,6 +68,7 @@ def test_forgetting_a_user_leaves_nothing_of_them(copy):
     report = forget_tenant("ops-bot", "bob", root=root, lancedb_uri=lance_uri, io_dir=base / "io", instance=instance)
 
     after = tenant_counts(lance_uri)
+    assert after
     for table, counts in after.items():
         expected = {t: n for t, n in before.get(table, {}).items() if t != BOB}
         if table == "memory_audit":
@@ -120,6 +121,7 @@ def test_forgetting_an_agent_takes_every_user_and_its_sources_on_request(copy):
     )
     assert report.tenants == ["crm-bot~carol"]
     after = tenant_counts(lance_uri)
+    assert after
     for table, counts in after.items():
         assert not {t for t in counts if t.startswith("crm-bot~") and table != "memory_audit"}
         assert {t: n for t, n in counts.items() if not t.startswith("crm-bot~")} == {

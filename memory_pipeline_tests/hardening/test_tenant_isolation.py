@@ -34,7 +34,7 @@ from memory_pipeline.recall.get import AccessDeniedError, GetError, get
 from memory_pipeline.recall.inject import inject
 from memory_pipeline.recall.search import search
 from memory_pipeline.tenancy import GLOBAL_USER, InvalidTenantError, Tenant
-from memory_pipeline_tests.conftest import write
+from memory_pipeline_tests.helpers import write
 
 AGENTS = ("alpha", "beta", "gamma")
 USERS = ("u1", "u2", "u3")
@@ -84,7 +84,7 @@ def world(tmp_path_factory):
 
     import dagster as dg
 
-    from memory_pipeline_tests.hardening.conftest import pipeline_defs
+    from memory_pipeline_tests.helpers.hardening import pipeline_defs
 
     run_partitioned_job(pipeline_defs(root, uri), "l0_index_job", dg.DagsterInstance.ephemeral(), [t.key for t in tenants()])
     graph = MemoryGraph.open(uri, HashEmbedder())
@@ -219,7 +219,7 @@ def test_cli_search_for_another_user_shows_nothing_of_theirs(world, monkeypatch)
 
 @pytest.mark.slow
 def test_mcp_server_serves_only_its_own_tenant(world):
-    from memory_pipeline_tests.test_mcp_server import run_session
+    from memory_pipeline_tests.helpers.mcp import run_session
 
     root, uri, _ = world
     env = {**os.environ, "MEMORY_PIPELINE_ROOT": str(root), "MEMORY_PIPELINE_LANCEDB_URI": uri,

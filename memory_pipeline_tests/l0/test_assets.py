@@ -17,7 +17,7 @@ from memory_pipeline.l0.assets import l0_assets
 from memory_pipeline.l0.checks import ALL_CHECKS, CHECK_MANIFEST
 from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
-from memory_pipeline_tests.conftest import make_resources, write
+from memory_pipeline_tests.helpers import make_resources, write
 
 ALICE = "bot~alice"
 GLOBAL = "bot~_global"
@@ -93,7 +93,9 @@ def test_index_rows_lines_and_checks(instance, workspace, lance_uri):
         "bot/sessions/alice/s1.jsonl",
     }
     # Every Markdown chunk is exactly the file's lines start..end.
-    for row in alice.filter(pl.col("source") == "memory").iter_rows(named=True):
+    memory_rows = alice.filter(pl.col("source") == "memory")
+    assert memory_rows.height
+    for row in memory_rows.iter_rows(named=True):
         lines = (workspace / row["path"]).read_text().splitlines()
         assert "\n".join(lines[row["start_line"] - 1 : row["end_line"]]) == row["text"]
         assert len(row["vector"]) == 64

@@ -19,7 +19,7 @@ import dagster as dg
 from memory_pipeline.l0.sensors import workspace_sensor
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION, TENANTS_PARTITION
 from memory_pipeline.orchestration.resources import WorkspaceResource
-from memory_pipeline_tests.conftest import write
+from memory_pipeline_tests.helpers import write
 
 
 def tick(instance, root, cursor=None):

@@ -13,7 +13,7 @@ from memory_pipeline.memories.stats import graph_stats
 from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG
-from memory_pipeline_tests.conftest import make_resources, write
+from memory_pipeline_tests.helpers import make_resources, write
 
 pytestmark = pytest.mark.slow
 

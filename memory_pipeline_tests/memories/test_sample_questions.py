@@ -21,7 +21,7 @@ from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.pipeline import ingest_tenant
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.conftest import SAMPLE_ROOT
+from memory_pipeline_tests.helpers import SAMPLE_ROOT
 
 pytestmark = pytest.mark.slow
 

@@ -4,9 +4,9 @@ their cron from the settings."""
 
 from memory_pipeline.config import get_settings
 from memory_pipeline.consolidation.schedules import prune_episodes_job, prune_episodes_schedule
+from memory_pipeline.l0.schedules import lancedb_optimize_job, lancedb_optimize_schedule
 from memory_pipeline.orchestration.automation import schedule_status
 from memory_pipeline.orchestration.cron import utc_schedule
-from memory_pipeline.l0.schedules import lancedb_optimize_job, lancedb_optimize_schedule
 
 
 def test_utc_schedule_fields():

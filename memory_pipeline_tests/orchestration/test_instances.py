@@ -18,7 +18,7 @@ import yaml
 from dagster._core.instance.ref import InstanceRef
 
 from memory_pipeline.orchestration.postgres import missing_settings, postgres_config
-from memory_pipeline_tests.conftest import REPO
+from memory_pipeline_tests.helpers import REPO
 
 PG_VARIABLES = ("DAGSTER_PG_HOST", "DAGSTER_PG_PORT", "DAGSTER_PG_USER", "DAGSTER_PG_PASSWORD", "DAGSTER_PG_DB")
 

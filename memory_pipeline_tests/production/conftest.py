@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from memory_pipeline_tests.production.service import (
+    EVERY_MINUTE,
     LOCATION,
     REPO,
     REPOSITORY,
@@ -21,7 +22,6 @@ from memory_pipeline_tests.production.service import (
     stop_service,
 )
 
-EVERY_MINUTE = "* * * * *"
 STARTUP_TIMEOUT_S = 180
 
 SERVICE_ENV = {

@@ -22,6 +22,8 @@ from typing import Any
 
 import requests
 
+EVERY_MINUTE = "* * * * *"
+
 REPO = Path(__file__).resolve().parents[2]
 LOCATION = "memory_pipeline"
 REPOSITORY = "__repository__"

@@ -20,9 +20,8 @@ from pathlib import Path
 import pytest
 
 from memory_pipeline.l0.store import MemoryStore
-from memory_pipeline_tests.conftest import SAMPLE_ROOT
-from memory_pipeline_tests.production.conftest import EVERY_MINUTE
-from memory_pipeline_tests.production.service import LOCATION, REPOSITORY, no_failures
+from memory_pipeline_tests.helpers import SAMPLE_ROOT
+from memory_pipeline_tests.production.service import EVERY_MINUTE, LOCATION, REPOSITORY, no_failures
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -132,8 +131,6 @@ def runs(service, **tags: str) -> list[dict]:
     for run in result["results"]:
         run["tags"] = {t["key"]: t["value"] for t in run["tags"]}
     return result["results"]
-
-
 
 
 def write_session(path: Path, completed_at: datetime) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 
 from memory_pipeline.recall.ann import IvfIndex
 from memory_pipeline.recall.search import search
-from memory_pipeline_tests.recall.conftest import recall_settings
+from memory_pipeline_tests.helpers.recall import recall_settings
 
 
 def _clustered(n: int, dim: int = 32, clusters: int = 20, seed: int = 3) -> np.ndarray:

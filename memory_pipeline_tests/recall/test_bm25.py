@@ -9,8 +9,8 @@ import pytest
 from memory_pipeline.recall.bm25 import K1, B, TextIndex, _words, query_words
 from memory_pipeline.recall.search import search
 from memory_pipeline.recall.sources import ChunkSource, TenantCache
-from memory_pipeline_tests.conftest import write
-from memory_pipeline_tests.recall.conftest import build_workspace, ingest, recall_settings
+from memory_pipeline_tests.helpers import write
+from memory_pipeline_tests.helpers.recall import build_workspace, ingest, recall_settings
 
 DOCS = [
     "Alice runs the billing migration on Fridays.",

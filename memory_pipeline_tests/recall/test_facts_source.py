@@ -17,7 +17,7 @@ import pytest
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.recall.search import search
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.recall.conftest import recall_settings
+from memory_pipeline_tests.helpers.recall import recall_settings
 
 ALICE = Tenant("support-bot", "alice")
 BOB = Tenant("support-bot", "bob")

@@ -12,8 +12,8 @@ import os
 import pytest
 
 from memory_pipeline.recall.get import AccessDeniedError, GetError, get
-from memory_pipeline_tests.conftest import write
-from memory_pipeline_tests.recall.conftest import build_workspace, recall_settings
+from memory_pipeline_tests.helpers import write
+from memory_pipeline_tests.helpers.recall import build_workspace, recall_settings
 
 
 @pytest.fixture

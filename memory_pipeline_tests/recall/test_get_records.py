@@ -20,10 +20,10 @@ from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.recall.get import GetError, get
 from memory_pipeline.recall.search import search
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.conftest import make_resources, write
-from memory_pipeline_tests.consolidation.conftest import consolidate, jsonl, say, store_for
-from memory_pipeline_tests.recall.conftest import build_workspace, recall_settings
-from memory_pipeline_tests.test_mcp_server import env, run_session  # noqa: F401
+from memory_pipeline_tests.helpers import make_resources, write
+from memory_pipeline_tests.helpers.consolidation import consolidate, jsonl, say, store_for
+from memory_pipeline_tests.helpers.mcp import run_session
+from memory_pipeline_tests.helpers.recall import build_workspace, recall_settings
 
 ALICE, BOB = Tenant("support-bot", "alice"), Tenant("support-bot", "bob")
 AGENT_WIDE = Tenant("support-bot", "_global")
@@ -144,10 +144,10 @@ def test_an_episode_citation_reads_its_summary_for_its_tenant_only(tmp_path, ins
     assert read(f"episodes/{episodes['bob']['id']}", BOB, settings).text == episodes["bob"]["summary"]
 
 
-def test_the_mcp_tool_reads_a_fact_and_refuses_another_users(env):  # noqa: F811
+def test_the_mcp_tool_reads_a_fact_and_refuses_another_users(mcp_env):
     """memory_get over MCP: carol's search cites her fact and memory_get reads it; dave, another
     user of the same agent, gets the answer an unknown id gets."""
-    _, answers = run_session(env, "research-assistant", "carol", [
+    _, answers = run_session(mcp_env, "research-assistant", "carol", [
         ("memory_search", {"query": "Emma birthday", "k": 10, "min_score": 0}),
         ("memory_get", lambda a: {"path": next(r["citation"] for r in json.loads(a[0][1])["results"] if r["source"] == "facts")}),
     ])
@@ -155,5 +155,5 @@ def test_the_mcp_tool_reads_a_fact_and_refuses_another_users(env):  # noqa: F811
     cited = json.loads(answers[1][1])
     assert cited["text"] == "Emma's birthday is March 14" and cited["tenant"] == "research-assistant~carol"
 
-    _, refused = run_session(env, "research-assistant", "dave", [("memory_get", {"path": cited["path"]})])
+    _, refused = run_session(mcp_env, "research-assistant", "dave", [("memory_get", {"path": cited["path"]})])
     assert refused[0][0] and "no typed memory" in refused[0][1] and "Emma" not in refused[0][1]

@@ -15,8 +15,8 @@ import tracemalloc
 import pytest
 
 from memory_pipeline.recall.get import GetError, get
-from memory_pipeline_tests.conftest import write
-from memory_pipeline_tests.recall.conftest import build_workspace, recall_settings
+from memory_pipeline_tests.helpers import write
+from memory_pipeline_tests.helpers.recall import build_workspace, recall_settings
 from memory_pipeline_tests.secret_corpus import corpus
 
 ALICE = "support-bot/users/alice/memory"

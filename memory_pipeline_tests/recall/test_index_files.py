@@ -22,8 +22,8 @@ from memory_pipeline.recall.ann import IvfIndex
 from memory_pipeline.recall.bm25 import TextIndex
 from memory_pipeline.recall.search import search
 from memory_pipeline.recall.sources import ChunkSource, TenantCache, persist_large_tenants
-from memory_pipeline_tests.conftest import write
-from memory_pipeline_tests.recall.conftest import build_workspace, ingest, recall_settings
+from memory_pipeline_tests.helpers import write
+from memory_pipeline_tests.helpers.recall import build_workspace, ingest, recall_settings
 
 ALICE = "support-bot~alice"
 QUERIES = ("annual plans refundable", "API rate limit throttled", "contacted by email", "VPN certificate")

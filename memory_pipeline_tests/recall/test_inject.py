@@ -55,7 +55,7 @@ def test_nothing_scores_above_a_high_threshold(indexed, settings, embedder):
 @pytest.mark.slow
 def test_budget_is_counted_with_the_real_models_tokenizer(tmp_path):
     from memory_pipeline.embedding import MiniLMEmbedder
-    from memory_pipeline_tests.recall.conftest import build_workspace, ingest, recall_settings
+    from memory_pipeline_tests.helpers.recall import build_workspace, ingest, recall_settings
 
     root = tmp_path / "agents"
     build_workspace(root)

@@ -17,7 +17,7 @@ import pytest
 from memory_pipeline.recall import scoring
 from memory_pipeline.recall.scope import is_read_only, recall_scopes
 from memory_pipeline.recall.search import search
-from memory_pipeline_tests.recall.conftest import recall_settings
+from memory_pipeline_tests.helpers.recall import recall_settings
 
 
 def test_bm25_max_normalization_puts_best_at_one_and_keeps_hits_positive():
@@ -73,6 +73,7 @@ def test_user_memory_is_boosted_and_parts_explain_the_score(indexed, settings, e
     assert top.score == pytest.approx(expected, abs=1e-5)
     assert top.citation == f"{top.path}#L{top.start_line}-L{top.end_line}"
     global_hits = [r for r in results if r.tenant == "support-bot~_global"]
+    assert global_hits
     assert all(r.parts["boost"] == 1.0 for r in global_hits)
 
 
@@ -117,6 +118,7 @@ def test_min_score_and_k_cut_the_results(indexed, settings, embedder):
     assert [r.score for r in many] == sorted((r.score for r in many), reverse=True)
     assert len(search("plans email outage VPN", "support-bot", "alice", store=indexed[1], embedder=embedder, settings=settings, min_score=0, k=2)) == 2
     cut = search("plans email outage VPN", "support-bot", "alice", store=indexed[1], embedder=embedder, settings=settings, min_score=many[1].score)
+    assert cut
     assert all(r.score >= many[1].score for r in cut)
 
 

@@ -14,7 +14,7 @@ import pytest
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.recall.search import search
 from memory_pipeline.store.tables import EPISODES
-from memory_pipeline_tests.recall.conftest import recall_settings
+from memory_pipeline_tests.helpers.recall import recall_settings
 
 
 def _episode(tenant: str, ident: str, summary: str, expires: datetime, embedder: HashEmbedder) -> dict:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from memory_pipeline.recall.sources import ChunkSource, TenantCache
-from memory_pipeline_tests.conftest import write
-from memory_pipeline_tests.recall.conftest import build_workspace, ingest
+from memory_pipeline_tests.helpers import write
+from memory_pipeline_tests.helpers.recall import build_workspace, ingest
 
 ALICE, BOB = "support-bot~alice", "support-bot~bob"
 

@@ -19,7 +19,7 @@ from memory_pipeline.config import get_settings
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
 from memory_pipeline.sources.workspace import scan_workspace, tenant_folder_skips
 from memory_pipeline_tests.cli_env import cli_app
-from memory_pipeline_tests.conftest import make_resources, write
+from memory_pipeline_tests.helpers import make_resources, write
 from memory_pipeline_tests.secret_corpus import corpus
 
 TOKEN = next(p for p in corpus(3) if p.name == "github_classic").secrets[0]

@@ -12,7 +12,7 @@ import os
 
 from memory_pipeline.sources.workspace import read_text_file, scan_workspace, tenant_fingerprint
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.conftest import write
+from memory_pipeline_tests.helpers import write
 
 
 def kinds(scan, tenant):

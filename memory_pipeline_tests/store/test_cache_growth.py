@@ -21,8 +21,8 @@ from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.l0.pipeline import TenantChunks, embed_tenants
 from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.store.tables import FILES
-from memory_pipeline_tests.conftest import run_together
-from memory_pipeline_tests.store.test_lance_store import DIM, rows
+from memory_pipeline_tests.helpers import run_together
+from memory_pipeline_tests.helpers.store import DIM, rows
 
 HASHES = [f"h{i:04d}" for i in range(300)]
 

@@ -189,6 +189,7 @@ def test_long_paragraph_is_split_at_sentences_with_overlap():
 def test_paragraph_without_sentence_ends_splits_at_words():
     text = " ".join(f"word{i}" for i in range(1000))
     chunks = chunk_markdown(text, max_chars=200, overlap_chars=40)
+    assert chunks
     assert all(len(c.text) <= 200 for c in chunks)
     words = [c.text.split() for c in chunks]
     assert all(w[0].startswith("word") and w[-1].startswith("word") for w in words)
@@ -200,6 +201,7 @@ def test_paragraph_without_sentence_ends_splits_at_words():
 def test_unbroken_token_is_cut_hard():
     text = "x" * 1000
     chunks = chunk_markdown(text, max_chars=300, overlap_chars=50)
+    assert chunks
     assert all(0 < len(c.text) <= 300 for c in chunks)
     assert_covers_every_line(text, chunks)
 

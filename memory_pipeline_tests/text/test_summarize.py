@@ -3,7 +3,7 @@ about 200 characters, and key topics are proper-noun phrases, not sentence opene
 
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.text.summarize import key_topics, shorten, summarize_turns
-from memory_pipeline_tests.conftest import SAMPLE_ROOT
+from memory_pipeline_tests.helpers import SAMPLE_ROOT
 
 
 def sample(name: str):

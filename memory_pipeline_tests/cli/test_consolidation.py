@@ -14,8 +14,8 @@ from memory_pipeline.config import get_settings
 from memory_pipeline.consolidation.assets import consolidation_assets, consolidation_job
 from memory_pipeline.consolidation.notes_assets import dreaming, dreaming_job
 from memory_pipeline_tests.cli_env import cli_app, run
-from memory_pipeline_tests.conftest import make_resources
-from memory_pipeline_tests.consolidation.conftest import ALICE, store_for
+from memory_pipeline_tests.helpers import make_resources
+from memory_pipeline_tests.helpers.consolidation import ALICE, store_for
 
 pytestmark = pytest.mark.slow
 

@@ -3,12 +3,14 @@ consolidation and dreaming assets on an ephemeral instance with the hashing embe
 
 from __future__ import annotations
 
+import hashlib
 import json
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
 from memory_pipeline.consolidation.assets import consolidation_assets
+from memory_pipeline.consolidation.episodes import episode_id
 from memory_pipeline.consolidation.notes_assets import dreaming
 from memory_pipeline.consolidation.partitions import consolidation_key
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
@@ -62,3 +64,37 @@ def metadata(result: dg.ExecuteInProcessResult, asset: str) -> dict:
         if mat.asset_key.to_user_string() == asset:
             return {k: v.value for k, v in mat.metadata.items()}
     raise AssertionError(f"{asset} was not materialized")
+
+
+def dreamed_path(root, agent="support-bot", user="alice"):
+    day = datetime.now(UTC).strftime("%Y%m%d")
+    return root / agent / "users" / user / "memory" / "_system" / "dreaming" / f"{day}-consolidated.md"
+
+
+def human_files(root) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in root.rglob("*.md")
+        if "_system" not in p.parts
+    }
+
+
+NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+
+
+def add_episodes(store, tenant: str, n: int, start: int = 0) -> list[str]:
+    rows = []
+    for i in range(start, start + n):
+        source_id = f"{tenant}/s{i}#c0"
+        when = NOW - timedelta(days=30 - i)
+        rows.append({
+            "id": episode_id(tenant, source_id), "tenant": tenant, "agent_id": tenant.split("~")[0],
+            "user_id": tenant.split("~")[1], "path": f"x/sessions/y/s{i}.jsonl", "start_line": 1, "end_line": 2,
+            "turn_ids": [], "summary": f"summary {i}", "l0_abstract": f"abstract {i}", "key_topics": [],
+            "source_id": source_id, "session_id": f"s{i}", "day": when.date().isoformat(), "created_at": when,
+            "completed_at": when, "completed_by": "marker", "expires_at": when + timedelta(days=90),
+            "promoted_at": None, "produced_by": "extractive", "llm_model": None, "model": "hash-bow",
+            "vector": [1.0] + [0.0] * 63,
+        })
+    store.upsert_episodes(rows)
+    return [r["id"] for r in rows]

@@ -16,7 +16,7 @@ from memory_pipeline.config import get_settings
 from memory_pipeline.cli import output as cli_output
 from memory_pipeline.memories.assets import graph_assets, graph_ingest_job
 from memory_pipeline_tests.cli_env import cli_app, run
-from memory_pipeline_tests.conftest import make_resources
+from memory_pipeline_tests.helpers import make_resources
 
 pytestmark = pytest.mark.slow
 

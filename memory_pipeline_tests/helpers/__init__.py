@@ -1,0 +1,54 @@
+"""Helpers shared by the test modules: paths, resources on a temporary workspace, file writing and
+racing threads. Fixtures are in the ``conftest.py`` files; test modules never import each other."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memory_pipeline.orchestration.io_manager import PartitionedPickleIOManager
+from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+
+REPO = Path(__file__).resolve().parent.parent.parent
+SAMPLE_ROOT = REPO / "data" / "agents"
+
+
+def make_resources(root: Path, lance_uri: str, embedder: str = "hash") -> dict:
+    return {
+        "io_manager": PartitionedPickleIOManager(base_dir=str(Path(lance_uri).parent / "io")),
+        "workspace": WorkspaceResource(root=str(root)),
+        "lancedb": LanceDBResource(uri=lance_uri),
+        "embedder": EmbedderResource(kind=embedder),
+    }
+
+
+def write(root: Path, rel: str, text: str | bytes) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run_together(work, count: int) -> list[BaseException]:
+    """Run ``work(k)`` for k in 0..count-1 on as many threads, released at once by a barrier;
+    returns what they raised (empty when every one succeeded)."""
+    import threading
+
+    barrier = threading.Barrier(count)
+    errors: list[BaseException] = []
+
+    def worker(k: int) -> None:
+        try:
+            barrier.wait()
+            work(k)
+        except BaseException as exc:  # noqa: BLE001 - returned to the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
