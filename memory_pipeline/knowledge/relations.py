@@ -310,14 +310,14 @@ def _action_objects(verb) -> list[tuple[str, object]]:
     # "as" on the verb says the job only after "work" or with a job as the object ("lost my job
     # as a banker"); elsewhere it says when or how ("loved reading as a kid").
     job_verb = verb.lemma_.lower() == "work" or any(d.lower_ in _JOB for d in direct)
-    for holder in [verb, *direct] if job_verb else direct:
+    for holder in [verb, *(d for d in direct if d.lower_ in _JOB)] if job_verb else []:
         for prep in (c for c in holder.children if c.dep_ == "prep" and c.lower_ == "as"):
             out += [("as", o) for o in prep.children if o.dep_ == "pobj" and o.pos_ == "NOUN"]
     if not direct:
-        prep = next((c for c in verb.children if c.dep_ == "prep"), None)
+        prep = next((c for c in verb.children if c.dep_ == "prep" and c.lower_ != "as"), None)
         if prep is not None:
             out += [(prep.lower_, o) for o in prep.children if o.dep_ == "pobj" and o.pos_ in ("NOUN", "PROPN")][:1]
-    return [(p, o) for p, o in out if o.lower_ not in _VAGUE_NOUNS]
+    return [(p, o) for p, o in out if o.lower_ not in _VAGUE_NOUNS and o.is_alpha and len(o) > 2]
 
 
 def _happened_or_ongoing(verb) -> bool:
@@ -340,7 +340,10 @@ def _likes(s: _Sentence, who: str, verb) -> Iterable[Fact]:
                          "CONCEPT", "preference", 0.6)
     for gerund in (c for c in verb.children if c.dep_ == "xcomp" and c.tag_ == "VBG"):
         cut = [c.i for c in gerund.children if c.dep_ in ("prep", "advcl", "cc", "conj", "punct") and c.i > gerund.i]
-        words = gerund.doc[gerund.i : min(cut, default=gerund.right_edge.i + 1)].text.split()
+        span = gerund.doc[gerund.i : min(cut, default=gerund.right_edge.i + 1)]
+        if any(t.dep_ == "dobj" and (t.lower_ in _VAGUE_NOUNS or t.pos_ == "PRON") for t in span):
+            continue  # "doing something similar": what is liked is not said
+        words = [t.text for t in span if t.dep_ != "poss"]
         if len(words) == 1 and gerund.lemma_.lower() in _LIGHT_VERBS:
             continue  # "I love doing": doing what is not said
         yield s.fact(who, "PERSON", "likes", " ".join(words[:6]), "CONCEPT", "preference", 0.6)
@@ -390,7 +393,7 @@ def _actions(s: _Sentence) -> Iterable[Fact]:
             elif not plan and not _happened_or_ongoing(verb):
                 continue  # "I love creating art", "to lend an ear": an opinion or a wish, not a deed
             else:
-                said = verb.lower_ if verb.tag_ in ("VBD", "VBG") and not plan else lemma
+                said = verb.lower_ if verb.tag_ in ("VBD", "VBG", "VBN") and not plan else lemma
                 said += f"_{particle}" if particle else ""  # "set up", "worked up"
                 predicate = f"plans_to_{lemma}" + (f"_{particle}" if particle else "") if plan else said
                 predicate += f"_{prep}" if prep else ""
