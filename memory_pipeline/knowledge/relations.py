@@ -287,6 +287,7 @@ _VAGUE_NOUNS = frozenset(
     "thing things lot lots loads load bunch stuff time times way ways one bit kind kinds sort part day something anything".split()
 )
 _LIKING = frozenset({"love", "like", "enjoy", "adore"})
+_JOB_ENDS = frozenset({"lose", "lost", "quit", "leave", "left"})  # the tagger reads a leading "Lost" as a bare verb
 _PLAN_HEADS = frozenset({"plan", "want", "hope", "intend", "decide", "aim"})
 _PETS = frozenset("dog dogs puppy cat cats kitten pet pets turtle turtles hamster parrot rabbit bunny horse fish".split())
 
@@ -378,8 +379,8 @@ def _actions(s: _Sentence) -> Iterable[Fact]:
             thing = clean_name(named.text) if named is not None else _noun_phrase(obj)
             if not thing or s.entity(obj) is not None and prep in ("in", "at", "to"):
                 continue  # places and employers belong to the rules above
-            if prep == "as" and lemma != "work":
-                predicate = "worked_as" if verb.tag_ == "VBD" else "works_as"  # "lost my job as a banker"
+            if prep == "as" and lemma != "work":  # "lost my job as a banker": a job that ended
+                predicate = "worked_as" if lemma in _JOB_ENDS else "works_as"  # "got a job as" starts one
             elif lemma == "work" and prep == "as" or lemma == "be" and prep == "" and obj.dep_ == "attr":
                 if lemma == "be" and (obj.pos_ == "PROPN" or any(c.dep_ == "det" and c.lower_ == "the" for c in obj.children)):
                     continue  # "I'm the one", "I'm Jon": not a job
