@@ -18,6 +18,7 @@ from memory_pipeline.consolidation.llm import LLMClient
 from memory_pipeline.consolidation.partitions import DAY, TENANT, consolidation_partitions
 from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities, dream
 from memory_pipeline.consolidation.store import ConsolidationStore
+from memory_pipeline.consolidation.timeline import supersede_tenant
 from memory_pipeline.orchestration.partitions import tenant_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.tenancy import Tenant
@@ -132,14 +133,22 @@ def episodic_summaries(
 def semantic_graph(
     context: dg.AssetExecutionContext, workspace: WorkspaceResource, lancedb: LanceDBResource, embedder: EmbedderResource
 ) -> dg.MaterializeResult:
-    """Entities and time-bounded relations (L2) read from the day's episodes and their turns."""
+    """Entities and time-bounded relations (L2) read from the day's episodes and their turns, and
+    the tenant's statements a later one replaced (supersession), recorded once, here."""
     started = time.perf_counter()
     store = _store(lancedb, embedder)
     totals: Counter = Counter()
     predicates: Counter = Counter()
-    failures, preview, closed = [], [], []
+    failures, preview, closed, replaced = [], [], [], []
+    llm = LLMClient.from_env()
     for tenant, days in days_by_tenant(context).items():
         report = build_graph(workspace.root_path, store, tenant, days, embedder.get())
+        timeline = supersede_tenant(workspace.root_path, lancedb.uri, tenant, embedder.get(), datetime.now(UTC), llm=llm)
+        totals.update({"supersessions": len(timeline.records), "supersessions_added": timeline.added,
+                       "supersessions_removed": timeline.removed})
+        totals.update({f"decided_{path}": n for path, n in timeline.decided_by.items()})
+        replaced += [[tenant.key, r["old_ref"], f"{r['old_said_at']:%Y-%m-%d}", r["new_ref"],
+                      f"{r['new_said_at']:%Y-%m-%d}", r["decided_by"]] for r in timeline.records]
         totals.update({
             "episodes": report.episodes, "entities_new": report.entities_new,
             "relations": len(report.relations), "relations_removed": report.relations_removed,
@@ -159,6 +168,12 @@ def semantic_graph(
     return dg.MaterializeResult(
         metadata={
             "episodes_read": totals["episodes"],
+            "supersessions": totals["supersessions"],
+            "supersessions_added": totals["supersessions_added"],
+            "supersessions_removed": totals["supersessions_removed"],
+            "supersessions_decided_by": dg.MetadataValue.json({k[8:]: v for k, v in totals.items() if k.startswith("decided_")}),
+            "superseded": dg.MetadataValue.md(md_table(
+                ["tenant", "statement", "said", "replaced by", "on", "decided by"], replaced[:PREVIEW_ROWS])),
             "entities_new": totals["entities_new"],
             "relations_written": totals["relations"],
             "relations_removed": totals["relations_removed"],

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 from memory_pipeline.consolidation.cues import DECISION, PREFERENCE, cues
@@ -145,9 +145,12 @@ def pattern_lines(
 def collect_lines(
     root: Path, episodes: Sequence[dict], relations: Sequence[dict], *, user_name: str = "user",
     memories: Sequence[dict] = (), all_relations: Sequence[dict] = (), all_episodes: Sequence[dict] = (),
-    entities: Sequence[dict] = (), nlp=None,
+    entities: Sequence[dict] = (), nlp=None, superseded: Collection[str] = (),
 ) -> tuple[list[Line], list[str]]:
-    """Candidate lines of each section; returns (lines, problems: transcripts that cannot be read)."""
+    """Candidate lines of each section; returns (lines, problems: transcripts that cannot be read).
+
+    A turn a later statement replaced (``superseded``: its ``path#Lline``, as consolidation
+    recorded it) gives no line: a moved plan is not a decision that holds."""
     lines: list[Line] = []
     problems: list[str] = []
     people: set[str] = set()
@@ -158,7 +161,9 @@ def collect_lines(
             lines.append(make_line(PROJECT_FACTS, episode["l0_abstract"], citation(episode)))
             continue
         transcript = parse_transcript(read.text)
-        said = statements(transcript.turns, user_name, nlp)
+        said = [
+            s for s in statements(transcript.turns, user_name, nlp) if f"{episode['path']}#L{s.line}" not in superseded
+        ]
         people.update(s.speaker for s in said if s.speaker)
         lines += statement_lines(episode, said)
         for line_no, text, _ in transcript.compactions:

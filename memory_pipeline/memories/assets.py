@@ -7,9 +7,11 @@ read comes from run tags set by ``memory-pipeline graph ingest`` (``SOURCE_TAG``
 
 
 import time
+from datetime import UTC, datetime
 
 import dagster as dg
 
+from memory_pipeline.consolidation.timeline import supersede_tenant
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.pipeline import SOURCE_KINDS, ingest_tenant
 from memory_pipeline.orchestration.partitions import tenant_partitions
@@ -72,11 +74,17 @@ def typed_memories(
               "memories_removed": 0, "blocked": 0, "secrets_redacted": 0}
     by_type: dict[str, int] = {}
     preview = []
+    supersessions = 0
     for key in context.partition_keys:
+        tenant = Tenant.from_key(key)
         report = ingest_tenant(
-            graph, workspace.root, Tenant.from_key(key), source=source, max_age_days=max_age,
+            graph, workspace.root, tenant, source=source, max_age_days=max_age,
             max_file_bytes=workspace.settings().max_file_bytes, actor=f"run:{context.run_id[:8]}",
         )
+        if report.memories_written or report.memories_removed:
+            # New memories are compared with what the tenant said before (consolidation/timeline.py).
+            timeline = supersede_tenant(workspace.root, lancedb.uri, tenant, embedder.get(), datetime.now(UTC))
+            supersessions += len(timeline.records)
         for name in totals:
             totals[name] += getattr(report, name)
         for kind, n in report.by_type.items():
@@ -89,6 +97,7 @@ def typed_memories(
     return dg.MaterializeResult(
         metadata={
             **totals,
+            "supersessions": supersessions,
             "by_type": dg.MetadataValue.json(by_type),
             "source": source,
             "tenants": len(context.partition_keys),
