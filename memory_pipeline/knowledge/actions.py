@@ -124,7 +124,7 @@ def actions(s) -> Iterable[Fact]:
             if not thing or s.entity(obj) is not None and prep in ("in", "at", "to"):
                 continue  # places and employers belong to the rules above
             if prep == "as" and lemma != "work":  # "lost my job as a banker": a job that ended
-                predicate = "worked_as" if lemma in JOB_NOUNS_ENDS else "works_as"  # "got a job as" starts one
+                predicate = "worked_as" if lemma in _JOB_ENDS else "works_as"  # "got a job as" starts one
             elif lemma == "work" and prep == "as" or lemma == "be" and prep == "" and obj.dep_ == "attr":
                 if lemma == "be" and (obj.pos_ == "PROPN" or any(c.dep_ == "det" and c.lower_ == "the" for c in obj.children)):
                     continue  # "I'm the one", "I'm Jon": not a job
