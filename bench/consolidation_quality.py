@@ -68,18 +68,25 @@ def main(argv: list[str] | None = None) -> int:
 
         run_consolidation_eval(Path(opts.data), out, embedder=opts.embedder)
     summary = json.loads((out / "summary.json").read_text())
-    result = {
-        "command": f"python bench/consolidation_quality.py --data {opts.data}",
+    run = {
         "finished": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "seconds": round(time.perf_counter() - started, 1),
         "load_average_at_start": list(load_start),
         "load_average_at_end": list(os.getloadavg()),
+    }
+    if opts.reuse and RESULT.exists():  # judging again: the run that made the units keeps its figures
+        before = json.loads(RESULT.read_text())
+        run = {key: before.get(key, value) for key, value in run.items()}
+    result = {
+        "command": f"python bench/consolidation_quality.py --data {opts.data}",
+        **run,
         "summary": summary,
         "labels": judge(lines(out / "units.jsonl"), lines(out / "entities.jsonl"), json.loads(LABELS.read_text())),
     }
     if opts.locomo_summary:
         table = json.loads(Path(opts.locomo_summary).read_text())["table"]["overall"]
         result["locomo_recall"] = {k: round(table[k], 3) for k in ("R@1", "R@5", "R@10", "MRR")}
+        result["locomo_command"] = "memory-pipeline eval locomo --data ../shared/eval/locomo-dev --out OUT"
     RESULT.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result["labels"], indent=1))
     print(f"wrote {RESULT}")

@@ -246,13 +246,20 @@ def consolidation_quality_section(r: dict) -> str:
         rows.append(["LoCoMo dev recall R@5 / MRR (R@1)", f"{rec['R@5']:.3f} / {rec['MRR']:.3f} ({rec['R@1']:.3f})",
                      "≥ 0.791 / 0.631", _verdict(rec["R@5"] >= 0.791 and rec["MRR"] >= 0.631)])
     units = ", ".join(f"{kind} {n}" for kind, n in sorted(summary["counts"].items()))
+    recall = f" Recall: `{r['locomo_command']}` on the same tree (the L0 path, which consolidation does not change)." if "locomo_recall" in r else ""
     coverage = ", ".join(f"{kind} {v:.3f}" for kind, v in sorted(cov.items()))
     load = f"{r['load_average_at_start'][0]:.1f} → {r['load_average_at_end'][0]:.1f}"
     return (
         f"`{r['command']}` ({r['finished']}, {r['seconds'] / 60:.1f} min, 1-min load {load}; the scorer is "
         "`../shared/eval/score_consolidation.py`, the labels `bench/consolidation_labels.json`)\n\n"
         + _table(["figure", "measured", "target", ""], rows)
-        + f"\n\nUnits over {summary['sessions']} sessions: {units}. Coverage @0.6 per kind: {coverage}.\n"
+        + f"\n\nUnits over {summary['sessions']} sessions: {units}. Coverage @0.6 per kind: {coverage}.{recall}\n\n"
+        "How to read it: a gold fact counts as covered when any unit of its session is within cosine 0.6, so "
+        "the kinds overlap (episodes alone carry most of it; writing what was said in the third person, with "
+        "the speaker's name, is most of the gain). The relation sample was drawn at random from one run and "
+        "judged by its developer (the labels file says why each wrong one is wrong); relations per session "
+        "sit just above their target. Entities are judged by name only: a name of the wrong type (a "
+        "flooring brand typed PERSON) is not junk, a fragment of a longer name is.\n"
     )
 
 

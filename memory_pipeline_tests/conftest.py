@@ -39,6 +39,22 @@ def sample_root(tmp_path: Path) -> Path:
     return dest
 
 
+@pytest.fixture(scope="session")
+def minilm():
+    """The real embedder, loaded once for the whole run."""
+    from memory_pipeline.embedding import MiniLMEmbedder
+
+    return MiniLMEmbedder()
+
+
+@pytest.fixture(scope="session")
+def statement_nlp():
+    """The spaCy pipeline supersession parses statements with, loaded once for the whole run."""
+    from memory_pipeline.memories.extract import load_nlp
+
+    return load_nlp()
+
+
 @pytest.fixture
 def lance_uri(tmp_path: Path) -> str:
     return str(tmp_path / "lancedb")

@@ -42,6 +42,7 @@ BAD_INPUT_ERRORS = (
     ("memory_pipeline.memories.operations", "MemoryOperationError"),
     ("memory_pipeline.memories.operations", "ReadOnlyError"),
     ("memory_pipeline.eval.locomo", "EvalDataError"),
+    ("memory_pipeline.eval.updates", "ScenarioError"),
 )
 
 

@@ -1,4 +1,5 @@
-"""``eval locomo`` and ``eval consolidation``: recall and consolidation quality on a LoCoMo-format set."""
+"""``eval locomo`` and ``eval consolidation``: recall and consolidation quality on a LoCoMo-format
+set; ``eval updates``: whether the newest statement wins when a fact changed."""
 
 from __future__ import annotations
 
@@ -69,3 +70,25 @@ def eval_consolidation_command(
         say(f"summary unigram F1 {scores['summary_unigram_f1']} (lead baseline {scores.get('summary_lead_baseline_f1')})")
     say(f"relations per session {report.relations_per_session}; entities {len(report.entities)}")
     say(f"units: {report.units} (scores: {out / 'scores.json'})" if report.scores else f"units: {report.units} (no scorer found)")
+
+
+@eval_app.command("updates")
+def eval_updates_command(
+    data: Path = typer.Option(None, "--data", help="Folder with scenarios.yaml (default bench/knowledge_updates)."),
+    out: Path = typer.Option(Path("/tmp/eval-updates"), "--out", help="Folder for summary.json and ingest.log."),
+    embedder: str = typer.Option("minilm", "--embedder", help="minilm (the real model) or hash (plumbing only)."),
+    as_json: bool = options.JSON,
+) -> None:
+    """Knowledge updates: newer-first and new@1 before and after supersession, false supersessions."""
+    from memory_pipeline.eval.updates import DEFAULT_DATA, run_updates_eval
+
+    s = run_updates_eval(data or DEFAULT_DATA, out, embedder=embedder)
+    if as_json:
+        print_json({k: v for k, v in s.items() if k != "per_scenario"})
+        return
+    say(f"{s['scenarios']} scenarios: {s['changed']} changed facts, {s['lookalikes']} look-alikes")
+    for key in ("newer_first", "new_at_1"):
+        say(f"{key}: {s[key]['after']:.3f} (before supersession {s[key]['before']:.3f})")
+    say(f"detected: {s['detected']:.3f}; false supersessions in look-alikes: {s['false_supersessions']}")
+    missed = [r["id"] for r in s["per_scenario"] if r["changed"] and not r["after"]["newer_first"]]
+    say(f"newer-first missed: {', '.join(missed) or 'none'}; details: {out / 'summary.json'}")

@@ -29,6 +29,7 @@ from memory_pipeline.consolidation.llm import LLMClient
 from memory_pipeline.consolidation.partitions import DAY, TENANT, consolidation_key, consolidation_partitions
 from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities
 from memory_pipeline.consolidation.store import ConsolidationStore
+from memory_pipeline.consolidation.timeline import supersede_tenant
 from memory_pipeline.embedding import EMBEDDER_IDENTITY
 from memory_pipeline.orchestration.materializations import OWNERS, PartitionReport, column_schema, report_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
@@ -183,20 +184,30 @@ def episodic_summaries(
 def semantic_graph(
     context: dg.AssetExecutionContext, workspace: WorkspaceResource, lancedb: LanceDBResource, embedder: EmbedderResource
 ):
-    """Entities and time-bounded relations (L2) read from the day's episodes and their turns."""
+    """Entities and time-bounded relations (L2) read from the day's episodes and their turns, and
+    the tenant's statements a later one replaced (supersession), recorded once, here."""
     started = time.perf_counter()
     store = _store(lancedb, embedder)
+    llm = LLMClient.from_env()
     report = PartitionReport()
     nlp_ms = 0
     tenant_wide: Counter = Counter()
     predicates: Counter = Counter()
-    failures, preview, closed = [], [], []
+    failures, preview, closed, replaced = [], [], [], []
     for tenant, days in days_by_tenant(context).items():
         try:
             built = build_graph(workspace.root_path, store, tenant, days, embedder.get())
+            timeline = supersede_tenant(workspace.root_path, lancedb.uri, tenant, embedder.get(), datetime.now(UTC), llm=llm)
         except Exception as exc:
             _fail_tenant(context, report, tenant, days, exc)
             continue
+        tenant_wide.update({f"decided_{path}": n for path, n in timeline.decided_by.items()})
+        tenant_wide.update({
+            "supersessions": len(timeline.records), "supersessions_added": timeline.added,
+            "supersessions_removed": timeline.removed,
+        })
+        replaced += [[tenant.key, r["old_ref"], f"{r['old_said_at']:%Y-%m-%d}", r["new_ref"],
+                      f"{r['new_said_at']:%Y-%m-%d}", r["decided_by"]] for r in timeline.records]
         nlp_ms += int(built.nlp_s * 1000)
         tenant_wide.update({
             "entities_new": built.entities_new, "relations_removed": built.relations_removed,
@@ -230,6 +241,9 @@ def semantic_graph(
             )
     metadata = {
         "extraction_failures": len(failures),
+        "supersessions_decided_by": dg.MetadataValue.json({k[8:]: v for k, v in tenant_wide.items() if k.startswith("decided_")}),
+        "superseded": dg.MetadataValue.md(md_table(
+            ["tenant", "statement", "said", "replaced by", "on", "decided by"], replaced[:PREVIEW_ROWS])),
         "nlp_seconds": round(nlp_ms / 1000, 3),
         "seconds": round(time.perf_counter() - started, 3),
         "predicates": dg.MetadataValue.json(dict(predicates.most_common())),
@@ -237,8 +251,12 @@ def semantic_graph(
         "closed": dg.MetadataValue.md(md_table(["subject", "predicate", "object", "valid_to"], closed[:PREVIEW_ROWS])),
         "preview": dg.MetadataValue.md(md_table(["subject", "predicate", "object", "since", "rule"], preview[:PREVIEW_ROWS])),
     }
-    # New entities, removed relations and secrets are counted per tenant, not per day.
-    whole_run = {name: tenant_wide[name] for name in ("entities_new", "relations_removed", "secrets_redacted")}
+    # New entities, removed relations, supersessions and secrets are counted per tenant, not per day.
+    whole_run = {
+        name: tenant_wide[name]
+        for name in ("supersessions", "supersessions_added", "supersessions_removed", "entities_new",
+                     "relations_removed", "secrets_redacted")
+    }
     yield from report_partitions(context, report, metadata, one_partition_only=whole_run)
 
 

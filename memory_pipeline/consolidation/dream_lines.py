@@ -2,8 +2,9 @@
 
 From each promoted episode's transcript, read as statements (third person, with speaker and
 time):
-- Project facts: the most salient statements that are whole clauses (a subject and a verb), at
-  most ``FACTS_PER_EPISODE`` different ones per episode, as "Jon, 2023-01-20: Jon lost their
+- Project facts: the most salient statements that are whole clauses about a person (a speaker,
+  "we" or the person spoken to as the subject: "This pic's from last night" is no fact), at most
+  ``FACTS_PER_EPISODE`` different ones per episode, as "Jon, 2023-01-20: Jon lost their
   job as a banker."; graph facts with validity (roles, residence, employer) beside them.
 - Preferences and key decisions: the tenant's typed memories of those types from these sessions,
   and the statements the typed-memory rules would type so (the same text, merged into one line),
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 from memory_pipeline.consolidation.cues import DECISION, PREFERENCE, cues
@@ -71,8 +72,8 @@ def statement_lines(episode: dict, said: Sequence[Statement]) -> list[Line]:
             lines.append(make_line(PREFERENCES, _named(s.text, s.subject), cite))
         elif kinds[s.index] == DECISION:
             lines.append(make_line(DECISIONS, _fact_text(s), cite))
-    whole = [s for s in spoken if kinds[s.index] is None and s.features.clause and not s.features.question
-             and s.salience >= FACT_MIN_SALIENCE]
+    whole = [s for s in spoken if kinds[s.index] is None and s.features.clause and s.features.person_subject
+             and not s.features.question and s.salience >= FACT_MIN_SALIENCE]
     for s in sorted(select(whole, lambda s: s.salience, lambda s: s.features.terms, k=FACTS_PER_EPISODE),
                     key=lambda s: s.index):
         lines.append(make_line(PROJECT_FACTS, _fact_text(s), citation(episode, s.line, s.line)))
@@ -145,9 +146,12 @@ def pattern_lines(
 def collect_lines(
     root: Path, episodes: Sequence[dict], relations: Sequence[dict], *, user_name: str = "user",
     memories: Sequence[dict] = (), all_relations: Sequence[dict] = (), all_episodes: Sequence[dict] = (),
-    entities: Sequence[dict] = (), nlp=None,
+    entities: Sequence[dict] = (), nlp=None, superseded: Collection[str] = (),
 ) -> tuple[list[Line], list[str]]:
-    """Candidate lines of each section; returns (lines, problems: transcripts that cannot be read)."""
+    """Candidate lines of each section; returns (lines, problems: transcripts that cannot be read).
+
+    A turn a later statement replaced (``superseded``: its ``path#Lline``, as consolidation
+    recorded it) gives no line: a moved plan is not a decision that holds."""
     lines: list[Line] = []
     problems: list[str] = []
     people: set[str] = set()
@@ -158,7 +162,9 @@ def collect_lines(
             lines.append(make_line(PROJECT_FACTS, episode["l0_abstract"], citation(episode)))
             continue
         transcript = parse_transcript(read.text)
-        said = statements(transcript.turns, user_name, nlp)
+        said = [
+            s for s in statements(transcript.turns, user_name, nlp) if f"{episode['path']}#L{s.line}" not in superseded
+        ]
         people.update(s.speaker for s in said if s.speaker)
         lines += statement_lines(episode, said)
         for line_no, text, _ in transcript.compactions:

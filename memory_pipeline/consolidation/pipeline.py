@@ -27,11 +27,13 @@ from memory_pipeline.consolidation.episodes import EpisodeDraft, attach_vectors,
 from memory_pipeline.consolidation.llm import LLMClient, LLMError
 from memory_pipeline.consolidation.sessions import Session, load_session, session_files, tenant_sessions
 from memory_pipeline.consolidation.store import ConsolidationStore
+from memory_pipeline.consolidation.timeline import supersession_rows
 from memory_pipeline.embedding import Embedder
 from memory_pipeline.knowledge.graph import graph_rows, resolver
 from memory_pipeline.knowledge.relations import extract, load_nlp, utterances
 from memory_pipeline.knowledge.validity import recompute_validity
 from memory_pipeline.memories.store import GraphStore
+from memory_pipeline.memories.query import tenant_tz
 from memory_pipeline.store.base import sql_in, stable_id
 from memory_pipeline.tenancy import Tenant
 
@@ -119,6 +121,7 @@ def build_graph(
         return report
     existing = {r["id"]: r for r in store.entity_rows(tenant.key).iter_rows(named=True)}
     resolve = resolver(store.merge_rows(tenant.key).iter_rows(named=True))
+    tz = tenant_tz(root, tenant)
     touched: dict[str, dict] = {}
     relations: list[dict] = []
     for episode in episodes.sort("completed_at").iter_rows(named=True):
@@ -133,7 +136,7 @@ def build_graph(
             extraction = extract(utterances(turns, compactions, tenant.user_id), nlp=nlp or load_nlp())
             report.nlp_s += time.perf_counter() - started
             report.failures += [f"{episode['path']} {f}" for f in extraction.failures]
-            entities, rels = graph_rows(tenant.key, episode, extraction, {**existing, **touched}, resolve)
+            entities, rels = graph_rows(tenant.key, episode, extraction, {**existing, **touched}, resolve, tz)
         except Exception as exc:  # an extraction failure never blocks the other episodes
             message = f"{episode['path']}: extraction failed ({type(exc).__name__}: {exc})"
             log.warning(message)
@@ -263,13 +266,16 @@ def dream(
     for rel in [*relations, *everything]:  # show the entity's name ("Alice"), not the words of the turn ("alice")
         rel["subject"] = names.get(rel["subject_id"], rel["subject"])
         rel["object"] = names.get(rel["object_id"], rel["object"]) if rel["object_id"] else rel["object"]
+    # What a later statement replaced (a moved plan, an old manager) is not promoted as current.
+    replaced = set(supersession_rows(store.db, tenant.key)["old_ref"].to_list())
     memories = GraphStore(store.uri, store.dim).memory_rows(
         tenant.key, "memory_type IN ('preference', 'decision')"
     )
     lines, report.problems = collect_lines(
-        root, episodes, relations, user_name=tenant.user_id, memories=list(memories.iter_rows(named=True)),
+        root, episodes, relations, user_name=tenant.user_id,
+        memories=[m for m in memories.iter_rows(named=True) if f"facts/{m['id']}" not in replaced],
         all_relations=everything, all_episodes=list(store.episode_rows(tenant.key).iter_rows(named=True)),
-        entities=entities,
+        entities=entities, superseded=replaced,
     )
     if llm is not None:
         try:

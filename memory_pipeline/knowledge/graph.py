@@ -3,9 +3,12 @@
 Entities are keyed by their normalized name within a tenant, so "Alice" said in two sessions is
 one entity; an entity merged away by ``entity_dedup`` resolves to the entity it was merged into.
 Relations are keyed by (episode, subject, predicate, object) as said, so re-reading an episode
-rewrites the same rows. A single-valued relation (lives_in, works_at, manager, ...) is valid from
-when it was said until the next statement of a different value for the same subject: the old
-relation's ``valid_to`` is closed, never deleted, so history queries still see it.
+rewrites the same rows. A relation holds from when it was said (``said_at``) or from the later
+date its statement names ("from 1 December my manager is Tomás", said on 18 November, holds from
+1 December): ``valid_from``, decided here at write time. A single-valued relation (lives_in,
+works_at, manager, ...) holds until the next relation of a different value for the same subject
+starts (``knowledge.validity``): the old relation's ``valid_to`` is closed, never deleted, so
+history queries still see it. Readers use the stored dates and recompute nothing.
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ import re
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from memory_pipeline.knowledge.relations import Extraction
 from memory_pipeline.store.base import stable_id
+from memory_pipeline.text.dates import find_when
 
 _TITLES = frozenset({"dr", "mr", "mrs", "ms", "miss", "prof", "professor", "sir", "dame"})
 _NON_WORD_RE = re.compile(r"[^\w]+")
@@ -30,6 +35,16 @@ def normalize_name(name: str) -> str:
     text = re.sub(r"['’]s\b", "", text)
     words = [w for w in _NON_WORD_RE.sub(" ", text).split() if w not in _TITLES]
     return " ".join(words)
+
+
+def starts(evidence: str, said: datetime | None, tz: ZoneInfo) -> datetime | None:
+    """When a statement starts holding: the date it names when that is more than a day after it
+    was said, else when it was said."""
+    if said is None or not evidence:
+        return said
+    said_utc = said.replace(tzinfo=UTC) if said.tzinfo is None else said.astimezone(UTC)
+    stated = find_when(evidence, said_utc, tz)
+    return stated if stated is not None and stated - said_utc > timedelta(days=1) else said
 
 
 def entity_id(tenant: str, name: str) -> str:
@@ -65,8 +80,10 @@ def graph_rows(
     extraction: Extraction,
     existing_entities: dict[str, dict],
     resolve,
+    tz: ZoneInfo | None = None,
 ) -> tuple[dict[str, dict], list[dict]]:
-    """Entity rows (merged with the stored ones) and relation rows of one episode."""
+    """Entity rows (merged with the stored ones) and relation rows of one episode; a date a
+    statement names is read in ``tz`` (the user's timezone)."""
     entities: dict[str, dict] = {}
     types: dict[str, Counter] = defaultdict(Counter)
 
@@ -116,7 +133,7 @@ def graph_rows(
             "object_id": object_id,
             "object": fact.object,
             "object_type": fact.object_type,
-            "valid_from": ts,
+            "valid_from": starts(fact.evidence, ts, tz or ZoneInfo("UTC")),
             "valid_to": None,
             "single_valued": fact.single_valued,
             "source_episode": episode["id"],
@@ -125,6 +142,7 @@ def graph_rows(
             "evidence": fact.evidence,
             "rule": fact.rule,
             "confidence": fact.confidence,
+            "said_at": ts,
         }
     for eid, row in entities.items():
         stored = existing_entities.get(eid)

@@ -5,9 +5,8 @@ well as dependency labels and entity types (the tagger, attribute ruler and lemm
 half the documents per second of parser and NER alone; see bench/README.md).
 
 Entities are named entities whose head is a proper noun, or a speaker of the conversation, with
-leading interjections dropped ("Yep Jon" -> "Jon"); interjections, discourse markers and
-colloquial contractions never become entities, and a single word that is capitalized only where it
-opens a sentence ("Startin") is not a name.
+leading interjections dropped ("Yep Jon" -> "Jon"; ``names.entity_name``); a single word that is
+capitalized only where it opens a sentence ("Startin") is not a name.
 
 Rules, each with a confidence:
 - roles: "my manager is X", "X, my manager", "my editor X", "your account manager X"
@@ -15,10 +14,8 @@ Rules, each with a confidence:
 - residence: "I live in X", "I'm in X", "I moved to X", "I'm based in X" -> (speaker, lives_in, X);
 - employer: "I work at/for X", "I joined X", "a job at X" -> (speaker, works_at, X);
 - preference: "I prefer X" -> (speaker, prefers, X);
-- actions: a person (the speaker, the person spoken to, a speaker named) as the subject of a verb
-  with a noun object, named or not: "I opened a store" -> (Gina, opened, store), "I joined a gym",
-  "I adopted a puppy" -> has_pet, "I work as a banker" -> works_as; a plan ("I'm going to open",
-  "I will open") is plans_to_open; negated, conditional and questioned clauses say nothing;
+- actions (``actions.py``): a person as the subject of a deed, a liking or a plan with a noun
+  object, named or not: (Gina, opened, store), (Jon, has_pet, puppy), (Jon, works_as, banker);
 - any verb linking two named entities, or the speaker and a named entity (low confidence).
 First person means the speaker of the turn; "you" means the person spoken to: the user in an
 assistant's turn, the other speaker in a talk between named people.
@@ -31,10 +28,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 
-from dateutil import parser as date_parser
-
+from memory_pipeline.knowledge.actions import JOB_NOUNS, LIGHT_VERBS, actions, happened_or_ongoing
+from memory_pipeline.knowledge.names import clean_name, entity_name
 from memory_pipeline.text.statements import addressees, display_name, speaker_of
 from memory_pipeline.text.statements import load_nlp as load_statement_nlp
 
@@ -63,11 +59,9 @@ _BE = frozenset({"be", "am", "'m", "’m", "is", "'s", "’s", "are", "'re", "�
 _LIVE = frozenset({"live", "lives", "lived", "living", "moved", "move", "moving", "relocated", "relocate", "relocating", "based", "settled"})
 _WORK = frozenset({"work", "works", "worked", "working"})
 _JOIN = frozenset({"joined", "join", "joining"})
-_JOB = frozenset({"job", "position", "role", "post", "internship"})
 _PREFER = frozenset({"prefer", "prefers", "preferred"})
 _ROLE_SKIP_MODIFIERS = frozenset({"new", "old", "former", "current", "previous", "future", "interim", "acting"})
 _CODE_BLOCK_RE = re.compile(r"```.*?(```|$)", re.S)
-_NAME_EDGE_RE = re.compile(r"^(?:the|a|an)\s+|['’]s$", re.I)
 
 
 @dataclass(frozen=True)
@@ -120,26 +114,6 @@ def utterances(turns, compactions, user_name: str) -> list[Utterance]:
     for line, text, ts in compactions:
         out.append(Utterance(text, line, ts, None, None))
     return out
-
-
-_NOT_A_NAME = frozenset(
-    "fyi select target utc admin todo ok okay faq api cli sla etc re hi hey thanks node billing settings".split()
-)
-
-
-def plausible_name(name: str) -> bool:
-    """Whether a recognized entity reads like a name (the small model also tags "FYI" or "node")."""
-    if len(name) < 2 or not name[0].isupper() or any(ch in name for ch in ":;()[]{}<>=|/\\`"):
-        return False
-    return name.casefold() not in _NOT_A_NAME
-
-
-def clean_name(text: str) -> str:
-    text = " ".join(text.split()).strip(" ,.;:!?\"'()[]")
-    previous = None
-    while previous != text:
-        previous, text = text, _NAME_EDGE_RE.sub("", text).strip()
-    return text
 
 
 class _Sentence:
@@ -270,133 +244,12 @@ def _residence_and_work(s: _Sentence) -> Iterable[Fact]:
                     phrase = _phrase_without_conjuncts(obj)
                     if 2 <= len(phrase) <= 80:
                         yield s.fact(person, "PERSON", "prefers", phrase, "CONCEPT", "preference", 0.75)
-        for job in (c for c in tok.children if c.lower_ in _JOB):  # "I accepted a job at X"
+        for job in (c for c in tok.children if c.lower_ in JOB_NOUNS):  # "I accepted a job at X"
             for prep in (c for c in job.children if c.dep_ == "prep" and c.lower_ == "at"):
                 for obj in (c for c in prep.children if c.dep_ == "pobj"):
                     org = s.entity(obj, {"ORG"})
                     if org is not None:
                         yield s.fact(person, "PERSON", "works_at", org.text, "ORG", "employer", 0.7)
-
-
-_LIGHT_VERBS = frozenset(
-    "be have do get go say tell think know mean see look sound feel hope wait let thank guess bet want need try "
-    "seem make take give keep put come love like enjoy miss wish ask hear show check share send use find "
-    "remember appreciate mention understand believe imagine agree admire realize learn lend offer spread stay".split()
-)
-_VAGUE_NOUNS = frozenset(
-    "thing things lot lots loads load bunch stuff time times way ways one bit kind kinds sort part day something anything".split()
-)
-_LIKING = frozenset({"love", "like", "enjoy", "adore"})
-_PLAN_HEADS = frozenset({"plan", "want", "hope", "intend", "decide", "aim"})
-_PETS = frozenset("dog dogs puppy cat cats kitten pet pets turtle turtles hamster parrot rabbit bunny horse fish".split())
-
-
-def _noun_phrase(tok) -> str:
-    """A noun with its compounds and adjectives, without determiners or possessives ("dance studio")."""
-    words = [c for c in tok.children if c.dep_ in ("compound", "amod", "nummod") and c.i < tok.i
-             and c.pos_ != "PRON" and not c.is_stop]
-    start = min([tok.i, *(c.left_edge.i for c in words)])
-    span = [t for t in tok.doc[start : tok.i + 1] if t.dep_ not in ("det", "poss", "case") and t.pos_ != "PRON"
-            and not (t.is_stop and t.i < tok.i)]
-    return "".join(t.text + (t.whitespace_ if t is not span[-1] else "") for t in span).strip()
-
-
-def _action_objects(verb) -> list[tuple[str, object]]:
-    """(preposition or "", object) pairs of a verb whose object is a noun, named or not: its
-    direct object and a job it names ("lost my job as a banker"), or else its first prepositional
-    object ("competed in a festival"): later phrases are circumstances, not what was done."""
-    direct = [c for c in verb.children if c.dep_ in ("dobj", "attr")]
-    out = [("", c) for c in direct if c.pos_ in ("NOUN", "PROPN")]
-    # "as" on the verb says the job only after "work" or with a job as the object ("lost my job
-    # as a banker"); elsewhere it says when or how ("loved reading as a kid").
-    job_verb = verb.lemma_.lower() == "work" or any(d.lower_ in _JOB for d in direct)
-    for holder in [verb, *direct] if job_verb else direct:
-        for prep in (c for c in holder.children if c.dep_ == "prep" and c.lower_ == "as"):
-            out += [("as", o) for o in prep.children if o.dep_ == "pobj" and o.pos_ == "NOUN"]
-    if not direct:
-        prep = next((c for c in verb.children if c.dep_ == "prep"), None)
-        if prep is not None:
-            out += [(prep.lower_, o) for o in prep.children if o.dep_ == "pobj" and o.pos_ in ("NOUN", "PROPN")][:1]
-    return [(p, o) for p, o in out if o.lower_ not in _VAGUE_NOUNS]
-
-
-def _happened_or_ongoing(verb) -> bool:
-    """A deed: past ("opened"), perfect ("have joined") or under way ("am starting")."""
-    aux = {c.lower_ for c in verb.children if c.dep_ in ("aux", "auxpass")}
-    if verb.tag_ == "VBD" and not aux:
-        return True
-    if verb.tag_ == "VBN" and aux & {"have", "'ve", "’ve", "has", "'s", "had", "'d"}:
-        return True
-    return verb.tag_ == "VBG" and bool(aux & {"am", "'m", "’m", "is", "'s", "are", "'re", "was", "were", "been"})
-
-
-def _likes(s: _Sentence, who: str, verb) -> Iterable[Fact]:
-    """"I love contemporary dance" -> (Jon, likes, contemporary dance); "I enjoy painting
-    landscapes" -> (Jon, likes, painting landscapes)."""
-    for obj in (c for c in verb.children if c.dep_ == "dobj" and c.pos_ in ("NOUN", "PROPN")):
-        if obj.lower_ not in _VAGUE_NOUNS:
-            named = s.entity(obj)
-            yield s.fact(who, "PERSON", "likes", clean_name(named.text) if named is not None else _noun_phrase(obj),
-                         "CONCEPT", "preference", 0.6)
-    for gerund in (c for c in verb.children if c.dep_ == "xcomp" and c.tag_ == "VBG"):
-        cut = [c.i for c in gerund.children if c.dep_ in ("prep", "advcl", "cc", "conj", "punct") and c.i > gerund.i]
-        words = gerund.doc[gerund.i : min(cut, default=gerund.right_edge.i + 1)].text.split()
-        if len(words) == 1 and gerund.lemma_.lower() in _LIGHT_VERBS:
-            continue  # "I love doing": doing what is not said
-        yield s.fact(who, "PERSON", "likes", " ".join(words[:6]), "CONCEPT", "preference", 0.6)
-
-
-def _actions(s: _Sentence) -> Iterable[Fact]:
-    """A person doing something to a thing: (Jon, opened, dance studio), (Gina, has_pet, puppy)."""
-    if s.sent.text.rstrip().endswith("?"):
-        return
-    for verb in s.sent:
-        if verb.pos_ != "VERB" or any(c.dep_ == "neg" for c in verb.children) or any(
-            c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether") for t in (verb, *verb.ancestors) for c in t.children
-        ):
-            continue
-        subject = s.subject_of(verb)
-        who = s.who(subject) if subject is not None else None
-        if not who or any(c.dep_ == "aux" and c.tag_ == "MD" and c.lower_ not in ("will", "'ll", "shall") for c in verb.children):
-            continue
-        lemma = verb.lemma_.lower()
-        head = verb.head if verb.dep_ == "xcomp" else None
-        if head is not None and any(c.dep_ == "neg" for c in head.children):
-            continue  # "I'm not gonna forget": the negation sits on the head
-        plan = head is not None and (head.lemma_.lower() in _PLAN_HEADS or head.lower_ in ("going", "gon") and any(
-            c.dep_ == "aux" and c.lemma_ == "be" for c in head.children)) or any(
-            c.lower_ in ("will", "'ll", "shall") for c in verb.children)
-        particle = next((c.lower_ for c in verb.children if c.dep_ == "prt"), "")
-        if lemma in _LIKING and not plan:
-            yield from _likes(s, who, verb)
-            continue
-        for prep, obj in _action_objects(verb):
-            named = s.entity(obj)
-            thing = clean_name(named.text) if named is not None else _noun_phrase(obj)
-            if not thing or s.entity(obj) is not None and prep in ("in", "at", "to"):
-                continue  # places and employers belong to the rules above
-            if prep == "as" and lemma != "work":
-                predicate = "worked_as" if verb.tag_ == "VBD" else "works_as"  # "lost my job as a banker"
-            elif lemma == "work" and prep == "as" or lemma == "be" and prep == "" and obj.dep_ == "attr":
-                if lemma == "be" and (obj.pos_ == "PROPN" or any(c.dep_ == "det" and c.lower_ == "the" for c in obj.children)):
-                    continue  # "I'm the one", "I'm Jon": not a job
-                if lemma == "be" and not any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in obj.children):
-                    continue
-                predicate = "works_as"
-            elif lemma in ("have", "adopt", "get") and obj.lower_ in _PETS:
-                predicate = "has_pet"
-            elif lemma in _LIGHT_VERBS:
-                continue
-            elif not plan and not _happened_or_ongoing(verb):
-                continue  # "I love creating art", "to lend an ear": an opinion or a wish, not a deed
-            else:
-                said = verb.lower_ if verb.tag_ in ("VBD", "VBG") and not plan else lemma
-                said += f"_{particle}" if particle else ""  # "set up", "worked up"
-                predicate = f"plans_to_{lemma}" + (f"_{particle}" if particle else "") if plan else said
-                predicate += f"_{prep}" if prep else ""
-            if predicate in ("works_as", "worked_as") and plan:
-                continue
-            yield s.fact(who, "PERSON", predicate, thing, "CONCEPT", "action", 0.6)
 
 
 def _entity_links(s: _Sentence) -> Iterable[Fact]:
@@ -406,7 +259,7 @@ def _entity_links(s: _Sentence) -> Iterable[Fact]:
             continue
         if tok.is_punct or not tok.is_alpha or any(c.dep_ == "neg" for c in tok.children):
             continue
-        if tok.lemma_.lower() in _LIGHT_VERBS or not _happened_or_ongoing(tok):
+        if tok.lemma_.lower() in LIGHT_VERBS or not happened_or_ongoing(tok):
             continue  # "hear about Max", "came across a sidewalk": no relation between the two
         subject = s.subject_of(tok)
         if subject is None:
@@ -429,50 +282,7 @@ def _entity_links(s: _Sentence) -> Iterable[Fact]:
             yield s.fact(subj_name, subj_type, predicate, obj_ent.text, obj_ent.label_, "entity_link", 0.4)
 
 
-RULES = (_roles, _residence_and_work, _actions, _entity_links)
-
-
-# Words the small model tags as names though no one is called that: interjections, discourse
-# markers and colloquial contractions (the tagger calls most of them INTJ; these slip through).
-_NOT_ENTITIES = frozenset(
-    """wanna gonna gotta lemme gimme kinda sorta dunno congrats congratulations woohoo woo yay yep yup nope yeah
-    wow omg lol haha hey hi hello thanks cheers btw anyway awesome cool glad sorry bye goodbye aww aw oh ooh
-    ugh whoa woah phew yo hmm""".split()
-)
-
-
-def entity_name(ent, known: frozenset[str]) -> str | None:
-    """The name an entity mention stands for, or None when it is not a name.
-
-    Leading interjections and discourse markers are dropped ("Yep Jon" -> "Jon"); what is left
-    must end in a proper noun (or be a speaker) and hold no interjection or colloquial word."""
-    tokens = list(ent)
-    while tokens and (tokens[0].pos_ in ("INTJ", "PUNCT", "DET", "CCONJ") or tokens[0].lower_ in _NOT_ENTITIES):
-        tokens = tokens[1:]
-    if not tokens:
-        return None
-    name = clean_name(ent.doc[tokens[0].i : tokens[-1].i + 1].text)
-    if name in known:
-        return name
-    if tokens[-1].text in known and ent.start == ent.sent.start:
-        return tokens[-1].text  # "Aww John, ..." greets John: a vocative, not a longer name
-    if tokens[-1].pos_ != "PROPN" or any(t.pos_ == "INTJ" or t.lower_ in _NOT_ENTITIES for t in tokens):
-        return None
-    if all(_date_word(t.text) for t in tokens if t.pos_ == "PROPN"):
-        return None  # "Fri", "Last Tues": a day the model took for a name
-    return name if plausible_name(name) else None
-
-
-@lru_cache(maxsize=4096)
-def _date_word(word: str) -> bool:
-    """Whether a word alone reads as a date ("Fri", "Tues", "March"), by dateutil's parser."""
-    if not word.isalpha():
-        return False
-    try:
-        date_parser.parse(word, default=datetime(2000, 1, 1))
-    except (ValueError, OverflowError):
-        return False
-    return True
+RULES = (_roles, _residence_and_work, actions, _entity_links)
 
 
 def extract(items: Sequence[Utterance], batch_size: int = 32, nlp=None) -> Extraction:

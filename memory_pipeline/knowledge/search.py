@@ -16,7 +16,7 @@ import polars as pl
 from rapidfuzz import fuzz, process
 
 from memory_pipeline.knowledge.graph import normalize_name
-from memory_pipeline.knowledge.validity import effective_validity, utc, valid_at
+from memory_pipeline.knowledge.validity import utc, valid_at
 from memory_pipeline.store.base import LanceBase, sql_in
 from memory_pipeline.store.tables import ENTITIES, MEMORIES, RELATIONS, TableSpec
 
@@ -82,7 +82,6 @@ def _search(store, tenants, entity, wanted, when, include_history, max_results, 
     relations = _read(store, RELATIONS, tenants)
     rel_rows: list[dict] = []
     if relations.height:
-        relations = effective_validity(relations, tz)
         by_id = pl.col("subject_id").is_in(list(matched)) | pl.col("object_id").is_in(list(matched))
         by_name = pl.col("subject").map_elements(normalize_name, return_dtype=pl.String).eq(wanted) | pl.col(
             "object").map_elements(normalize_name, return_dtype=pl.String).eq(wanted)
@@ -93,7 +92,7 @@ def _search(store, tenants, entity, wanted, when, include_history, max_results, 
                 rel_rows.append({
                     "subject": row["subject"], "predicate": row["predicate"], "object": row["object"],
                     "valid_from": _iso(row["valid_from"]), "valid_to": _iso(row["valid_to"]), "valid": valid,
-                    "said_at": _iso(row["said_at"]),
+                    "said_at": _iso(row.get("said_at") or row["valid_from"]),
                     "confidence": round(float(row["confidence"]), 3), "evidence": row["evidence"],
                     "citation": f"{row['path']}#L{row['line']}",
                 })
@@ -132,8 +131,6 @@ def _iso(value: datetime | None) -> str | None:
 def relation_counts(store: LanceBase, tenants: list[str], when: datetime | None = None) -> dict:
     """Relations in the graph for these tenants: total, valid now, and per predicate."""
     relations = _read(store, RELATIONS, tenants)
-    if relations.height:
-        relations = effective_validity(relations, ZoneInfo("UTC"))
     if not relations.height:
         return {"total": 0, "valid_now": 0, "by_predicate": {}, "entities": _read(store, ENTITIES, tenants).height}
     when = when or datetime.now(UTC)

@@ -1,23 +1,20 @@
 """When a relation of the knowledge graph holds, computed in one place.
 
-A single-valued relation (lives_in, works_at, manager, ...) is valid from when it was said until
-a later statement names a different value for the same subject. Consolidation writes that
-``valid_to`` (``recompute_validity``, independent of the order days were consolidated in);
-readers take the dates said in the evidence into account too (``effective_validity``) and ask
-whether a relation holds at a time (``valid_at``).
+A single-valued relation (lives_in, works_at, manager, ...) holds from its ``valid_from`` (when
+it was said, or the later date it names: ``knowledge.graph.starts``) until a later relation of a
+different value for the same subject starts. Consolidation writes that ``valid_to``
+(``recompute_validity``, independent of the order days were consolidated in), once; readers ask
+whether a stored relation holds at a time (``valid_at``) and recompute nothing, so the graph, the
+dreamed file, run metadata and every tool show the same dates.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
-from zoneinfo import ZoneInfo
-
-import polars as pl
+from datetime import UTC, datetime
 
 from memory_pipeline.knowledge.graph import normalize_name
-from memory_pipeline.text.dates import find_when
 
 
 def utc(value: datetime) -> datetime:
@@ -56,29 +53,6 @@ def recompute_validity(rows: Sequence[dict]) -> list[dict]:
     """
     ends = interval_ends(rows)
     return [{**row, "valid_to": ends[row["id"]]} for row in rows if row["id"] in ends and row["valid_to"] != ends[row["id"]]]
-
-
-def effective_validity(relations: pl.DataFrame, tz: ZoneInfo) -> pl.DataFrame:
-    """Relations with validity taken from what was said, not only from when it was said.
-
-    Consolidation dates a relation by the message that states it; "From 1 December my manager is
-    Tomás" said on 18 November holds from 1 December. A relation whose evidence names a later
-    date starts then (``said_at`` keeps the message time), and the single-valued relation it
-    replaces ends then, so "who is Alice's manager on 25 November?" still answers Dana.
-    """
-    rows = relations.to_dicts()
-    for row in rows:
-        row["said_at"] = row["valid_from"]
-        said = row["valid_from"]
-        if said is not None and row.get("evidence"):
-            stated = find_when(row["evidence"], utc(said), tz)
-            if stated is not None and stated - utc(said) > timedelta(days=1):
-                row["valid_from"] = stated
-    ends = interval_ends(rows)
-    for row in rows:
-        if row["id"] in ends:
-            row["valid_to"] = ends[row["id"]]
-    return pl.DataFrame(rows, schema={**relations.schema, "said_at": relations.schema["valid_from"]}, strict=False)
 
 
 def valid_at(row: dict, when: datetime) -> bool:

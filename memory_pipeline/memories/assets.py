@@ -10,10 +10,12 @@ sources changing.
 
 
 import time
+from datetime import UTC, datetime
 
 import dagster as dg
 
 from memory_pipeline.config import get_settings
+from memory_pipeline.consolidation.timeline import supersede_tenant
 from memory_pipeline.embedding import EMBEDDER_IDENTITY
 from memory_pipeline.memories.checks import DESCRIPTION, MEMORIES_CHECK, check_memories
 from memory_pipeline.memories.operations import MemoryGraph
@@ -86,11 +88,17 @@ def typed_memories(
     report = PartitionReport()
     preview = []
     for key in context.partition_keys:
+        tenant = Tenant.from_key(key)
         try:
             ingested = ingest_tenant(
-                graph, workspace.root, Tenant.from_key(key), source=source, max_age_days=max_age,
+                graph, workspace.root, tenant, source=source, max_age_days=max_age,
                 max_file_bytes=workspace.settings().max_file_bytes, actor=f"run:{context.run_id[:8]}",
             )
+            supersessions = 0
+            if ingested.memories_written or ingested.memories_removed:
+                # New memories are compared with what the tenant said before (consolidation/timeline.py).
+                timeline = supersede_tenant(workspace.root, lancedb.uri, tenant, embedder.get(), datetime.now(UTC))
+                supersessions = len(timeline.records)
         except Exception as exc:  # one tenant's failure must not stop the others
             context.log.error(f"[{key}] typed memories not extracted: {type(exc).__name__}: {exc}")
             report.fail(key, f"{type(exc).__name__}: {exc}")
@@ -103,6 +111,7 @@ def typed_memories(
             {
                 **{name: getattr(ingested, name) for name in FIGURES},
                 "files_skipped": len(ingested.skipped),
+                "supersessions": supersessions,
                 "by_type": dg.MetadataValue.json(ingested.by_type),
                 "dagster/row_count": graph.store.memory_rows(key).height,
             },

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 import polars as pl
 
 from memory_pipeline.memories.operations import MemoryOperationError
-from memory_pipeline.memories.query import ReadScope, superseded_ids
+from memory_pipeline.memories.query import ReadScope, superseded
 from memory_pipeline.memories.store import GraphStore, now_utc
 
 KINDS = ("memory", "context")
@@ -50,7 +50,8 @@ def bulletin(
             frame = store.memory_rows(tenants)
             if frame.height:
                 break
-    gone = superseded_ids(frame, tz)
+    # What a later statement replaced (a moved plan, an old address) is not current: left out.
+    gone = superseded(store, tenants) if frame.height else {}
     if gone:
         frame = frame.filter(~pl.col("id").is_in(list(gone)))
     heading = title or (scope.primary[0] if scope.primary else "memory")

@@ -24,7 +24,7 @@ from memory_pipeline.recall.scope import recall_scopes
 from memory_pipeline.recall.search import NoIndexError, search
 from memory_pipeline.store.base import sql_in
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline.text.dates import rescheduled, tenant_timezone, zone
+from memory_pipeline.text.dates import tenant_timezone, zone
 
 SORTS = ("scheduled", "recent", "confidence")
 MAX_RESULTS = 100
@@ -92,42 +92,20 @@ def parse_bound(value: str | datetime | date | None, tz: ZoneInfo, end: bool = F
     return datetime(day.year, day.month, day.day, tzinfo=tz).astimezone(UTC)
 
 
-_WORD_RE = re.compile(r"[a-z][a-z0-9-]{3,}")
-_NOT_TOPICS = frozenset(
-    """january february march april june july august september october november december monday
-    tuesday wednesday thursday friday saturday sunday from with that this they them their there
-    have will would could should about after before moved pushed date dates week weeks month
-    today tomorrow yesterday next last until""".split()
-)
+def superseded(store: GraphStore, tenants: list[str]) -> dict[str, dict]:
+    """Memory id -> the record of the later statement that replaced it, as consolidation stored it
+    (``consolidation/timeline.py``): a moved plan, an old address, a corrected number."""
+    from memory_pipeline.consolidation.timeline import superseded_memories
+
+    return superseded_memories(store.db, tenants)
 
 
-def _topics(text: str) -> set[str]:
-    return {w for w in _WORD_RE.findall(text.lower()) if w not in _NOT_TOPICS}
-
-
-def superseded_ids(frame: pl.DataFrame, tz: ZoneInfo) -> set[str]:
-    """Scheduled memories a later one moved: "we pushed the cutover from 21 November to 28
-    November" retires "Target cutover is Saturday 21 November" (same local day, a shared topic
-    word, said no later). The rows stay; bulletins just do not show them as still planned."""
-    if not frame.height:
-        return set()
-    rows = frame.to_dicts()
-    gone: set[str] = set()
-    for mover in rows:
-        said = mover["occurred_at"] or mover["created_at"]
-        moved = rescheduled(mover["content"], said, tz)
-        if moved is None:
-            continue
-        old_day = moved[0].astimezone(tz).date()
-        topics = _topics(mover["content"])
-        for row in rows:
-            when = row["happens_at"]
-            if row["id"] == mover["id"] or when is None or when.astimezone(tz).date() != old_day:
-                continue
-            stated = row["occurred_at"]
-            if (stated is None or stated <= said) and topics & _topics(row["content"]):
-                gone.add(row["id"])
-    return gone
+def labelled(row: dict, gone: dict[str, dict]) -> dict:
+    """A memory as shown, with ``superseded`` ({"by", "at"}) when a later statement replaced it."""
+    out = public(row)
+    record = gone.get(row["id"])
+    out["superseded"] = {"by": record["new_ref"], "at": f"{record['new_said_at']:%Y-%m-%d}"} if record else None
+    return out
 
 
 def query_memories(
@@ -146,8 +124,8 @@ def query_memories(
 ) -> list[dict]:
     """Memories matching typed filters, sorted, at most ``max_results``.
 
-    A question about what is coming (``happens_within`` or ``sort_by="scheduled"``) leaves out
-    plans a later statement moved to another date, unless ``include_superseded``.
+    Memories a later statement replaced (a moved plan, an old address) are left out, unless
+    ``include_superseded``: then they are kept and carry ``superseded`` (by what, from when).
     """
     tz = tz or ZoneInfo("UTC")
     now = (now or now_utc()).astimezone(UTC)
@@ -164,13 +142,13 @@ def query_memories(
         if not tenants:
             continue
         frame = store.memory_rows(tenants, sql_in("memory_type", types) if types else None)
-        if frame.height and not include_superseded and (horizon is not None or sort_by == "scheduled"):
-            gone = superseded_ids(store.memory_rows(tenants), tz)  # movers may be of any type
-            frame = frame.filter(~pl.col("id").is_in(list(gone))) if gone else frame
+        gone = superseded(store, tenants) if frame.height else {}
+        if gone and not include_superseded:
+            frame = frame.filter(~pl.col("id").is_in(list(gone)))
         if frame.height:
             frame = _filter(frame, now, start, stop, horizon)
         if frame.height:
-            return [public(r) for r in _sort(frame, sort_by).head(max_results).iter_rows(named=True)]
+            return [labelled(r, gone) for r in _sort(frame, sort_by).head(max_results).iter_rows(named=True)]
     return []
 
 
@@ -232,6 +210,7 @@ def recall_memories(
         item = public(row)
         item["score"] = round(hit.score, 4)
         item["parts"] = {"vector": round(hit.parts["vector"], 4), "text": round(hit.parts["text"], 4)}
+        item["when"], item["superseded"] = hit.when, hit.superseded
         out.append(item)
         if len(out) == k:
             break

@@ -2,10 +2,10 @@
 transcripts and episodes by ``recall.search``.
 
 A typed memory reads as one row cited ``facts/<id>``, the way an episode without a transcript
-is cited ``episodes/<id>``. Only live memories are recalled: a forgotten memory is deleted from
-the table, an updated one is replaced in place (same id, new content and vector), and a
-scheduled plan that a later statement moved ("we pushed the cutover from 21 November to 28
-November") is retired, as bulletins and scheduled queries retire it. ``memory_pipeline.app``
+is cited ``episodes/<id>``. A forgotten memory is deleted from the table and an updated one is
+replaced in place (same id, new content and vector). A memory a later statement replaced stays
+searchable: recall ranks it below its successor and labels it (``recall/timeline.py``), as it
+does transcripts and notes. ``memory_pipeline.app``
 registers this source where the application is assembled; typed-memory recall passes it to
 ``recall.search`` directly.
 """
@@ -13,8 +13,6 @@ registers this source where the application is assembled; typed-memory recall pa
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
-from zoneinfo import ZoneInfo
 
 import numpy as np
 import pyarrow as pa
@@ -23,9 +21,6 @@ from memory_pipeline.recall.sources import RecallSource, Rows
 from memory_pipeline.store.tables import MEMORIES
 
 log = logging.getLogger(__name__)
-
-RETIRED = datetime(1970, 1, 1, tzinfo=UTC)
-"""The expiry of a superseded memory: retired from the moment the statement that moved it exists."""
 
 _warned: set[str] = set()
 
@@ -51,7 +46,6 @@ class FactSource(RecallSource):
         n = arrow.num_rows
         ids = arrow.column("id").to_pylist()
         said = [o or c for o, c in zip(arrow.column("occurred_at").to_pylist(), arrow.column("created_at").to_pylist())]
-        gone = _superseded(tenant, arrow) if n else set()
         return Rows(
             tenant=tenant,
             ids=ids,
@@ -67,7 +61,6 @@ class FactSource(RecallSource):
             day=[None] * n,  # facts do not decay
             when=said,
             vectors=_vectors(arrow),
-            expires=[RETIRED if i in gone else None for i in ids],
         )
 
 
@@ -85,22 +78,6 @@ def _vectors(arrow: pa.Table) -> np.ndarray:
         flat = column.filter(pa.array(present)).flatten().to_numpy(zero_copy_only=False)
         vectors[present] = np.asarray(flat, dtype=np.float32).reshape(-1, dim)
     return vectors
-
-
-def _superseded(tenant: str, arrow: pa.Table) -> set[str]:
-    """Ids of scheduled memories a later statement moved (``graph.query.superseded_ids``)."""
-    import polars as pl
-
-    from memory_pipeline.config import get_settings
-    from memory_pipeline.memories.query import superseded_ids, tenant_tz
-    from memory_pipeline.tenancy import Tenant
-
-    frame = pl.from_arrow(arrow.select(["id", "content", "occurred_at", "happens_at", "created_at"]))
-    try:  # dates are compared in the user's timezone, named in its MEMORY.md
-        tz = tenant_tz(get_settings().root, Tenant.from_key(tenant))
-    except (ValueError, OSError):
-        tz = ZoneInfo("UTC")
-    return superseded_ids(frame, tz)
 
 
 FACTS = FactSource()

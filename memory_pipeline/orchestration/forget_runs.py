@@ -135,15 +135,18 @@ def _is_wanted(partition: str | None, wanted: set[str]) -> bool:
 
 
 def _delete_compute_logs(instance, run_id: str) -> bool:
-    manager = instance.compute_log_manager
-    base = getattr(manager, "_base_dir", None)
-    if base is None:
-        log.warning("compute log manager %s: logs of run %s not deleted", type(manager).__name__, run_id)
-        return False
+    """Delete a run's captured step output (every compute log manager can delete by prefix);
+    True when there was some (known for a local folder; assumed for object storage)."""
     import os
 
-    existed = os.path.isdir(os.path.join(base, run_id))
-    manager.delete_logs(prefix=[run_id])
+    manager = instance.compute_log_manager
+    base = getattr(manager, "_base_dir", None)
+    existed = os.path.isdir(os.path.join(base, run_id)) if base is not None else True
+    try:
+        manager.delete_logs(prefix=[run_id])
+    except NotImplementedError:
+        log.warning("compute log manager %s cannot delete; logs of run %s left", type(manager).__name__, run_id)
+        return False
     return existed
 
 

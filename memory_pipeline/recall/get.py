@@ -52,6 +52,7 @@ class GetResult:
     end_line: int
     total_lines: int
     lines: list[str]
+    when: str | None = None  # when it was said or written: a turn's time, a note's day, a file's time
 
     @property
     def text(self) -> str:
@@ -68,7 +69,7 @@ class GetResult:
         return {
             "path": self.path, "tenant": self.tenant, "start_line": self.start_line,
             "end_line": self.end_line, "total_lines": self.total_lines, "text": self.text,
-            "citation": self.citation,
+            "citation": self.citation, "when": self.when,
         }
 
 
@@ -135,7 +136,9 @@ def get(
         raise GetError(f"{rel!r} cannot be read: {(exc.strerror or str(exc)).lower()}") from None
     if from_line > max(total, 1):
         raise GetError(f"{rel!r} has {total} line(s); from_line {from_line} is past its end")
-    return GetResult(rel, owner.key, from_line, from_line + max(len(picked), 1) - 1, total, picked)
+    result = GetResult(rel, owner.key, from_line, from_line + max(len(picked), 1) - 1, total, picked)
+    result.when = _file_when(rel, full, picked)
+    return result
 
 
 def _read_lines(full: Path, rel: str, from_line: int, count: int | None, max_bytes: int) -> tuple[list[str], int]:
@@ -173,6 +176,29 @@ def _read_lines(full: Path, rel: str, from_line: int, count: int | None, max_byt
         return [], total
     scrubbed = split_lines(scrub_secrets("\n".join([*before, *wanted, *after])).text)
     return scrubbed[len(before) : len(before) + len(wanted)], total
+
+
+def _file_when(rel: str, full: Path, lines: list[str]) -> str | None:
+    """The first picked turn's time in a transcript, a dated note's day, else the file's time."""
+    import json
+    from datetime import UTC, datetime
+
+    from memory_pipeline.l0.pipeline import file_date
+    from memory_pipeline.recall.timeline import short_when
+
+    if rel.endswith(".jsonl"):
+        for line in lines:
+            try:
+                return short_when(datetime.fromisoformat(str(json.loads(line)["ts"]).replace("Z", "+00:00")))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+    day = file_date(rel)
+    if day is not None:
+        return short_when(day)
+    try:
+        return short_when(datetime.fromtimestamp(full.stat().st_mtime, tz=UTC), day_only=True)
+    except OSError:
+        return None
 
 
 def _checked_file(root_path: Path, rel: str, owner) -> Path:
@@ -226,14 +252,19 @@ def _get_record(
             "and its team leader's): check the id against a search citation"
         )
     rank = {s.key: s.rank for s in scopes}
-    tenant, text = min(found, key=lambda row: rank[row[0]])
+    tenant, text, when = min(found, key=lambda row: rank[row[0]])
     _check_range(from_line, lines)
-    return _pick(rel, tenant, text or "", from_line, lines)
+    result = _pick(rel, tenant, text or "", from_line, lines)
+    result.when = when
+    return result
 
 
-def _read_record(uri: str, table_name: str, column: str, rid: str, tenants: list[str]) -> list[tuple[str, str]]:
-    """(tenant, text) of the rows with id ``rid`` held by ``tenants``."""
+def _read_record(uri: str, table_name: str, column: str, rid: str, tenants: list[str]) -> list[tuple]:
+    """(tenant, text, when) of the rows with id ``rid`` held by ``tenants``; ``when`` is a typed
+    memory's time (when it happened, else when stored) or an episode's creation."""
     import lancedb
+
+    from memory_pipeline.recall.timeline import short_when
 
     from memory_pipeline.store.base import sql_in, sql_str
 
@@ -244,8 +275,11 @@ def _read_record(uri: str, table_name: str, column: str, rid: str, tenants: list
     if table_name not in getattr(names, "tables", names):
         return []
     where = f"{sql_in('tenant', tenants)} AND id = {sql_str(rid)}"
-    rows = db.open_table(table_name).search().where(where).select(["tenant", column]).limit(None).to_arrow()
-    return list(zip(rows.column("tenant").to_pylist(), rows.column(column).to_pylist()))
+    table = db.open_table(table_name)
+    times = [c for c in ("occurred_at", "created_at") if c in table.schema.names]
+    rows = table.search().where(where).select(["tenant", column, *times]).limit(None).to_arrow().to_pylist()
+    return [(r["tenant"], r[column], short_when(next((r[c] for c in times if r[c] is not None), None), day_only=True))
+            for r in rows]
 
 
 def _under(path: Path, root: Path) -> bool:

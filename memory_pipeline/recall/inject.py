@@ -19,7 +19,7 @@ from memory_pipeline.store.base import LanceBase
 from memory_pipeline.tenancy import GLOBAL_USER, Tenant
 
 HEADER = "## Relevant memory"
-FOOTER = "Cite a memory by its [path#lines] when you use it."
+FOOTER = "Cite a memory by its [path#lines] when you use it; when two disagree, the newer one holds."
 
 
 @dataclass
@@ -66,8 +66,12 @@ def is_trivial(message: str, min_words: int = 3) -> bool:
 
 
 def format_memory_line(result: SearchResult) -> str:
+    """``- [citation] (2026-11-18 08:47 UTC) text``; a replaced memory says when and by what."""
     snippet = " ".join(result.snippet.split())
-    return f"- [{result.citation}] {snippet}"
+    when = f" ({result.when})" if result.when else ""
+    if result.superseded:
+        when += f" [superseded {result.superseded['at']} by {result.superseded['by']}]"
+    return f"- [{result.citation}]{when} {snippet}"
 
 
 def inject(

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from memory_pipeline.config import RecallConfig
 from memory_pipeline.recall.scope import Scope
 from memory_pipeline.recall.sources import Rows
+from memory_pipeline.recall.timeline import superseded_note
 
 
 @dataclass
@@ -25,6 +26,8 @@ class SearchResult:
     citation: str
     tenant: str
     ids: list[str] = field(default_factory=list)
+    when: str | None = None  # when it was said or written ("2026-11-18 08:47 UTC", "2026-11-04")
+    superseded: dict | None = None  # {"by": citation, "at": day} when a later statement replaced it
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -42,6 +45,8 @@ class Candidate:
     decay: float
     around: dict[int, float] = field(default_factory=dict)  # adjacent row -> its base score
     score: float = 0.0
+    when: str | None = None  # when its row was said or written (``recall.timeline``)
+    record: object = None  # the supersession record of a replaced statement it holds
 
     @property
     def text_hash(self) -> str:
@@ -140,4 +145,6 @@ def _result(cand: Candidate, unit: list[int], config: RecallConfig) -> SearchRes
         citation=citation,
         tenant=cand.scope.key,
         ids=[rows.ids[j] for j in sorted(unit)],
+        when=cand.when,
+        superseded=superseded_note(cand.record),
     )

@@ -22,7 +22,7 @@ import numpy as np
 
 from memory_pipeline.config import RecallConfig, Settings, get_settings
 from memory_pipeline.embedding import Embedder, make_embedder
-from memory_pipeline.recall import scoring
+from memory_pipeline.recall import scoring, timeline
 from memory_pipeline.recall.query import TIME_WORDS_RE, QueryInfo, understand
 from memory_pipeline.recall.results import Candidate, SearchResult, build_results, dedup_across_scopes
 from memory_pipeline.recall.scope import Scope, recall_scopes
@@ -196,11 +196,14 @@ def _search_scopes(
         candidates += _source_candidates(source, names, info, qvec, text_raw, scopes, cache, config, today)
     candidates = dedup_across_scopes(candidates)
     candidates.sort(key=lambda c: (-c.score, c.scope.rank))
+    pool = max(k * 5, 20)
+    timeline.annotate(candidates[:pool], cache)
+    if not timeline.about_past(info.text, info.period):
+        candidates = timeline.newest_first(candidates, qvec, cache, list(chosen), pool)
     if use_mmr and candidates:
-        pool = candidates[: max(k * 5, 20)]
-        vectors = np.stack([c.rows.vectors[c.row] for c in pool])
-        order = scoring.mmr_order([c.score for c in pool], vectors, len(pool), config.mmr_lambda)
-        candidates = [pool[i] for i in order]
+        top = candidates[:pool]
+        vectors = np.stack([c.rows.vectors[c.row] for c in top])
+        candidates = [top[i] for i in scoring.mmr_order([c.score for c in top], vectors, len(top), config.mmr_lambda)]
     return build_results(candidates, config, k, min_score)
 
 

@@ -102,9 +102,12 @@ ENTITIES = TableSpec(
 )
 RELATIONS = TableSpec(
     "relations",
+    # valid_from: when it starts holding (the later date its statement names, if any); said_at:
+    # when it was said. Version 2 added said_at (``ConsolidationStore.relations`` adds it).
     "id str!, tenant str!, subject_id str!, subject str!, predicate str!, object_id str, object str!, "
     "object_type str!, valid_from ts, valid_to ts, single_valued bool!, source_episode str!, path str!, "
-    "line i32!, evidence str!, rule str!, confidence f32!",
+    "line i32!, evidence str!, rule str!, confidence f32!, said_at ts",
+    version=2,
 )
 ENTITY_MERGES = TableSpec(
     "entity_merges",
@@ -134,7 +137,17 @@ MEMORY_SOURCES = TableSpec(
     "id str!, tenant str!, path str!, content_hash str!, memory_ids strs, options str, extracted_at ts!",
 )
 
+# -- time: which statement a later one replaced (consolidation/timeline.py) ----------------------
+SUPERSESSIONS = TableSpec(
+    "supersessions",
+    # old_ref / new_ref: path#Lline of a turn or note line, or facts/<id>; new_said_at: when the old
+    # one stopped holding; changed: value classes that changed (empty: said to have changed);
+    # decided_by: extractive | llm. No statement text is stored here.
+    "id str!, tenant str!, old_ref str!, old_kind str!, old_said_at ts!, new_ref str!, new_kind str!, "
+    "new_said_at ts!, attribute str!, changed strs, cues strs, score f32!, decided_by str!, decided_at ts!",
+)
+
 TABLES = {spec.name: spec for spec in (
     CHUNKS, FILES, EMBEDDING_CACHE, EPISODES, ENTITIES, RELATIONS, ENTITY_MERGES, MEMORIES, MEMORY_AUDIT,
-    MEMORY_SOURCES,
+    MEMORY_SOURCES, SUPERSESSIONS,
 )}

@@ -43,6 +43,7 @@ class Features:
     imperative: bool
     negated_wish: bool
     clause: bool  # a whole clause: a verb with its subject (or the speaker's dropped one)
+    person_subject: bool  # its subject is a person: "I", "we", "you" or a speaker's name
     to_person: bool  # said to a person, not to an assistant (whose instructions are terse orders)
     terms: frozenset[str]  # content lemmas, for near-duplicate detection
 
@@ -119,6 +120,8 @@ def features(sent, known: set[str], to_person: bool = True) -> Features:
         imperative=imperative,
         negated_wish=negated_wish,
         clause=root.pos_ in ("VERB", "AUX") and (bool(subjects) or dropped is not None),
+        person_subject=dropped is not None or any(
+            s.lower_ in ("i", "we", "you") or s.text in known for s in subjects),
         to_person=to_person,
         terms=frozenset(t.lemma_.lower() for t in words if t.pos_ in ("NOUN", "PROPN", "VERB", "ADJ", "NUM") and not t.is_stop),
     )

@@ -34,7 +34,9 @@ def test_transcripts_to_dreamed_file_to_search(sample_root, lance_uri, instance)
     rel = path.relative_to(sample_root).as_posix()
     text = path.read_text()
     assert "Lisbon (2026-10-26 to 2026-11-11)" in text and "Porto (since 2026-11-11)" in text
-    assert "Dana Whitfield (2026-10-30 to 2026-11-18)" in text
+    # Tomás becomes her manager on 1 December (said on 18 November): Dana's relation ends then,
+    # as the knowledge graph and the run metadata say too.
+    assert "Dana Whitfield (2026-10-30 to 2026-12-01)" in text
 
     assert run_partitioned_job(defs, "l0_index_job", instance, [ALICE]).success
     chunks = MemoryStore(lance_uri).chunk_rows(ALICE, ["path", "start_line", "end_line", "text"])

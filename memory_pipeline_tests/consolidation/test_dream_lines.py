@@ -1,5 +1,5 @@
-"""Proves: dreaming writes memory, not chat: dated third-person facts that name their person,
-grouped by person; a favourite or a decision lands in its section; greetings, compliments and
+"""Proves: dreaming writes memory, not chat: dated third-person facts about a person (a sentence
+whose subject is a thing, "This pic ...", is none), grouped by person; a favourite or a decision lands in its section; greetings, compliments and
 questions are left out; a recurring pattern is restated with its new count by a later run
 instead of repeated. Real spaCy for the lines (they come from its parse)."""
 
@@ -31,6 +31,7 @@ def test_lines_are_dated_third_person_and_in_their_sections(nlp):
         ("Jon", "My favorite dance style is contemporary."),
         ("Gina", "I decided to sell my clothes online instead of renting a shop."),
         ("Jon", "Can't wait!"),
+        ("Jon", "This pic of the studio is from last night in Boston - the opening party was a blast!"),
     ]
     turns = [Turn(n + 1, role, text, TS, f"D1:{n + 1}") for n, (role, text) in enumerate(talk)]
     lines = statement_lines(EPISODE, statements(turns, "conv-1", nlp))

@@ -16,6 +16,7 @@ TALK = [
     ("Gina", "Startin slow is fine. Did you open the studio? If I find a place I will buy a van."),
     ("Jon", "I didn't buy the building. I work as a banker. Don't forget to stay positive."),
     ("Gina", "Rome sounds lovely, Jon."),
+    ("Jon", "I lost my job as a cashier in May."),
 ]
 
 
@@ -37,5 +38,8 @@ def test_relations_from_subject_verb_object(nlp):
         ("Gina", "opened", "store", 1),
         ("Jon", "has_pet", "puppy", 2),
         ("Jon", "joined", "gym", 2),
+        ("Jon", "lost", "job", 6),
+        ("Jon", "worked_as", "cashier", 6),
         ("Jon", "works_as", "banker", 4),
     ]
+    assert found.failures == []

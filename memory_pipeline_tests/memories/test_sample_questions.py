@@ -34,10 +34,12 @@ def utc(*args) -> datetime:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    """The sample workspace, its typed memories (alice, carol) and alice's consolidated graph."""
+def world(tmp_path_factory, minilm, statement_nlp):
+    """The sample workspace, its typed memories (alice, carol), alice's consolidated graph and
+    both tenants' supersession records."""
     from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes
     from memory_pipeline.consolidation.store import ConsolidationStore
+    from memory_pipeline.consolidation.timeline import supersede_tenant
 
     base = tmp_path_factory.mktemp("graph_world")
     root = base / "agents"
@@ -48,6 +50,8 @@ def world(tmp_path_factory):
     store = ConsolidationStore(uri, graph.embedder.dim)
     consolidate_episodes(root, store, ALICE, None, graph.embedder, utc(2026, 11, 22), timedelta(minutes=30), timedelta(days=90))
     build_graph(root, store, ALICE, None, graph.embedder)
+    for tenant in (ALICE, CAROL):
+        supersede_tenant(root, uri, tenant, minilm, utc(2026, 11, 22), nlp=statement_nlp)
     settings = Settings(root=str(root), lancedb_uri=uri, embedder="hash")
     return {"root": root, "uri": uri, "graph": graph, "reports": reports, "settings": settings}
 
@@ -130,8 +134,8 @@ def test_bulletins_for_a_system_prompt(world):
     soon = context.split("## Time-Sensitive")[1]
     assert "2026-11-24: " in soon and "Marco" in soon  # the call requested for Tuesday 24 November
     assert "2026-12-01: " in soon and "Tomás" in soon
-    # The cutover was moved from 21 to 28 November, then to 5 December: 21 November is gone.
-    assert "2026-11-21: " not in soon and "2026-11-28: " in soon and "2026-12-05: " in soon
+    # The cutover was moved from 21 to 28 November, then to 5 December: only 5 December is left.
+    assert "2026-11-21: " not in soon and "2026-11-28: " not in soon and "2026-12-05: " in soon
     carol = service(world, CAROL).bulletin("context", now=utc(2026, 11, 12, 14))
     assert "2026-11-24: " in carol and "2026-11-20: " not in carol  # the deadline moved
 

@@ -1,8 +1,9 @@
 """Typed memories are recalled by ``search`` as the ``facts`` source: a memory stored for alice is
 found by alice's search (and through the MCP ``memory_search`` tool) and never by bob's; an
-updated memory reads its new text only; a forgotten memory and a plan that a later statement
-moved are not recalled. Each test stores memories through the graph's own operations into a copy
-of the indexed workspace, so search reads what the tools write.
+updated memory reads its new text only; a forgotten memory is not recalled; a plan that a later
+statement moved is recalled after the one that moved it, labelled with the date it was replaced.
+Each test stores memories through the graph's own operations into a copy of the indexed
+workspace, so search reads what the tools write.
 """
 
 from __future__ import annotations
@@ -81,15 +82,23 @@ def test_a_forgotten_memory_is_not_recalled(graph, db, embedder):
     assert not any("4471" in r.snippet for r in search("door code 4471", "support-bot", "alice", store=db[0], embedder=embedder, settings=db[1], min_score=0, k=20))
 
 
-def test_a_plan_a_later_statement_moved_is_not_recalled(graph, db, embedder):
+@pytest.mark.slow
+def test_a_plan_a_later_statement_moved_comes_after_it_labelled(indexed, graph, db, embedder, minilm, statement_nlp):
+    from memory_pipeline.consolidation.timeline import supersede_tenant
+
     said = datetime(2026, 11, 2, 9, tzinfo=UTC)
     old = graph.store_memory(ALICE, "event", "Target cutover is Saturday 21 November",
                              occurred_at=said, happens_at=datetime(2026, 11, 21, 10, tzinfo=UTC))
     mover = graph.store_memory(ALICE, "event", "We pushed the cutover from 21 November to 28 November",
                                occurred_at=datetime(2026, 11, 9, 9, tzinfo=UTC), happens_at=datetime(2026, 11, 28, 10, tzinfo=UTC))
+    report = supersede_tenant(indexed[0], db[0], ALICE, minilm, datetime(2026, 11, 22, tzinfo=UTC), nlp=statement_nlp)
+    assert [(r["old_ref"], r["new_ref"]) for r in report.records] == [(f"facts/{old['id']}", f"facts/{mover['id']}")]
     results = facts("when is the cutover", ALICE, db, embedder)
-    assert [r.ids for r in results] == [[mover["id"]]]
-    assert old["id"] not in {i for r in results for i in r.ids}
+    assert [r.ids[0] for r in results][:2] == [mover["id"], old["id"]]
+    assert (results[0].superseded, results[1].superseded) == (None, {"by": f"facts/{mover['id']}", "at": "2026-11-09"})
+    assert (results[0].when, results[1].when) == ("2026-11-09", "2026-11-02")
+    # Asked about the past, the old plan keeps its own rank (it matches the question best).
+    assert facts("what was the cutover date originally", ALICE, db, embedder)[0].ids == [old["id"]]
 
 
 def test_facts_alone_without_an_l0_index(tmp_path, embedder):

@@ -59,8 +59,9 @@ def test_a_fact_citation_from_search_reads_the_memory(workspace):
     got = read(hits[0].citation, ALICE, settings)
     assert got.to_dict() == {
         "path": hits[0].citation, "tenant": ALICE.key, "start_line": 1, "end_line": 1, "total_lines": 1,
-        "text": LAPTOP, "citation": hits[0].citation,
+        "text": LAPTOP, "citation": hits[0].citation, "when": hits[0].when,
     }
+    assert got.when and got.when.startswith("20")  # when it was stored, as search shows it
 
 
 def test_agent_wide_and_leader_facts_are_readable(workspace):

@@ -1,0 +1,190 @@
+"""Which statements a later one replaced: supersession, decided once at write time.
+
+Every statement of a tenant (``statements.py``) is split into sentences and read as a claim
+(``claims.py``). A later claim supersedes an earlier one when
+- both are about the same subject (``claims.same_subject``: known subjects must agree),
+- they are about the same attribute: their attribute texts (values masked) embed close, with a
+  key noun in common, one known subject, values of one recognized kind or a change cue in the
+  later one as further evidence (and at least a shared noun, a known common subject, a value the
+  later one repeats or a close embedding to anchor the pair at all),
+- and the later one states a new value in a class both state (a new place, date, name or
+  number; one class at a time unless a change cue says several changed together), or, stating
+  no value the earlier did not, says in so many words that it changed ("no longer", "now").
+A question, or a claim that adds a value ("also", "another"), supersedes nothing.
+
+Each earlier statement records its first successor; a fact changed twice is a chain (21 Nov ->
+28 Nov -> 5 Dec) that readers follow to the newest. The optional LLM endpoint may confirm each
+candidate pair; when it fails the extractive decision stands, and each record says which path
+decided it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from memory_pipeline.consolidation.claims import (
+    Claim,
+    analyze,
+    changed_classes,
+    restated,
+    replaces_alike,
+    same_subject,
+    without_values,
+    subject_match,
+)
+from memory_pipeline.consolidation.llm import LLMClient, LLMError
+from memory_pipeline.consolidation.statements import Statement
+
+log = logging.getLogger(__name__)
+
+RESTATED = 0.75
+"""A later claim with one new value and no change cue replaces an earlier one when their attribute
+texts (values masked) embed this close, a shared key noun or one known subject counting
+``NOUN_EVIDENCE`` / ``SUBJECT_EVIDENCE`` towards it."""
+NOUN_EVIDENCE = 0.08
+SUBJECT_EVIDENCE = 0.08
+CUED_CHANGE = 0.45
+"""With a change cue ("moved", "now", "instead") and a shared key noun: the similarity needed."""
+CITED_CHANGE = 0.35
+"""With a change cue and the old value named again ("from 21 November to 28 November")."""
+UNVALUED_CHANGE = 0.55
+"""Without a new value, the plain similarity a pair needs besides an ending cue and a shared noun."""
+MIN_WORDS = 4
+"""Shorter sentences ("Thanks, Jon!") state nothing to replace."""
+MAX_TOKENS = 40
+_LINE_RE = re.compile(r"\n+|(?:^|\s)(?:[-*•]|\d+[.)])\s+")
+EXTRACTIVE, LLM = "extractive", "llm"
+
+JUDGE_PROMPT = (
+    "You maintain a long-term memory. For each numbered pair, say whether the LATER statement "
+    "replaces the EARLIER one: the same attribute of the same subject now has a different value "
+    "(moved, rescheduled, upgraded, corrected, switched, no longer true). Two different people, "
+    "things or events are not a replacement; neither is an added value. Answer with a JSON list of "
+    "true/false, one per pair, nothing else."
+)
+
+
+@dataclass(frozen=True)
+class Supersession:
+    old: Statement
+    new: Statement
+    score: float
+    changed: tuple[str, ...]  # value classes that changed ("time", "place", ...); empty: stated
+    cues: tuple[str, ...]
+    attribute: str  # shared key nouns, for people reading the record
+    decided_by: str = EXTRACTIVE
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    statement: Statement
+    claim: Claim
+
+
+def claims_of(statements: Sequence[Statement], nlp) -> list[_Sentence]:
+    """Every sentence of every statement as a claim. Lines and bullets are parsed apart (the
+    parser runs a summary's bullets together), and a sentence longer than ``MAX_TOKENS`` is no
+    claim: a paragraph of several facts changes nothing in particular."""
+    parts = [(s, line) for s in statements for line in _LINE_RE.split(s.text[:4000]) if line.strip()]
+    out = []
+    for (statement, _), doc in zip(parts, nlp.pipe([p for _, p in parts], batch_size=64), strict=True):
+        for sent in doc.sents:
+            if 3 <= len(sent) <= MAX_TOKENS:
+                out.append(_Sentence(statement, analyze(sent, statement.speaker)))
+    return out
+
+
+def _candidate(old: _Sentence, new: _Sentence, cosine: float) -> Supersession | None:
+    a, b = old.claim, new.claim
+    if b.question or b.additive_cue or not (a.has_values or b.change_cue):
+        return None
+    if old.statement.concurrent(new.statement):
+        return None  # a note of the day and that day's conversation say the same thing at once
+    one_file = old.statement.path == new.statement.path
+    if one_file and not b.change_cue:
+        return None  # within one conversation or note, a new value without "now"/"moved" is another thing
+    if not same_subject(a, b, old.statement.speaker, new.statement.speaker):
+        return None
+    shared = a.nouns & b.nouns
+    topic = bool(shared) or a.subject.head in b.nouns or b.subject.head in a.nouns
+    same = subject_match(a, b, old.statement.speaker, new.statement.speaker)
+    changed = changed_classes(a, b)
+    if changed:
+        if not replaces_alike(a, b, changed):
+            return None  # a date for a date, a city for a city: not a person for a product
+        cited = any(a.values[k] & b.values[k] for k in changed)  # "from 21 November to 28 November"
+        if one_file and not cited:
+            return None  # in one conversation, a change names what it replaces ("previously 21 Nov")
+        if b.change_cue:
+            # Said to be a change: about the same thing (a shared key noun, or one known subject
+            # naming the old value again) and phrased alike enough.
+            bar = CITED_CHANGE if cited else CUED_CHANGE
+            if not (topic or (cited and same)) or cosine < bar:
+                return None
+        else:
+            # Said as a plain fact: the same sentence but for one value, which replaced the old one.
+            if len(changed) > 1 or cited or not topic or cosine + NOUN_EVIDENCE + (SUBJECT_EVIDENCE if same else 0.0) < RESTATED:
+                return None
+    elif restated(a, b) or not (b.ending_cue and shared and cosine >= UNVALUED_CHANGE):
+        return None  # with no new value, only "no longer", "instead", "stopped", ... say it changed
+    attribute = " ".join(sorted(shared))[:120]
+    return Supersession(old.statement, new.statement, round(float(cosine), 4), tuple(changed), b.cues, attribute)
+
+
+def detect(statements: Sequence[Statement], nlp, embedder, llm: LLMClient | None = None) -> list[Supersession]:
+    """Each superseded statement with its first successor, oldest first."""
+    # The people talking are addressed by name ("Thanks, Jon!"): their names are no value.
+    speakers = frozenset(s.speaker.casefold() for s in statements if s.speaker)
+    sentences = [
+        _Sentence(s.statement, without_values(s.claim, speakers)) for s in claims_of(statements, nlp)
+        if not s.claim.question and s.claim.words >= MIN_WORDS
+    ]
+    if len(sentences) < 2:
+        return []
+    vectors = np.asarray(embedder.embed([s.claim.masked for s in sentences]), dtype=np.float32)
+    sims = vectors @ vectors.T
+    # Only pairs whose similarity could reach the lowest bar are read.
+    floor = CITED_CHANGE
+    can_replace = np.array([s.claim.has_values or s.claim.change_cue for s in sentences])
+    found: dict[tuple[str, str], Supersession] = {}
+    for i, j in zip(*np.nonzero((sims >= floor) & can_replace[None, :]), strict=True):
+        old, new = sentences[i], sentences[j]
+        if old.statement.ref == new.statement.ref or not old.statement.order < new.statement.order:
+            continue
+        pair = _candidate(old, new, float(sims[i, j]))
+        if pair is None:
+            continue
+        key = (old.statement.ref, new.statement.ref)
+        if key not in found or pair.score > found[key].score:
+            found[key] = pair
+    pairs = sorted(found.values(), key=lambda p: (p.old.order, p.new.order))
+    if llm is not None and pairs:
+        pairs = _judged(llm, pairs)
+    first: dict[str, Supersession] = {}
+    for pair in pairs:  # ordered by successor: the first one kept is the earliest
+        first.setdefault(pair.old.ref, pair)
+    return sorted(first.values(), key=lambda p: p.old.order)
+
+
+def _judged(llm: LLMClient, pairs: list[Supersession]) -> list[Supersession]:
+    """Pairs the endpoint confirms; on any failure, the extractive decisions unchanged."""
+    from dataclasses import replace
+
+    lines = [
+        f"{n}. EARLIER ({p.old.said_at:%Y-%m-%d}): {p.old.text[:300]}\n   LATER ({p.new.said_at:%Y-%m-%d}): {p.new.text[:300]}"
+        for n, p in enumerate(pairs, 1)
+    ]
+    try:
+        answer = json.loads(llm.chat(JUDGE_PROMPT, "\n".join(lines), max_tokens=16 + 8 * len(pairs)))
+        if not isinstance(answer, list) or len(answer) != len(pairs) or not all(isinstance(a, bool) for a in answer):
+            raise LLMError("the answer is not one true/false per pair")
+    except (LLMError, ValueError) as exc:
+        log.warning("supersession judged extractively: %s", exc)
+        return pairs
+    return [replace(p, decided_by=LLM) for p, keep in zip(pairs, answer, strict=True) if keep]

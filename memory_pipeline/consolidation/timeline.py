@@ -1,0 +1,157 @@
+"""The ``supersessions`` table: which statement a later one replaced, and when.
+
+One row per superseded statement (``old_ref``: ``path#Lline`` of a turn or a note line, or
+``facts/<id>`` of a typed memory stored through a tool), naming its first successor and the date
+it was replaced. It is written by consolidation only (``supersede_tenant``), recomputed from all
+of the tenant's statements each time, so re-running a day, backfilling days in any order or
+forgetting the newer memory gives the records the statements support now. Every reader (recall
+ranking, typed queries, bulletins, graph, dreaming, MCP) reads these rows and recomputes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+
+from memory_pipeline.consolidation.llm import LLMClient
+from memory_pipeline.consolidation.statements import tenant_statements
+from memory_pipeline.consolidation.supersede import Supersession, detect
+from memory_pipeline.store.base import LanceBase, retry_commit, sql_in, sql_str, stable_id
+from memory_pipeline.store.tables import MEMORIES, SUPERSESSIONS
+from memory_pipeline.tenancy import Tenant
+
+log = logging.getLogger(__name__)
+
+def supersession_rows(db_or_store, tenants: str | list[str]) -> pl.DataFrame:
+    """The records of these tenants (an empty frame of the right columns when there are none)."""
+    tenants = [tenants] if isinstance(tenants, str) else list(tenants)
+    db = getattr(db_or_store, "db", db_or_store)
+    names = db.list_tables()
+    if SUPERSESSIONS.name not in set(getattr(names, "tables", names)) or not tenants:
+        return pl.from_arrow(SUPERSESSIONS.schema().empty_table())
+    arrow = db.open_table(SUPERSESSIONS.name).search().where(sql_in("tenant", tenants)).limit(None).to_arrow()
+    return pl.from_arrow(arrow)
+
+
+class SupersessionStore(LanceBase):
+    """The ``supersessions`` table, in the same LanceDB database as the rest of the memory."""
+
+    def rows(self, tenant: str) -> pl.DataFrame:
+        return supersession_rows(self.db, tenant)
+
+    @retry_commit
+    def replace_tenant(self, tenant: str, rows: list[dict]) -> tuple[int, int]:
+        """Make the tenant's records exactly ``rows``: (written, removed)."""
+        existing = self.rows(tenant)
+        kept = set(existing["id"].to_list()) if existing.height else set()
+        fresh = {r["id"] for r in rows}
+        stale = sorted(kept - fresh)
+        if rows:
+            self.upsert(SUPERSESSIONS, rows)
+        if stale:
+            self.delete(SUPERSESSIONS, f"tenant = {sql_str(tenant)} AND {sql_in('id', stale)}")
+        return len(fresh - kept), len(stale)
+
+    @retry_commit
+    def release(self, tenant: str, ref: str) -> int:
+        """A forgotten statement no longer replaces anything: what it replaced stands again, or
+        points at its own successor when it had one (A -> B -> C, B forgotten: A -> C). Returns the
+        records changed; the next consolidation recomputes the same from the statements left."""
+        rows = list(self.rows(tenant).iter_rows(named=True))
+        own = next((r for r in rows if r["old_ref"] == ref), None)
+        pointing = [r for r in rows if r["new_ref"] == ref]
+        if own is None and not pointing:
+            return 0
+        gone = [own["id"]] if own is not None else [r["id"] for r in pointing]
+        if own is not None and pointing:
+            self.upsert(SUPERSESSIONS, [
+                {**r, "new_ref": own["new_ref"], "new_kind": own["new_kind"], "new_said_at": own["new_said_at"]}
+                for r in pointing
+            ])
+        self.delete(SUPERSESSIONS, f"tenant = {sql_str(tenant)} AND {sql_in('id', gone)}")
+        return len(pointing) + (own is not None)
+
+
+@dataclass
+class SupersessionReport:
+    tenant: str
+    statements: int = 0
+    records: list[dict] = field(default_factory=list)
+    added: int = 0
+    removed: int = 0
+    decided_by: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def record_row(tenant: str, pair: Supersession, decided_at: datetime) -> dict:
+    return {
+        "id": stable_id("supersession", tenant, pair.old.ref),
+        "tenant": tenant,
+        "old_ref": pair.old.ref,
+        "old_kind": pair.old.kind,
+        "old_said_at": pair.old.said_at,
+        "new_ref": pair.new.ref,
+        "new_kind": pair.new.kind,
+        "new_said_at": pair.new.said_at,
+        "attribute": pair.attribute,
+        "changed": list(pair.changed),
+        "cues": list(pair.cues),
+        "score": pair.score,
+        "decided_by": pair.decided_by,
+        "decided_at": decided_at,
+    }
+
+
+def supersede_tenant(
+    root: str | Path,
+    uri: str | Path,
+    tenant: Tenant,
+    embedder,
+    now: datetime,
+    nlp=None,
+    llm: LLMClient | None = None,
+) -> SupersessionReport:
+    """Detect the tenant's superseded statements and store exactly those records.
+
+    A record that still holds keeps its ``decided_at``, so a rerun writes the same rows.
+    """
+    from memory_pipeline.memories.extract import load_nlp
+    from memory_pipeline.memories.store import GraphStore
+
+    started = time.perf_counter()
+    report = SupersessionReport(tenant.key)
+    memories = None
+    graph = GraphStore(uri, dim=embedder.dim)
+    if graph.has(MEMORIES):
+        memories = graph.memory_rows(tenant.key)
+    statements = tenant_statements(root, tenant, memories)
+    report.statements = len(statements)
+    pairs = detect(statements, nlp or load_nlp(), embedder, llm)
+    store = SupersessionStore(uri)
+    before = {r["id"]: r for r in store.rows(tenant.key).iter_rows(named=True)}
+    rows = []
+    for pair in pairs:
+        row = record_row(tenant.key, pair, now)
+        old = before.get(row["id"])
+        if old and old["new_ref"] == row["new_ref"] and old["decided_by"] == row["decided_by"]:
+            row["decided_at"] = old["decided_at"]
+        rows.append(row)
+        report.decided_by[pair.decided_by] = report.decided_by.get(pair.decided_by, 0) + 1
+    report.added, report.removed = store.replace_tenant(tenant.key, rows)
+    report.records = rows
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def superseded_memories(db_or_store, tenants: str | list[str]) -> dict[str, dict]:
+    """Typed memory id -> the record that retired it (the memories a later statement changed)."""
+    records = supersession_rows(db_or_store, tenants)
+    return {
+        r["old_ref"][len("facts/"):]: r for r in records.iter_rows(named=True) if r["old_ref"].startswith("facts/")
+    }
+

@@ -1,0 +1,242 @@
+"""``memory-pipeline eval updates``: does the newest statement win when a fact changed?
+
+Reads knowledge-update scenarios (``bench/knowledge_updates/scenarios.yaml``: transcripts and
+dated notes whose facts change, and look-alikes whose facts do not), stages each as its own tenant
+of a temporary workspace, runs the real L0 job and typed-memory extraction, asks every question
+before and after consolidation's supersession step, and scores:
+- newer-first: the first result holding the new value ranks above every result holding only an
+  older one (or no older one is returned); new@1: the first result holds the new value;
+- detected: every older statement of a changed fact has a supersession record;
+- false supersessions: records in look-alike scenarios.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import yaml
+
+from memory_pipeline.tenancy import InvalidTenantError, Tenant
+
+AGENT = "ku"
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "bench" / "knowledge_updates"
+
+
+class ScenarioError(ValueError):
+    """The scenario file is not in the expected format; the message says where."""
+
+
+@dataclass
+class Scenario:
+    id: str
+    scope: str
+    user: str | None
+    items: list[dict]
+    query: str
+    changed: bool
+    new: str | None = None
+    old: list[str] = field(default_factory=list)
+    keep: list[str] = field(default_factory=list)
+
+    @property
+    def tenant(self) -> Tenant:
+        return Tenant(AGENT, self.id) if self.scope == "user" else Tenant(f"{AGENT}-{self.id}")
+
+
+def load_scenarios(data: Path) -> tuple[list[Scenario], dict]:
+    path = data / "scenarios.yaml" if data.is_dir() else data
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ScenarioError(f"{path}: cannot read scenarios ({exc})") from None
+    out = []
+    for n, item in enumerate((raw or {}).get("scenarios") or [], 1):
+        try:
+            changed = bool(item.get("changed", True))
+            scenario = Scenario(
+                id=str(item["id"]), scope=item.get("scope", "user"), user=item.get("user"), items=list(item["items"]),
+                query=str(item["query"]), changed=changed,
+                new=str(item["new"]) if changed else None,
+                old=[str(o) for o in ([item["old"]] + list(item.get("also_old") or []))] if changed else [],
+                keep=[str(k) for k in item.get("keep") or []],
+            )
+            scenario.tenant  # noqa: B018 - a bad id fails here, with its scenario number
+        except (KeyError, TypeError, InvalidTenantError) as exc:
+            raise ScenarioError(f"{path}: scenario {n} is malformed ({type(exc).__name__}: {exc})") from None
+        out.append(scenario)
+    if not out:
+        raise ScenarioError(f"{path}: no scenarios")
+    return out, raw
+
+
+def _ts(value: str) -> datetime:
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00")).astimezone(UTC)
+
+
+def stage(scenarios: list[Scenario], raw: dict, root: Path) -> None:
+    """Write each scenario's transcripts and notes under ``root`` (one tenant each)."""
+    filler, filler_notes = raw.get("filler") or [], raw.get("filler_notes") or []
+    for sc in scenarios:
+        tenant = sc.tenant
+        base = root / tenant.agent_id
+        notes_dir = base / "memory" if tenant.is_global else base / "users" / tenant.user_id / "memory"
+        sessions: dict[str, list[dict]] = {}
+        notes: dict[str, list[str]] = {}
+        profile: list[tuple[str, str]] = []
+        for item in sc.items:
+            if "at" in item:
+                at = _ts(item["at"])
+                sessions.setdefault(f"{at:%Y%m%d}", []).append({"role": item.get("role", "user"), "content": item["say"], "ts": at})
+            elif "note" in item:
+                notes.setdefault(str(item["note"]), []).append(item["say"])
+            elif "profile" in item:
+                profile.append((str(item["profile"]), item["say"]))
+        for day, turns in sessions.items():
+            first = turns[0]["ts"]
+            lines = [
+                {"role": f["role"], "content": f["say"], "ts": first.replace(minute=0, second=0).isoformat()}
+                for f in (filler if day == min(sessions) else [])
+            ]
+            lines += [{"role": t["role"], "content": t["content"], "ts": t["ts"].isoformat()} for t in turns]
+            folder = base / "sessions" / (tenant.user_id if not tenant.is_global else "_global")
+            folder.mkdir(parents=True, exist_ok=True)
+            with (folder / f"{sc.id}-{day}.jsonl").open("w", encoding="utf-8") as handle:
+                for n, line in enumerate(lines, 1):
+                    handle.write(json.dumps({**line, "turn_id": f"t{n}"}) + "\n")
+                handle.write(json.dumps({"type": "session.completed", "ts": lines[-1]["ts"]}) + "\n")
+        for day, lines in sorted(notes.items()):
+            notes_dir.mkdir(parents=True, exist_ok=True)
+            extra = filler_notes if day == min(notes) else []
+            (notes_dir / f"{day}.md").write_text("".join(f"- {t}\n\n" for t in [*extra, *lines]), encoding="utf-8")
+        if profile:
+            memory_md = notes_dir.parent / "MEMORY.md"
+            memory_md.parent.mkdir(parents=True, exist_ok=True)
+            memory_md.write_text("# Profile\n\n" + "".join(f"- {t}\n" for _, t in profile), encoding="utf-8")
+            stamp = _ts(min(d for d, _ in profile) + "T12:00:00Z").timestamp()
+            os.utime(memory_md, (stamp, stamp))
+
+
+def _ingest(root: Path, workdir: Path, keys: list[str], embedder: str, log_path: Path) -> None:
+    import dagster as dg
+
+    from memory_pipeline.l0.assets import l0_assets, l0_index_job
+    from memory_pipeline.orchestration.io_manager import PartitionedPickleIOManager
+    from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+    from memory_pipeline.orchestration.runs import run_partitioned_job
+
+    defs = dg.Definitions(
+        assets=l0_assets, jobs=[l0_index_job], executor=dg.in_process_executor,
+        resources={
+            "io_manager": PartitionedPickleIOManager(base_dir=str(workdir / "io")),
+            "workspace": WorkspaceResource(root=str(root)),
+            "lancedb": LanceDBResource(uri=str(workdir / "lancedb")),
+            "embedder": EmbedderResource(kind=embedder),
+        },
+    )
+    with log_path.open("w", encoding="utf-8") as log, contextlib.redirect_stderr(log):
+        run_partitioned_job(defs, "l0_index_job", dg.DagsterInstance.ephemeral(), keys)
+
+
+def rank_of(results: list[dict], needles: list[str], without: str | None = None) -> int | None:
+    """1-based rank of the first result holding one of ``needles`` (and not ``without``)."""
+    for rank, result in enumerate(results, 1):
+        text = result["text"].casefold()
+        if any(n.casefold() in text for n in needles) and not (without and without.casefold() in text):
+            return rank
+    return None
+
+
+def score_one(sc: Scenario, results: list[dict]) -> dict:
+    new = rank_of(results, [sc.new], None)
+    old = rank_of(results, sc.old, sc.new)
+    return {"new_rank": new, "old_rank": old, "newer_first": new is not None and (old is None or new < old),
+            "new_at_1": new == 1}
+
+
+def run_updates_eval(data: Path, out: Path, *, embedder: str = "minilm", k: int = 10) -> dict:
+    """Stage, ingest, extract, ask before and after supersession; write and return the summary."""
+    from memory_pipeline.app import assemble
+    from memory_pipeline.config import get_settings
+    from memory_pipeline.consolidation.statements import tenant_statements
+    from memory_pipeline.consolidation.timeline import supersede_tenant
+    from memory_pipeline.embedding import make_embedder
+    from memory_pipeline.memories.operations import MemoryGraph
+    from memory_pipeline.memories.pipeline import ingest_tenant
+    from memory_pipeline.recall.search import search
+
+    assemble()  # typed memories are searched as from the CLI and the MCP server
+    scenarios, raw = load_scenarios(Path(data))
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="updates-eval-") as temp:
+        workdir = Path(temp)
+        root = workdir / "agents"
+        stage(scenarios, raw, root)
+        started = time.perf_counter()
+        _ingest(root, workdir, [sc.tenant.key for sc in scenarios], embedder, out / "ingest.log")
+        timings["ingest_s"] = time.perf_counter() - started
+        model = make_embedder(embedder)
+        lance = str(workdir / "lancedb")
+        settings = get_settings().model_copy(update={"embedder": embedder, "root": str(root)})
+        graph = MemoryGraph.open(lance, model)
+        for sc in scenarios:
+            ingest_tenant(graph, root, sc.tenant)
+
+        def ask() -> dict[str, list[dict]]:
+            answers = {}
+            for sc in scenarios:
+                t = sc.tenant
+                hits = search(sc.query, t.agent_id, None if t.is_global else t.user_id, k=k, min_score=0.0,
+                              store=lance, embedder=model, settings=settings)
+                answers[sc.id] = [{"citation": h.citation, "text": h.snippet, "when": h.when,
+                                   "superseded": h.superseded, "score": h.score} for h in hits]
+            return answers
+
+        before = ask()
+        started = time.perf_counter()
+        records: dict[str, list[dict]] = {}
+        texts: dict[str, dict[str, str]] = {}
+        for sc in scenarios:
+            report = supersede_tenant(root, lance, sc.tenant, model, datetime.now(UTC))
+            records[sc.id] = report.records
+            texts[sc.id] = {s.ref: s.text for s in tenant_statements(root, sc.tenant, graph.store.memory_rows(sc.tenant.key))}
+        timings["supersede_s"] = time.perf_counter() - started
+        after = ask()
+    return _summarize(scenarios, before, after, records, texts, timings, out)
+
+
+def _summarize(scenarios, before, after, records, texts, timings, out: Path) -> dict:
+    changed = [sc for sc in scenarios if sc.changed]
+    lookalikes = [sc for sc in scenarios if not sc.changed]
+    rows = []
+    for sc in scenarios:
+        old_texts = [texts[sc.id].get(r["old_ref"], "") for r in records[sc.id]]
+        row = {"id": sc.id, "scope": sc.scope, "changed": sc.changed, "records": len(records[sc.id])}
+        if sc.changed:
+            row["detected"] = all(any(o.casefold() in t.casefold() for t in old_texts) for o in sc.old)
+            row["before"], row["after"] = score_one(sc, before[sc.id]), score_one(sc, after[sc.id])
+        row["top"] = after[sc.id][:3]
+        rows.append(row)
+
+    def share(key: str, when: str) -> float:
+        return round(sum(r[when][key] for r in rows if r["changed"]) / max(len(changed), 1), 3)
+
+    summary = {
+        "scenarios": len(scenarios), "changed": len(changed), "lookalikes": len(lookalikes),
+        "newer_first": {"before": share("newer_first", "before"), "after": share("newer_first", "after")},
+        "new_at_1": {"before": share("new_at_1", "before"), "after": share("new_at_1", "after")},
+        "detected": round(sum(r["detected"] for r in rows if r["changed"]) / max(len(changed), 1), 3),
+        "false_supersessions": sum(r["records"] for r in rows if not r["changed"]),
+        "timings": {k: round(v, 2) for k, v in timings.items()},
+        "per_scenario": rows,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
+    return summary

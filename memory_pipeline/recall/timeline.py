@@ -1,0 +1,244 @@
+"""Time in recall: when each result was said or written, and which results a later one replaced.
+
+Reads what consolidation stored (``supersessions``, ``consolidation/timeline.py``) and decides
+nothing about validity itself. A result is superseded when it holds a replaced statement (a turn,
+a note line or a typed memory named by a record) and not the statement that replaced it. For a question about the current state, a superseded result
+never outranks the newest statement of its chain: that statement is placed just above it (found
+among the candidates or, when the query is about it too, brought in from the tenant's rows); both
+stay, the older one labelled with the date it was replaced. A question about the past ("when
+did", "in May", "before the move", "originally") keeps the plain ranking.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+
+import numpy as np
+
+SUPERSESSIONS = "supersessions"
+RELATED = 0.5
+"""When a replaced result holds several statements (a note's section, an episode), its successor
+is placed above it only if its cosine to the query is at least this share of the result's: the
+question may be about another statement of the result. A replaced turn or typed memory is one
+statement, which the query matched: its successor is about the same attribute."""
+_PAST_RE = re.compile(
+    r"\b(?:did|was|were|had|used to|before|previously|originally|formerly|at first|initially|"
+    r"earlier|former|prior|history|past|first|changed?|old|anymore|any more|until|ago)\b",
+    re.IGNORECASE,
+)
+
+
+def about_past(text: str, period) -> bool:
+    """A question about how things were, not how they are."""
+    return period is not None or bool(_PAST_RE.search(text or ""))
+
+
+def short_when(value: datetime | date | None, day_only: bool = False) -> str | None:
+    """A time as an LLM reads it at a glance: "2026-11-18 08:47 UTC", or a day "2026-11-18"."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        value = value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+        return f"{value:%Y-%m-%d}" if day_only else f"{value:%Y-%m-%d %H:%M} UTC"
+    return f"{value:%Y-%m-%d}"
+
+
+@dataclass(frozen=True)
+class Record:
+    old_ref: str
+    new_ref: str
+    new_said_at: datetime
+
+
+class TenantTimeline:
+    """One tenant's records, indexed by file and line, with its files' times and memory refs."""
+
+    def __init__(self, records: list[dict], file_times: dict[str, datetime]):
+        self.by_ref = {
+            r["old_ref"]: Record(r["old_ref"], r["new_ref"], r["new_said_at"]) for r in records
+        }
+        self.lines: dict[str, tuple[list[int], list[Record]]] = {}
+        for ref, record in sorted(self.by_ref.items(), key=lambda kv: _split(kv[0])):
+            path, line = _split(ref)
+            lines, recs = self.lines.setdefault(path, ([], []))
+            lines.append(line)
+            recs.append(record)
+        self.file_times = file_times
+
+    def __bool__(self) -> bool:
+        return bool(self.by_ref)
+
+    def record_of(self, path: str, start: int, end: int) -> Record | None:
+        """The record of a replaced statement this row holds, unless the row holds its successor too."""
+        if path.startswith("facts/"):
+            return self.by_ref.get(path)
+        found = self.lines.get(path)
+        if not found:
+            return None
+        lines, recs = found
+        inside = recs[bisect_left(lines, start):bisect_right(lines, end)]
+        for record in inside:
+            new_path, new_line = _split(record.new_ref)
+            if not (new_path == path and start <= new_line <= end):
+                return record
+        return None
+
+    def latest(self, record: Record) -> Record:
+        """The last record of the chain (21 Nov -> 28 Nov -> 5 Dec gives the one naming 5 Dec)."""
+        seen = {record.old_ref}
+        while record.new_ref in self.by_ref and record.new_ref not in seen:
+            seen.add(record.new_ref)
+            record = self.by_ref[record.new_ref]
+        return record
+
+
+def _split(ref: str) -> tuple[str, int]:
+    path, _, line = ref.rpartition("#L")
+    if not path:
+        return ref, 1
+    try:
+        return path, int(line)
+    except ValueError:
+        return ref, 1
+
+
+class TimelineCache:
+    """Per (database, tenant) timelines, reloaded when a table they read moves to a new version."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._entries: dict[tuple[str, str], tuple[tuple, TenantTimeline]] = {}
+
+    def get(self, cache, tenant: str) -> TenantTimeline:
+        tables = cache.table_names()
+        versions = tuple(
+            cache.table(name).version if name in tables else -1 for name in (SUPERSESSIONS, "files")
+        )
+        key = (cache.uri, tenant)
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None and hit[0] == versions:
+                return hit[1]
+        timeline = _load(cache, tenant, tables)
+        with self._lock:
+            self._entries[key] = (versions, timeline)
+        return timeline
+
+
+def _read(cache, name: str, tenant: str, columns: list[str]):
+    from memory_pipeline.store.base import sql_str
+
+    table = cache.table(name)
+    present = set(table.schema.names)
+    return (
+        table.search().where(f"tenant = {sql_str(tenant)}", prefilter=True)
+        .select([c for c in columns if c in present]).limit(None).to_arrow().to_pylist()
+    )
+
+
+def _load(cache, tenant: str, tables: set[str]) -> TenantTimeline:
+    records = _read(cache, SUPERSESSIONS, tenant, ["old_ref", "new_ref", "new_said_at"]) if SUPERSESSIONS in tables else []
+    times: dict[str, datetime] = {}
+    if "files" in tables:
+        for row in _read(cache, "files", tenant, ["path", "mtime_ns"]):
+            times[row["path"]] = datetime.fromtimestamp(row["mtime_ns"] / 1e9, tz=UTC)
+    return TenantTimeline(records, times)
+
+
+TIMELINES = TimelineCache()
+
+
+def row_when(rows, i: int, timeline: TenantTimeline | None) -> str | None:
+    """When row ``i`` was said or written: the turn's time, the note's day, else its file's time."""
+    if rows.day[i] is not None:
+        return short_when(rows.day[i])
+    if rows.source[i] == "sessions" and rows.when[i] is not None:
+        return short_when(rows.when[i])
+    if rows.when[i] is not None:
+        return short_when(rows.when[i], day_only=rows.source[i] != "sessions")
+    if timeline is not None and rows.path[i] in timeline.file_times:
+        return short_when(timeline.file_times[rows.path[i]], day_only=True)
+    return None
+
+
+def locate(rows, ref: str) -> int | None:
+    """The row of ``rows`` holding ``ref`` (a ``path#Lline`` or ``facts/<id>``), if any."""
+    path, line = _split(ref)
+    index = rows.__dict__.get("_by_path")
+    if index is None:
+        index = {}
+        for i, p in enumerate(rows.path):
+            index.setdefault(p, []).append(i)
+        rows.__dict__["_by_path"] = index
+    for i in index.get(path, []):
+        if path.startswith("facts/") or rows.start_line[i] <= line <= rows.end_line[i]:
+            return i
+    return None
+
+
+def unit_cosine(rows, i: int, qvec: np.ndarray) -> float:
+    if rows.vectors.shape[1] != qvec.shape[0]:
+        return 0.0
+    return float(np.clip(rows.vectors[i] @ qvec, 0.0, 1.0))
+
+
+def annotate(candidates, cache) -> None:
+    """Give each candidate its time (``when``) and the record that replaced it (``record``)."""
+    timelines: dict[str, TenantTimeline] = {}
+    for cand in candidates:
+        rows, i = cand.rows, cand.row
+        tenant = rows.tenant
+        if tenant not in timelines:
+            timelines[tenant] = TIMELINES.get(cache, tenant)
+        timeline = timelines[tenant]
+        cand.when = row_when(rows, i, timeline)
+        if timeline:
+            cand.record = timeline.record_of(rows.path[i], int(rows.start_line[i]), int(rows.end_line[i]))
+
+
+def newest_first(candidates: list, qvec: np.ndarray, cache, sources, pool: int) -> list:
+    """Candidates reordered so no replaced one outranks the newest statement of its chain."""
+    from dataclasses import replace
+
+    by_row = {(id(c.rows), c.row): c for c in candidates}
+    moved = False
+    for cand in list(candidates[:pool]):
+        if cand.record is None:
+            continue
+        last = TIMELINES.get(cache, cand.rows.tenant).latest(cand.record)
+        found = None
+        for source in sources:
+            rows = cache.rows(source, cand.rows.tenant)
+            j = locate(rows, last.new_ref) if rows is not None and len(rows) else None
+            if j is not None:
+                found = (rows, j)
+                break
+        if found is None:
+            continue
+        rows, j = found
+        cosine = unit_cosine(rows, j, qvec)
+        single = cand.rows.source[cand.row] in ("sessions", "facts")
+        if not single and cosine < RELATED * cand.vector:
+            continue  # the question is about something else the replaced row also says
+        succ = by_row.get((id(rows), j))
+        if succ is None:
+            succ = replace(cand, rows=rows, row=j, vector=cosine, text=0.0, around={}, record=None)
+            annotate([succ], cache)
+            candidates.append(succ)
+            by_row[(id(rows), j)] = succ
+        if succ.score <= cand.score:
+            succ.score = cand.score + 1e-6
+            moved = True
+    if moved:
+        candidates.sort(key=lambda c: (-c.score, c.scope.rank))
+    return candidates
+
+
+def superseded_note(record: Record | None) -> dict | None:
+    if record is None:
+        return None
+    return {"by": record.new_ref, "at": short_when(record.new_said_at, day_only=True)}

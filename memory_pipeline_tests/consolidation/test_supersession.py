@@ -1,0 +1,186 @@
+"""Proves: supersession is decided once, by consolidation, and every reader agrees with it.
+
+With the real spaCy model and all-MiniLM-L6-v2 (loaded once per run):
+- a later statement that changes an earlier one about the same subject and attribute supersedes
+  it, for a transcript turn (user scope), a dated note (agent-wide scope) and a typed memory, and
+  a fact changed twice is a chain whose newest statement is found from the oldest;
+- look-alikes (two people's cities, two trips, an added value, a restated value) are left alone;
+- consolidation through Dagster records the same rows whatever order its days run in, and a
+  rerun writes the same rows; the relation a later one ends has one ``valid_to`` in the stored
+  graph, the knowledge-graph search the MCP tool answers with, the dreamed file and the run's
+  metadata; the typed query and the bulletin leave the replaced plan out;
+- forgetting the newer memory lets the older one stand again (or point at its own successor).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memory_pipeline.consolidation.statements import MEMORY, NOTE, TURN, Statement
+from memory_pipeline.consolidation.supersede import detect
+from memory_pipeline.consolidation.timeline import SupersessionStore, supersede_tenant
+from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.service import MemoryService
+from memory_pipeline.config import Settings
+from memory_pipeline.tenancy import Tenant
+from memory_pipeline_tests.helpers import make_resources, write
+from memory_pipeline_tests.helpers.consolidation import consolidate, jsonl, metadata, run_dreaming, say
+
+pytestmark = pytest.mark.slow
+
+
+def at(month: int, day: int, hour: int = 9) -> datetime:
+    return datetime(2026, month, day, hour, tzinfo=UTC)
+
+
+def turn(n: int, text: str, when: datetime, speaker: str | None = "maya") -> Statement:
+    path = f"bot/sessions/maya/s{n}.jsonl"
+    return Statement(f"{path}#L1", TURN, text, when, speaker, path, 1)
+
+
+def note(day: str, text: str, line: int = 1) -> Statement:
+    path = f"bot/memory/{day}.md"
+    return Statement(f"{path}#L{line}", NOTE, text, datetime.fromisoformat(f"{day}T12:00:00+00:00"), None, path, line, by_day=True)
+
+
+def memory(mid: str, text: str, when: datetime) -> Statement:
+    return Statement(f"facts/{mid}", MEMORY, text, when, None, f"facts/{mid}", 1)
+
+
+def pairs(statements, nlp, embedder) -> list[tuple[str, str]]:
+    return [(p.old.ref, p.new.ref) for p in detect(statements, nlp, embedder)]
+
+
+CHANGES = {
+    "transcript, user scope": [
+        turn(1, "Our standup is at 9:30 every morning.", at(3, 2)),
+        turn(2, "Since half the team moved to Singapore hours, the standup is at 8:00 now.", at(4, 6)),
+    ],
+    "dated note, agent scope": [
+        note("2026-01-12", "The analytics cluster runs Spark 3.3."),
+        note("2026-06-30", "We upgraded the analytics cluster to Spark 3.5 last week."),
+    ],
+    "typed memory": [
+        memory("a", "The quarterly review is on 14 May.", at(4, 1)),
+        memory("b", "The quarterly review was pushed to 21 May.", at(4, 20)),
+    ],
+}
+
+
+@pytest.mark.parametrize("kind", list(CHANGES))
+def test_a_later_statement_supersedes_the_one_it_changes(kind, statement_nlp, minilm):
+    old, new = CHANGES[kind]
+    assert pairs([old, new], statement_nlp, minilm) == [(old.ref, new.ref)]
+    assert pairs([new], statement_nlp, minilm) == []
+
+
+def test_a_fact_changed_twice_is_a_chain(statement_nlp, minilm):
+    first = note("2026-02-09", "Production deploys happen on Tuesdays at 14:00 UTC.")
+    second = note("2026-04-13", "The deploy window moved to Wednesdays at 10:00 UTC.")
+    third = turn(3, "Heads up: deploys are on Thursdays at 09:00 UTC from now on.", at(8, 24))
+    assert pairs([third, first, second], statement_nlp, minilm) == [(first.ref, second.ref), (second.ref, third.ref)]
+
+
+LOOKALIKES = {
+    "two people's cities": ["My sister Ines lives in Braga.", "My brother Tiago lives in Faro, he runs a surf school."],
+    "two trips": ["I fly to Berlin on 3 April for the conference.", "I fly to Rome on 12 June for a friend's wedding."],
+    "an added value": ["I play the piano most evenings.", "I also started learning the cello this spring."],
+    "a restated value": ["Our renewal is on 1 March.", "Just confirming the renewal is still on 1 March."],
+    "two deadlines": ["The tax filing deadline is 30 June.", "The grant application deadline is 15 July."],
+    "two teams": ["The sales team is based in Dublin.", "The research team is based in Zurich."],
+}
+
+
+@pytest.mark.parametrize("case", list(LOOKALIKES))
+def test_lookalikes_are_left_alone(case, statement_nlp, minilm):
+    old, new = LOOKALIKES[case]
+    assert pairs([turn(1, old, at(3, 1)), turn(2, new, at(5, 20))], statement_nlp, minilm) == []
+
+
+ANN = "bot~ann"
+
+
+def write_ann(root):
+    write(root, "bot/sessions/ann/s1.jsonl", jsonl(
+        say("user", "My manager is Dana Whitfield.", "2026-10-01T09:00:00Z", "t1"),
+        say("user", "The database cutover is on Saturday 21 November.", "2026-10-01T09:01:00Z", "t2"),
+        completed="2026-10-01T09:05:00Z",
+    ))
+    write(root, "bot/sessions/ann/s2.jsonl", jsonl(
+        say("user", "Dana is leaving. From 1 December my manager is Tomás Ribeiro.", "2026-11-18T08:50:00Z", "t1"),
+        say("user", "We pushed the database cutover from 21 November to Saturday 5 December.", "2026-11-18T08:52:00Z", "t2"),
+        completed="2026-11-18T08:55:00Z",
+    ))
+
+
+def records(lance_uri) -> list[dict]:
+    rows = SupersessionStore(lance_uri).rows(ANN).sort("id")
+    return [{k: v for k, v in r.items()} for r in rows.iter_rows(named=True)]
+
+
+def test_consolidation_records_once_and_every_reader_agrees(tmp_path, instance, minilm):
+    root, orders = tmp_path / "agents", [("2026-10-01", "2026-11-18"), ("2026-11-18", "2026-10-01")]
+    write_ann(root)
+    found, closing = [], None
+    for n, order in enumerate(orders):
+        lance_uri = str(tmp_path / f"lancedb{n}")
+        resources = make_resources(root, lance_uri, embedder="minilm")
+        results = [consolidate(instance, resources, day, tenant=ANN) for day in order]
+        assert all(r.success for r in results)
+        closing = closing or metadata(results[-1], "semantic_graph")  # the run that closed Dana
+        found.append(records(lance_uri))
+    assert found[0], "the moved cutover and the old manager are recorded"
+    strip = [[{k: v for k, v in r.items() if k != "decided_at"} for r in rows] for rows in found]
+    assert strip[0] == strip[1]  # whichever day ran first
+    olds = {r["old_ref"]: r["new_ref"] for r in found[0]}
+    assert olds["bot/sessions/ann/s1.jsonl#L2"] == "bot/sessions/ann/s2.jsonl#L2"
+    assert {r["decided_by"] for r in found[0]} == {"extractive"}
+
+    # A rerun writes the same rows, decision times included.
+    lance_uri = str(tmp_path / "lancedb1")
+    resources = make_resources(root, lance_uri, embedder="minilm")
+    rerun = consolidate(instance, resources, "2026-11-18", tenant=ANN)
+    assert records(lance_uri) == found[1]
+    meta = metadata(rerun, "semantic_graph")
+    assert meta["supersessions"] == len(found[1]) and meta["supersessions_added"] == 0
+
+    # One end date for Dana, wherever it is read: stored graph, run metadata, MCP's knowledge
+    # search (the service it calls), and the dreamed file.
+    settings = Settings(root=str(root), lancedb_uri=lance_uri, embedder="minilm")
+    knowledge = MemoryService("bot", "ann", settings=settings, embedder=minilm).knowledge("Ann", include_history=True)
+    dana = next(r for r in knowledge["relations"] if r["object"] == "Dana Whitfield")
+    assert dana["valid_to"][:10] == "2026-12-01"
+    assert "| Dana Whitfield | 2026-12-01 |" in closing["closed"]
+    assert run_dreaming(instance, resources, tenant=ANN).success
+    dreamed = next((root / "bot" / "users" / "ann" / "memory" / "_system" / "dreaming").glob("*.md")).read_text()
+    assert "Dana Whitfield (2026-10-01 to 2026-12-01)" in dreamed
+
+
+def test_forgetting_the_newer_memory_lets_the_older_stand_again(tmp_path, minilm, statement_nlp):
+    lance_uri, tenant = str(tmp_path / "lancedb"), Tenant("bot", "kim")
+    graph = MemoryGraph.open(lance_uri, minilm)
+    plans = [
+        graph.store_memory(tenant, "event", text, occurred_at=when, actor="test")
+        for text, when in [("The offsite is on 14 May.", at(3, 3)), ("The offsite was rescheduled to 4 June.", at(4, 7)),
+                           ("The offsite moved again, to 18 June.", at(5, 2))]
+    ]
+    first, second, third = (f"facts/{p['id']}" for p in plans)
+    supersede_tenant(tmp_path, lance_uri, tenant, minilm, at(6, 1), nlp=statement_nlp)
+    store = SupersessionStore(lance_uri)
+
+    def chain() -> dict[str, str]:
+        return {r["old_ref"]: r["new_ref"] for r in store.rows(tenant.key).iter_rows(named=True)}
+
+    assert chain() == {first: second, second: third}
+    service = MemoryService("bot", "kim", settings=Settings(root=str(tmp_path), lancedb_uri=lance_uri), embedder=minilm)
+    assert [r["content"] for r in service.query(memory_type="event")] == ["The offsite moved again, to 18 June."]
+    graph.forget_memory(tenant, plans[1]["id"], reason="said by mistake", actor="test")
+    assert chain() == {first: third}  # the first plan now points at the last one
+    graph.forget_memory(tenant, plans[2]["id"], reason="cancelled", actor="test")
+    assert chain() == {}
+    assert [r["content"] for r in service.query(memory_type="event")] == ["The offsite is on 14 May."]
+    # The next consolidation agrees with what forgetting left.
+    supersede_tenant(tmp_path, lance_uri, tenant, minilm, at(6, 2), nlp=statement_nlp)
+    assert chain() == {}
