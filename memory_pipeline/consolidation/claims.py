@@ -267,6 +267,13 @@ def same_subject(old: Claim, new: Claim, old_speaker: str | None, new_speaker: s
 
     if a.names and b.names and not (a.names & b.names):
         return False
+    # A claim about someone named ("Ines lives in Braga") is changed only by one that names them
+    # too, or by them speaking: "Tiago lives in Faro" is about someone else.
+    for x, y, y_speaker in ((a, new, new_speaker), (b, old, old_speaker)):
+        named = {n for n in x.names if n != "self"}
+        speaking = bool(y_speaker) and y_speaker.casefold() in named
+        if named and not speaking and not any(n in y.sentence.casefold() for n in named):
+            return False
     if a.head and b.head:
         if a.head != b.head:
             return a.head in new.nouns or b.head in old.nouns

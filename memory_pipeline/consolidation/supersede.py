@@ -51,9 +51,9 @@ NOUN_EVIDENCE = 0.08
 SUBJECT_EVIDENCE = 0.08
 CUED_CHANGE = 0.45
 """With a change cue ("moved", "now", "instead") and a shared key noun: the similarity needed."""
-CITED_CHANGE = 0.35
+CITED_CHANGE = 0.30
 """With a change cue and the old value named again ("from 21 November to 28 November")."""
-UNVALUED_CHANGE = 0.55
+UNVALUED_CHANGE = 0.50
 """Without a new value, the plain similarity a pair needs besides an ending cue and a shared noun."""
 MIN_WORDS = 4
 """Shorter sentences ("Thanks, Jon!") state nothing to replace."""

@@ -47,7 +47,10 @@ class Scenario:
 
     @property
     def tenant(self) -> Tenant:
-        return Tenant(AGENT, self.id) if self.scope == "user" else Tenant(f"{AGENT}-{self.id}")
+        """An agent per scenario: its user (named as in the scenario) or its agent-wide memory."""
+        if self.scope == "user":
+            return Tenant(f"{AGENT}-{self.id}", self.user or "user")
+        return Tenant(f"{AGENT}-{self.id}")
 
 
 def load_scenarios(data: Path) -> tuple[list[Scenario], dict]:
