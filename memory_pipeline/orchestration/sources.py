@@ -22,27 +22,36 @@ _CODE = dg.CodeReferencesMetadataValue(code_references=[dg.LocalFileCodeReferenc
 MARKDOWN_MEMORY = "markdown_memory"
 SESSION_TRANSCRIPTS = "session_transcripts"
 
-markdown_memory = dg.AssetSpec(
+
+def _source_spec(key: str, description: str, partitions_def, kind: str, path: str) -> dg.AssetSpec:
+    """One raw source: external, per-tenant, in the sources group; ``path`` says where its files live."""
+    return dg.AssetSpec(
+        key,
+        description=description,
+        partitions_def=partitions_def,
+        group_name=GROUP,
+        kinds={kind},
+        owners=OWNERS,
+        tags={"layer": "source"},
+        metadata={"path": path, "dagster/code_references": _CODE},
+    )
+
+
+markdown_memory = _source_spec(
     MARKDOWN_MEMORY,
-    description="Markdown memory of each tenant: MEMORY.md and memory/*.md (dated notes, flushed "
+    "Markdown memory of each tenant: MEMORY.md and memory/*.md (dated notes, flushed "
     "notes, dreamed files), written by people and agents.",
-    partitions_def=tenant_partitions,
-    group_name=GROUP,
-    kinds={"markdown"},
-    owners=OWNERS,
-    tags={"layer": "source"},
-    metadata={"path": "<root>/<agent>/[users/<user>/]MEMORY.md, .../memory/**/*.md", "dagster/code_references": _CODE},
+    tenant_partitions,
+    "markdown",
+    "<root>/<agent>/[users/<user>/]MEMORY.md, .../memory/**/*.md",
 )
-session_transcripts = dg.AssetSpec(
+session_transcripts = _source_spec(
     SESSION_TRANSCRIPTS,
-    description="Session transcripts of each tenant with sessions: sessions/<user>/<id>.jsonl, one "
+    "Session transcripts of each tenant with sessions: sessions/<user>/<id>.jsonl, one "
     "message per line, appended while the session is live.",
-    partitions_def=session_tenant_partitions,
-    group_name=GROUP,
-    kinds={"json"},
-    owners=OWNERS,
-    tags={"layer": "source"},
-    metadata={"path": "<root>/<agent>/sessions/<user>/<session_id>.jsonl", "dagster/code_references": _CODE},
+    session_tenant_partitions,
+    "json",
+    "<root>/<agent>/sessions/<user>/<session_id>.jsonl",
 )
 SOURCE_SPECS = [markdown_memory, session_transcripts]
 _KINDS = {MARKDOWN_MEMORY: KIND_MEMORY, SESSION_TRANSCRIPTS: KIND_SESSIONS}
