@@ -18,6 +18,8 @@ app.add_typer(graph_app, name="graph")
 app.add_typer(memory_app, name="memory")
 
 TYPE = typer.Option(None, "--type", "-t", help=f"Memory type: {options.MEMORY_TYPE_HELP}.")
+MEMORY_ID = typer.Argument(..., help="The memory's id (m_...), as queries return it.")
+HAPPENS_AT = typer.Option(None, "--happens-at", help="When it is scheduled (ISO, local).")
 
 
 def _service(agent: str, user: str):
@@ -189,7 +191,7 @@ def store_command(
     user: str = options.USER,
     memory_type: str = typer.Option(..., "--type", "-t", help=f"Memory type: {options.MEMORY_TYPE_HELP}."),
     reasoning: str = typer.Option(None, "--reasoning", help="Why it is worth remembering."),
-    happens_at: str = typer.Option(None, "--happens-at", help="When it is scheduled (ISO, local)."),
+    happens_at: str = HAPPENS_AT,
     confidence: float = typer.Option(None, "--confidence", min=0.0, max=1.0, help="0 to 1 (default 0.8)."),
     as_json: bool = options.JSON,
 ) -> None:
@@ -200,12 +202,12 @@ def store_command(
 
 @memory_app.command("update")
 def update_command(
-    memory_id: str = typer.Argument(..., help="The memory's id (m_...), as queries return it."),
+    memory_id: str = MEMORY_ID,
     agent: str = options.AGENT,
     user: str = options.USER,
     content: str = options.text_option(None, "--content", help="New text."),
     memory_type: str = TYPE,
-    happens_at: str = typer.Option(None, "--happens-at", help="When it is scheduled (ISO, local)."),
+    happens_at: str = HAPPENS_AT,
     confidence: float = typer.Option(None, "--confidence", min=0.0, max=1.0, help="0 to 1."),
     reason: str = typer.Option(None, "--reason", help="Why (kept in the audit)."),
     as_json: bool = options.JSON,
@@ -219,7 +221,7 @@ def update_command(
 
 @memory_app.command("forget")
 def forget_command(
-    memory_id: str = typer.Argument(..., help="The memory's id (m_...), as queries return it."),
+    memory_id: str = MEMORY_ID,
     agent: str = options.AGENT,
     user: str = options.USER,
     reason: str = typer.Option(..., "--reason", help="Why (kept in the audit; the content is not)."),
