@@ -14,14 +14,20 @@ from memory_pipeline.cli.output import print_json, say, summary_table
 eval_app = typer.Typer(no_args_is_help=True, help="Measure recall and consolidation quality.")
 app.add_typer(eval_app, name="eval")
 
+EMBEDDER = typer.Option("minilm", "--embedder", help="minilm (the real model) or hash (plumbing only).")
+
+
+def _workdir(kept: str):
+    return typer.Option(None, "--workdir", help=f"Keep the staged workspace and {kept} here (default: a temp dir).")
+
 
 @eval_app.command("locomo")
 def eval_locomo_command(
     data: Path = typer.Option(..., "--data", help="Folder with sessions/<conversation>/*.jsonl and queries.jsonl."),
     out: Path = typer.Option(..., "--out", help="Folder for results.jsonl and summary.json."),
     limit: int = options.limit(10, "Results per question."),
-    embedder: str = typer.Option("minilm", "--embedder", help="minilm (the real model) or hash (plumbing only)."),
-    workdir: Path = typer.Option(None, "--workdir", help="Keep the staged workspace and index here (default: a temp dir)."),
+    embedder: str = EMBEDDER,
+    workdir: Path = _workdir("index"),
     as_json: bool = options.JSON,
 ) -> None:
     """Ingest a LoCoMo-format set through the L0 job, answer every question, print R@k and MRR."""
@@ -46,8 +52,8 @@ def eval_locomo_command(
 def eval_consolidation_command(
     data: Path = typer.Option(..., "--data", help="Folder with sessions/<conversation>/*.jsonl and the gold files."),
     out: Path = typer.Option(..., "--out", help="Folder for units.jsonl, entities.jsonl, scores.json and summary.json."),
-    embedder: str = typer.Option("minilm", "--embedder", help="minilm (the real model) or hash (plumbing only)."),
-    workdir: Path = typer.Option(None, "--workdir", help="Keep the staged workspace and tables here (default: a temp dir)."),
+    embedder: str = EMBEDDER,
+    workdir: Path = _workdir("tables"),
     scorer: Path = typer.Option(None, "--scorer", help="score_consolidation.py (default: beside the data folder)."),
     as_json: bool = options.JSON,
 ) -> None:
@@ -76,7 +82,7 @@ def eval_consolidation_command(
 def eval_updates_command(
     data: Path = typer.Option(None, "--data", help="Folder with scenarios.yaml (default bench/knowledge_updates)."),
     out: Path = typer.Option(Path("/tmp/eval-updates"), "--out", help="Folder for summary.json and ingest.log."),
-    embedder: str = typer.Option("minilm", "--embedder", help="minilm (the real model) or hash (plumbing only)."),
+    embedder: str = EMBEDDER,
     as_json: bool = options.JSON,
 ) -> None:
     """Knowledge updates: newer-first and new@1 before and after supersession, false supersessions."""
