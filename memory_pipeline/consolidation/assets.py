@@ -31,7 +31,7 @@ from memory_pipeline.consolidation.pipeline import build_graph, consolidate_epis
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.consolidation.timeline import supersede_tenant
 from memory_pipeline.embedding import EMBEDDER_IDENTITY
-from memory_pipeline.orchestration.materializations import OWNERS, PartitionReport, column_schema, report_partitions
+from memory_pipeline.orchestration.materializations import PartitionReport, column_schema, layer_asset, report_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sources import session_transcripts
 from memory_pipeline.store.tables import ENTITIES, EPISODES, RELATIONS
@@ -39,6 +39,7 @@ from memory_pipeline.tenancy import Tenant
 
 GROUP = "consolidation"
 TAGS = {"layer": "consolidation"}
+consolidation_asset = layer_asset(GROUP, TAGS)
 CONSOLIDATION_WRITE_POOL = "consolidation_write"
 """Steps that write the consolidation tables: one at a time, so a tenant's validity intervals and
 merges are recomputed over a consistent graph (``dagster.yaml`` pools default to 1)."""
@@ -88,14 +89,10 @@ def _episode_days(store: ConsolidationStore, tenant: str) -> dict[str, str]:
     return dict(zip(rows["id"].to_list(), rows["day"].to_list(), strict=True))
 
 
-@dg.asset(
+@consolidation_asset(
     partitions_def=consolidation_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name=GROUP,
     pool=CONSOLIDATION_WRITE_POOL,
     kinds={"python", "lancedb"},
-    owners=OWNERS,
-    tags=TAGS,
     metadata={"dagster/column_schema": column_schema(EPISODES.schema(_DIM))},
     deps=[dg.AssetDep(session_transcripts.key, partition_mapping=BY_TENANT)],
     check_specs=[check_spec(EPISODES_CHECK, "episodic_summaries")],
@@ -169,14 +166,10 @@ def episodic_summaries(
     yield from report_partitions(context, report, metadata, one_partition_only=whole_run)
 
 
-@dg.asset(
+@consolidation_asset(
     partitions_def=consolidation_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name=GROUP,
     pool=CONSOLIDATION_WRITE_POOL,
     kinds={"python", "spacy", "lancedb"},
-    owners=OWNERS,
-    tags=TAGS,
     metadata={"dagster/column_schema": column_schema(RELATIONS.schema(_DIM))},
     deps=[episodic_summaries, dg.AssetDep(session_transcripts.key, partition_mapping=BY_TENANT)],
     check_specs=[check_spec(RELATIONS_CHECK, "semantic_graph")],
@@ -260,14 +253,10 @@ def semantic_graph(
     yield from report_partitions(context, report, metadata, one_partition_only=whole_run)
 
 
-@dg.asset(
+@consolidation_asset(
     partitions_def=consolidation_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name=GROUP,
     pool=CONSOLIDATION_WRITE_POOL,
     kinds={"python", "lancedb"},
-    owners=OWNERS,
-    tags=TAGS,
     metadata={"dagster/column_schema": column_schema(ENTITIES.schema(_DIM))},
     deps=[semantic_graph],
     check_specs=[check_spec(DEDUP_CHECK, "entity_dedup")],

@@ -14,9 +14,8 @@ import dagster as dg
 from memory_pipeline.consolidation.assets import (
     BY_TENANT,
     CONSOLIDATION_WRITE_POOL,
-    GROUP,
-    TAGS,
     check_spec,
+    consolidation_asset,
     entity_dedup,
     episodic_summaries,
     md_table,
@@ -27,21 +26,17 @@ from memory_pipeline.consolidation.llm import LLMClient
 from memory_pipeline.consolidation.pipeline import dream
 from memory_pipeline.consolidation.sessions import session_files
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.orchestration.materializations import OWNERS, PartitionReport, report_partitions
+from memory_pipeline.orchestration.materializations import PartitionReport, report_partitions
 from memory_pipeline.orchestration.partitions import session_tenant_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sources import session_transcripts
 from memory_pipeline.tenancy import Tenant
 
 
-@dg.asset(
+@consolidation_asset(
     partitions_def=session_tenant_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name=GROUP,
     pool=CONSOLIDATION_WRITE_POOL,
     kinds={"python", "markdown"},
-    owners=OWNERS,
-    tags=TAGS,
     deps=[
         dg.AssetDep(episodic_summaries, partition_mapping=BY_TENANT),
         dg.AssetDep(entity_dedup, partition_mapping=BY_TENANT),
@@ -114,13 +109,9 @@ class FlushConfig(dg.Config):
     sessions: list[FlushWindow] = []
 
 
-@dg.asset(
+@consolidation_asset(
     partitions_def=session_tenant_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name=GROUP,
     kinds={"python", "markdown"},
-    owners=OWNERS,
-    tags=TAGS,
     deps=[session_transcripts.key],
 )
 def compaction_flush(context: dg.AssetExecutionContext, config: FlushConfig, workspace: WorkspaceResource):

@@ -25,7 +25,7 @@ from memory_pipeline.l0.pipeline import (
     write_tenant,
 )
 from memory_pipeline.l0.store import MemoryStore
-from memory_pipeline.orchestration.materializations import OWNERS, PartitionReport, column_schema, report_partitions
+from memory_pipeline.orchestration.materializations import PartitionReport, column_schema, layer_asset, report_partitions
 from memory_pipeline.orchestration.partitions import LINEAGE_ONLY, tenant_partitions
 from memory_pipeline.orchestration.pools import EMBEDDING_POOL, LANCEDB_WRITE_POOL
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
@@ -38,6 +38,7 @@ from memory_pipeline.tenancy import Tenant
 GROUP = "l0_index"
 PREVIEW_ROWS = 8
 TAGS = {"layer": "l0"}
+l0_asset = layer_asset(GROUP, TAGS)
 _DIM = EMBEDDER_IDENTITY[get_settings().embedder][1]
 
 
@@ -63,13 +64,9 @@ def _md_table(headers: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
-@dg.asset(
+@l0_asset(
     partitions_def=tenant_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name=GROUP,
     kinds={"python", "polars"},
-    owners=OWNERS,
-    tags=TAGS,
     metadata={"dagster/column_schema": column_schema(FILES.schema())},
     # The sources it reads; a dreamed file (_system/dreaming/*.md) and a flushed note (memory/*.md)
     # are indexed like any memory file. Those three are partitioned by session tenant: lineage only.
@@ -138,14 +135,10 @@ FILE_FIGURES = (
 )
 
 
-@dg.asset(
+@l0_asset(
     partitions_def=tenant_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name=GROUP,
     kinds={"python", "pytorch"},
     pool=EMBEDDING_POOL,
-    owners=OWNERS,
-    tags=TAGS,
 )
 def memory_embeddings(
     context: dg.AssetExecutionContext, memory_chunks: Any, lancedb: LanceDBResource, embedder: EmbedderResource
@@ -181,14 +174,10 @@ class _NoModel:
         raise AssertionError("nothing to embed")
 
 
-@dg.asset(
+@l0_asset(
     partitions_def=tenant_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name=GROUP,
     kinds={"lancedb"},
     pool=LANCEDB_WRITE_POOL,
-    owners=OWNERS,
-    tags=TAGS,
     metadata={"dagster/column_schema": column_schema(CHUNKS.schema(_DIM))},
     check_specs=[
         dg.AssetCheckSpec(name, asset="memory_index", description=DESCRIPTIONS[name], blocking=True, partitions_def=tenant_partitions)

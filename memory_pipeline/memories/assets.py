@@ -20,7 +20,7 @@ from memory_pipeline.embedding import EMBEDDER_IDENTITY
 from memory_pipeline.memories.checks import DESCRIPTION, MEMORIES_CHECK, check_memories
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.pipeline import SOURCE_KINDS, ingest_tenant
-from memory_pipeline.orchestration.materializations import OWNERS, PartitionReport, column_schema, report_partitions
+from memory_pipeline.orchestration.materializations import PartitionReport, column_schema, layer_asset, report_partitions
 from memory_pipeline.orchestration.partitions import LINEAGE_ONLY, tenant_partitions
 from memory_pipeline.orchestration.pools import EMBEDDING_POOL
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
@@ -29,6 +29,7 @@ from memory_pipeline.store.tables import MEMORIES
 from memory_pipeline.tenancy import Tenant
 
 GROUP = "memory_graph"
+memories_asset = layer_asset(GROUP, {"layer": "memories"})
 SOURCE_TAG = "memory_pipeline/graph_source"
 MAX_AGE_TAG = "memory_pipeline/graph_max_age_days"
 _DIM = EMBEDDER_IDENTITY[get_settings().embedder][1]
@@ -63,14 +64,10 @@ def _options(context: dg.AssetExecutionContext) -> tuple[str, int | None]:
     return source, max_age
 
 
-@dg.asset(
+@memories_asset(
     partitions_def=tenant_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name=GROUP,
     kinds={"python", "spacy", "lancedb"},
     pool=EMBEDDING_POOL,
-    owners=OWNERS,
-    tags={"layer": "memories"},
     metadata={"dagster/column_schema": column_schema(MEMORIES.schema(_DIM))},
     deps=[markdown_memory.key, dg.AssetDep(session_transcripts.key, partition_mapping=LINEAGE_ONLY)],
     check_specs=[dg.AssetCheckSpec(MEMORIES_CHECK, asset="typed_memories", description=DESCRIPTION, partitions_def=tenant_partitions)],

@@ -110,6 +110,19 @@ OWNERS = ["team:memory-pipeline"]
 """Who answers for every asset of the pipeline (shown in the UI, used to route alerts)."""
 
 
+def layer_asset(group_name: str, tags: dict[str, str]):
+    """The ``dg.asset`` decorator of one layer of the pipeline: a backfill of many partitions runs as
+    one run (reported per partition, see above), every asset is owned by OWNERS, and the layer's
+    assets share its group and tags. The asset's own arguments pass through."""
+
+    def asset(**kwargs):
+        return dg.asset(
+            backfill_policy=dg.BackfillPolicy.single_run(), group_name=group_name, owners=OWNERS, tags=tags, **kwargs
+        )
+
+    return asset
+
+
 def column_schema(schema: pa.Schema) -> dg.TableSchema:
     """A LanceDB table's Arrow schema as the ``dagster/column_schema`` the UI shows on the asset."""
     return dg.TableSchema(
