@@ -18,15 +18,17 @@ from pathlib import Path
 
 import polars as pl
 
+from memory_pipeline.config import Settings
 from memory_pipeline.memories.extract import markdown_passages
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, read_text_file, scan_workspace
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.scrub import scrub_secrets
+from memory_pipeline.text.statements import ASSISTANT_ROLES
 
 TURN, NOTE, MEMORY = "turn", "note", "memory"
-ASSISTANT_ROLES = frozenset({"assistant", "system", "tool", "bot", "model", "agent"})
-MAX_FILE_BYTES = 8_000_000
+# The index's own size limit: a file too large to index is too large to read here.
+MAX_FILE_BYTES = Settings.model_fields["max_file_bytes"].default
 
 
 @dataclass(frozen=True)
