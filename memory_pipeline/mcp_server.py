@@ -261,14 +261,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--user", default="_global")
     parser.add_argument("--read-only", action="store_true")
     args = parser.parse_args(argv)
-    from memory_pipeline.tenancy import InvalidTenantError, validate_id
+    from memory_pipeline.config import get_settings
+    from memory_pipeline.tenancy import known_tenant
 
+    settings = get_settings()
     try:
-        validate_id(args.agent, "agent id")
-        validate_id(args.user, "user id")
-    except InvalidTenantError as exc:
-        parser.error(str(exc))
-    serve(args.agent, args.user, args.read_only)
+        tenant = known_tenant(settings.root, args.agent, args.user, settings.teams)
+    except ValueError as exc:  # a malformed or unknown agent or user: one line, exit 2
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    serve(tenant.agent_id, tenant.user_id, args.read_only)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ workspace root, and so that the partition key stays readable in the Dagster UI.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 GLOBAL_USER = "_global"
 """The user id of an agent's agent-wide memory (``<agent>/MEMORY.md``, ``<agent>/memory/``)."""
@@ -18,6 +20,10 @@ _KEY_SEP = "~"
 
 class InvalidTenantError(ValueError):
     """An agent or user id that is empty, too long, or not of the safe alphabet."""
+
+
+class UnknownTenantError(ValueError):
+    """A well-formed agent or user id the workspace holds no folder for."""
 
 
 def validate_id(value: str, what: str = "id") -> str:
@@ -67,3 +73,43 @@ class Tenant:
 
     def __str__(self) -> str:
         return self.key
+
+
+def known_agents(root: Path) -> list[str]:
+    """The agents of a workspace: its top-level folders (hidden and ``_`` ones left out)."""
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def known_users(root: Path, agent: str) -> list[str]:
+    """The users of an agent: its ``users/`` and ``sessions/`` folders, plus the agent-wide scope."""
+    names = {GLOBAL_USER}
+    for folder in ("users", "sessions"):
+        base = root / agent / folder
+        if base.is_dir():
+            names |= {p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")}
+    return sorted(names)
+
+
+def known_tenant(root: str | Path, agent: str, user: str | None, teams: Mapping[str, str] = {}) -> Tenant:
+    """The tenant if the workspace holds it, else UnknownTenantError naming the known ones.
+
+    A typo must not become a tenant (an empty partition, a search that silently answers nothing).
+    A tenant is known when its folder exists under the root (``<agent>/`` for the agent-wide
+    memory, ``<agent>/users/<user>/`` or ``<agent>/sessions/<user>/`` for a user); a team member
+    agent is known through its leader's folders, which it reads.
+    """
+    tenant = Tenant(agent, user or GLOBAL_USER)  # InvalidTenantError first: a malformed id
+    root = Path(root)
+    homes = [agent] + ([teams[agent]] if agent in teams else [])
+    if not any((root / home).is_dir() for home in homes):
+        agents = ", ".join(known_agents(root)) or "none"
+        raise UnknownTenantError(f"unknown agent {agent!r}: no folder {agent}/ under {root}; known agents: {agents}")
+    if not tenant.is_global and not any(tenant.user_id in known_users(root, home) for home in homes):
+        users = ", ".join(u for home in homes for u in known_users(root, home))
+        raise UnknownTenantError(
+            f"unknown user {tenant.user_id!r} of agent {agent!r}: known users: {users} "
+            f"(a user is added by creating {agent}/users/{tenant.user_id}/ under the workspace root)"
+        )
+    return tenant

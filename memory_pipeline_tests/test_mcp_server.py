@@ -6,16 +6,20 @@ embedder. The tests cover the tool list (every parameter described, closed sets 
 bounded, unknown arguments refused by the schema), a write and reads through the typed tools,
 compact results under their size cap, a team member's refused write, and bad arguments answered
 with one-line error results that name the argument (and, for an unknown one, the accepted ones),
-never a traceback or a server path.
+never a traceback or a server path, and a server started for a tenant the workspace does not hold
+refused with one line.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
 from memory_pipeline.mcp_tools import MAX_RESULT_CHARS, MEMORY_KEYS, SEARCH_KEYS
+from memory_pipeline_tests.helpers import REPO
 from memory_pipeline_tests.helpers.mcp import run_session
 
 TOOLS = {
@@ -179,3 +183,22 @@ def test_results_stay_under_their_size_cap(carol):
         assert json.loads(text)["truncated"] is True, text[:300]
     kept = json.loads(answers[1][1])
     assert 0 < len(kept["results"]) < 60 and "more left out" in kept["note"]
+
+
+@pytest.mark.parametrize(
+    ("agent", "user", "message"),
+    [
+        ("research-assistnat", "carol", "error: unknown agent 'research-assistnat'"),
+        ("research-assistant", "karol", "error: unknown user 'karol' of agent 'research-assistant'"),
+        ("../etc", "carol", "error: invalid agent id '../etc'"),
+    ],
+)
+def test_the_server_refuses_a_tenant_the_workspace_does_not_hold(mcp_env, agent, user, message):
+    """A typo in --agent or --user ends the server with one line and exit 2, before any tool runs."""
+    done = subprocess.run(
+        [sys.executable, "-m", "memory_pipeline.mcp_server", "--agent", agent, "--user", user],
+        env=mcp_env, cwd=REPO, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith(message), done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr

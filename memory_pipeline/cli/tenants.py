@@ -1,27 +1,19 @@
-"""Which tenants a command may touch: only ones the workspace holds.
+"""Which tenants a command may touch: only ones the workspace holds (``tenancy.known_tenant``).
 
 A typo must not become a tenant: ``-a nosuch`` once indexed "1 tenant" and left a permanent
-partition, and a search for an unknown agent answered nothing, silently. A tenant is known when
-its folder exists under the workspace root (``<agent>/`` for the agent-wide memory,
-``<agent>/users/<user>/`` or ``<agent>/sessions/<user>/`` for a user); a team member agent is
-known through its leader's folders, which it reads.
+partition, and a search for an unknown agent answered nothing, silently.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from memory_pipeline.cli.app import BadInput
+from memory_pipeline.tenancy import GLOBAL_USER, Tenant, UnknownTenantError, known_tenant, validate_id
 
-GLOBAL_USER = "_global"
+__all__ = ["GLOBAL_USER", "require_tenant", "select_tenants"]
+
 HINT = "(list them with 'memory-pipeline tenants')"
-
-
-def _validate(agent: str, user: str) -> None:
-    from memory_pipeline.tenancy import Tenant
-
-    Tenant(agent, user)  # InvalidTenantError: one line, exit 2
 
 
 def _settings():
@@ -30,44 +22,18 @@ def _settings():
     return get_settings()
 
 
-def known_agents(root: Path) -> list[str]:
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
-
-
-def known_users(root: Path, agent: str) -> list[str]:
-    names = {GLOBAL_USER}
-    for folder in ("users", "sessions"):
-        base = root / agent / folder
-        if base.is_dir():
-            names |= {p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")}
-    return sorted(names)
-
-
 def require_tenant(agent: str, user: str | None) -> tuple[str, str]:
     """``(agent, user)`` if the workspace holds that tenant, else BadInput naming the known ones."""
-    user = user or GLOBAL_USER
-    _validate(agent, user)
     settings = _settings()
-    root = Path(settings.root)
-    homes = [agent] + ([settings.teams[agent]] if agent in settings.teams else [])
-    if not any((root / home).is_dir() for home in homes):
-        agents = ", ".join(known_agents(root)) or "none"
-        raise BadInput(f"unknown agent {agent!r}: no folder {agent}/ under {settings.root}; known agents: {agents}")
-    if user != GLOBAL_USER and not any(user in known_users(root, home) for home in homes):
-        users = ", ".join(u for home in homes for u in known_users(root, home))
-        raise BadInput(
-            f"unknown user {user!r} of agent {agent!r}: known users: {users} "
-            f"(a user is added by creating {agent}/users/{user}/ under the workspace root)"
-        )
-    return agent, user
+    try:
+        tenant = known_tenant(settings.root, agent, user, settings.teams)
+    except UnknownTenantError as exc:
+        raise BadInput(str(exc)) from None
+    return tenant.agent_id, tenant.user_id
 
 
 def select_tenants(agents: Sequence[str] | None, users: Sequence[str] | None, every: bool) -> list[str]:
     """Tenant keys of the workspace for ``-a``/``-u`` (repeatable) or ``--all`` (also: neither)."""
-    from memory_pipeline.tenancy import Tenant, validate_id
-
     agents, users = list(agents or []), list(users or [])
     if every and (agents or users):
         raise BadInput("--all selects every tenant: give it alone, or name tenants with --agent/--user")
