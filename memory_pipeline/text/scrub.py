@@ -59,47 +59,7 @@ class ScrubResult:
     counts: dict[str, int]  # placeholder type -> number replaced, e.g. {"aws_access_key": 1}
 
 
-# --- Our own patterns --------------------------------------------------------------------------
-# Each rule: (type, compiled pattern, group holding the secret (0: the whole match), check).
-# Patterns start with a literal where they can, so that re finds candidates by substring search;
-# word boundaries are checked in Python on the few candidates instead of in the pattern.
-
-_TOKEN = r"[A-Za-z0-9_\-]"
-
-_PEM_RE = re.compile(
-    r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----"
-    # The body runs to the next BEGIN or END marker (possessive: linear however many keys).
-    r"(?:(?:[^-]++|-(?!----(?:BEGIN|END) ))*+-----END \1PRIVATE KEY\2-----"
-    # A key pasted without its END line: the header and base64 lines after the BEGIN line,
-    # also inside a JSON string where the line breaks are written "\n".
-    r"|(?:(?:\\n|\r\n|\n|\r)[ \t>]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]+: [^\r\n\\]{1,200})[ \t]*)*)"
-)
-# The user may be empty ("redis://:password@host").
-_URL_PASSWORD_RE = re.compile(r"://([^\s:/?#@\[\]\"'<>]{0,256}):([^\s/\"'<>]{1,256})@(?=[\w\[])")
-_AWS_ACCESS_KEY_RE = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}")
-_AWS_SECRET_RE = re.compile(
-    r"(?i:aws)[\w.-]{0,20}?(?i:secret)[\w.-]{0,20}?[\"'\\]{0,3}[ \t]*(?:=>|:=|=|:)[ \t]*"
-    r"[\"'\\]{0,2}([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
-)
-_ANTHROPIC_RE = re.compile(r"sk-ant-" + _TOKEN + r"{20,}")
-_OPENAI_RE = re.compile(r"sk-(?:proj-|svcacct-|admin-)?" + _TOKEN + r"{20,}")
-_GITHUB_RE = re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})")
-_GITLAB_RE = re.compile(r"gl(?:pat|dt|rt|ft|soat|ptt)-" + _TOKEN + r"{20,}")
-_SLACK_RE = re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}")
-_SLACK_WEBHOOK_RE = re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}")
-_STRIPE_RE = re.compile(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}")
-_NPM_RE = re.compile(r"npm_[A-Za-z0-9]{36}")
-_NPM_AUTH_RE = re.compile(r"_authToken=[ \t]*[\"']?([A-Za-z0-9_\-.]{20,})")
-_GOOGLE_RE = re.compile(r"AIza[0-9A-Za-z_\-]{35}")
-# Possessive runs, and a start only at a token boundary: "eyJeyJeyJ..." must stay linear.
-_JWT_RE = re.compile(
-    r"eyJ(?<![A-Za-z0-9_\-]eyJ)[A-Za-z0-9_\-]{8,}+\.eyJ[A-Za-z0-9_\-]{8,}+\.[A-Za-z0-9_\-]*+"
-)
-_BEARER_RE = re.compile(r"(?:[Bb](?i:earer)|(?<=[:=] )Token|(?<=[:=] )token)[ \t]+([A-Za-z0-9\-._~+/]{16,}=*)")
-_BASIC_AUTH_RE = re.compile(
-    r"[Aa](?i:uthorization)[\"'\\]{0,3}[ \t]*[:=][ \t]*[\"'\\]{0,2}(?i:basic)[ \t]+"
-    r"([A-Za-z0-9+/]{8,}=*)"
-)
+# --- Assignments ("password = value") ---------------------------------------------------------
 _ASSIGNMENT_RE = re.compile(
     # The lookahead lets re skip most positions before it tries the case-insensitive keywords.
     r"(?=[PpSsTtAaCcKk])(?i:(?P<kw>passphrase|password|passwd|pass|pwd|secret|token|api[_-]?key|"
@@ -207,6 +167,7 @@ def _env_name(text: str, start: int, end: int) -> bool:
     return name.isupper() and len(name) <= 64
 
 
+# --- Our own patterns --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Rule:
     kind: str
@@ -215,24 +176,49 @@ class _Rule:
     check: Callable[[re.Match[str]], bool] | None = None
 
 
+# Each rule: (type, pattern, group holding the secret (0: the whole match), check), in the order
+# they run. Patterns start with a literal where they can, so that re finds candidates by substring
+# search; word boundaries are checked in Python on the few candidates instead of in the pattern.
+_TOKEN = r"[A-Za-z0-9_\-]"
 _RULES: tuple[_Rule, ...] = (
-    _Rule("private_key", _PEM_RE),
-    _Rule("url_password", _URL_PASSWORD_RE, 2, _url_password_check),
-    _Rule("slack_webhook", _SLACK_WEBHOOK_RE),
-    _Rule("anthropic_key", _ANTHROPIC_RE, 0, _standalone),
-    _Rule("openai_key", _OPENAI_RE, 0, _token_check),
-    _Rule("github_token", _GITHUB_RE, 0, _standalone),
-    _Rule("gitlab_token", _GITLAB_RE, 0, _standalone),
-    _Rule("slack_token", _SLACK_RE, 0, _token_check),
-    _Rule("stripe_key", _STRIPE_RE, 0, _standalone),
-    _Rule("google_api_key", _GOOGLE_RE, 0, _standalone),
-    _Rule("npm_token", _NPM_RE, 0, _standalone),
-    _Rule("npm_token", _NPM_AUTH_RE, 1, lambda m: _has_digit_and_letter(m.group(1))),
-    _Rule("aws_access_key", _AWS_ACCESS_KEY_RE, 0, _standalone),
-    _Rule("aws_secret_key", _AWS_SECRET_RE, 1),
-    _Rule("jwt", _JWT_RE, 0, _standalone),
-    _Rule("bearer_token", _BEARER_RE, 1, lambda m: _standalone(m, 0)),
-    _Rule("basic_auth", _BASIC_AUTH_RE, 1),
+    _Rule("private_key", re.compile(
+        r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----"
+        # The body runs to the next BEGIN or END marker (possessive: linear however many keys).
+        r"(?:(?:[^-]++|-(?!----(?:BEGIN|END) ))*+-----END \1PRIVATE KEY\2-----"
+        # A key pasted without its END line: the header and base64 lines after the BEGIN line,
+        # also inside a JSON string where the line breaks are written "\n".
+        r"|(?:(?:\\n|\r\n|\n|\r)[ \t>]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]+: [^\r\n\\]{1,200})[ \t]*)*)"
+    )),
+    # The user may be empty ("redis://:password@host").
+    _Rule("url_password", re.compile(r"://([^\s:/?#@\[\]\"'<>]{0,256}):([^\s/\"'<>]{1,256})@(?=[\w\[])"),
+          2, _url_password_check),
+    _Rule("slack_webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}")),
+    _Rule("anthropic_key", re.compile(r"sk-ant-" + _TOKEN + r"{20,}"), 0, _standalone),
+    _Rule("openai_key", re.compile(r"sk-(?:proj-|svcacct-|admin-)?" + _TOKEN + r"{20,}"), 0, _token_check),
+    _Rule("github_token", re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"), 0, _standalone),
+    _Rule("gitlab_token", re.compile(r"gl(?:pat|dt|rt|ft|soat|ptt)-" + _TOKEN + r"{20,}"), 0, _standalone),
+    _Rule("slack_token", re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}"), 0, _token_check),
+    _Rule("stripe_key", re.compile(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"), 0, _standalone),
+    _Rule("google_api_key", re.compile(r"AIza[0-9A-Za-z_\-]{35}"), 0, _standalone),
+    _Rule("npm_token", re.compile(r"npm_[A-Za-z0-9]{36}"), 0, _standalone),
+    _Rule("npm_token", re.compile(r"_authToken=[ \t]*[\"']?([A-Za-z0-9_\-.]{20,})"), 1,
+          lambda m: _has_digit_and_letter(m.group(1))),
+    _Rule("aws_access_key", re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}"), 0, _standalone),
+    _Rule("aws_secret_key", re.compile(
+        r"(?i:aws)[\w.-]{0,20}?(?i:secret)[\w.-]{0,20}?[\"'\\]{0,3}[ \t]*(?:=>|:=|=|:)[ \t]*"
+        r"[\"'\\]{0,2}([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
+    ), 1),
+    # Possessive runs, and a start only at a token boundary: "eyJeyJeyJ..." must stay linear.
+    _Rule("jwt", re.compile(
+        r"eyJ(?<![A-Za-z0-9_\-]eyJ)[A-Za-z0-9_\-]{8,}+\.eyJ[A-Za-z0-9_\-]{8,}+\.[A-Za-z0-9_\-]*+"
+    ), 0, _standalone),
+    _Rule("bearer_token", re.compile(
+        r"(?:[Bb](?i:earer)|(?<=[:=] )Token|(?<=[:=] )token)[ \t]+([A-Za-z0-9\-._~+/]{16,}=*)"
+    ), 1, lambda m: _standalone(m, 0)),
+    _Rule("basic_auth", re.compile(
+        r"[Aa](?i:uthorization)[\"'\\]{0,3}[ \t]*[:=][ \t]*[\"'\\]{0,2}(?i:basic)[ \t]+"
+        r"([A-Za-z0-9+/]{8,}=*)"
+    ), 1),
 )
 
 
