@@ -8,7 +8,7 @@ the table (compaction, index rebuild, old versions removed) so the text is gone 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 
 from memory_pipeline.embedding import Embedder
@@ -76,6 +76,18 @@ def check_confidence(value: float | None) -> float:
     return value
 
 
+@dataclass(frozen=True)
+class MemoryFields:
+    """The columns of a memory besides its type and content, with the defaults a new one gets."""
+
+    reasoning: str | None = None
+    occurred_at: datetime | None = None
+    happens_at: datetime | None = None
+    confidence: float = 0.8
+    source: str = "live"
+    source_ref: str | None = None
+
+
 @dataclass
 class MemoryGraph:
     """Operations on one database's typed memories, embedding content with ``embedder``."""
@@ -87,36 +99,18 @@ class MemoryGraph:
     def open(cls, uri: str, embedder: Embedder) -> "MemoryGraph":
         return cls(GraphStore(uri, embedder.dim), embedder)
 
-    def row(
-        self,
-        tenant: Tenant,
-        memory_type: str,
-        content: str,
-        *,
-        reasoning: str | None = None,
-        occurred_at: datetime | None = None,
-        happens_at: datetime | None = None,
-        confidence: float = 0.8,
-        source: str = "live",
-        source_ref: str | None = None,
-        vector=None,
-        created_at: datetime | None = None,
-    ) -> dict:
+    def row(self, tenant: Tenant, memory_type: str, content: str, **fields) -> dict:
+        """A memory row, not yet embedded; ``fields`` are the columns of ``MemoryFields``."""
         at = now_utc()
         return {
             "id": memory_id(tenant.key, memory_type, content),
             "tenant": tenant.key,
             "memory_type": memory_type,
             "content": content,
-            "reasoning": reasoning,
-            "occurred_at": occurred_at,
-            "happens_at": happens_at,
-            "confidence": confidence,
-            "source": source,
-            "source_ref": source_ref,
-            "model": self.embedder.name if vector is not None else None,
-            "vector": vector,
-            "created_at": created_at or at,
+            **asdict(MemoryFields(**fields)),
+            "model": None,
+            "vector": None,
+            "created_at": at,
             "updated_at": at,
             "content_hash": content_hash(content),
         }

@@ -13,7 +13,7 @@ they gave earlier stay.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -114,10 +114,7 @@ def ingest_tenant(
     for path, digest, _ in todo:
         ids = []
         for item in by_path.get(path, []):
-            row = graph.row(
-                tenant, item.memory_type, item.content, reasoning=item.reasoning, occurred_at=item.occurred_at,
-                happens_at=item.happens_at, confidence=item.confidence, source=item.source, source_ref=item.source_ref,
-            )
+            row = graph.row(tenant, **asdict(item))
             if row["id"] in blocked:
                 report.blocked += 1
                 continue
