@@ -9,7 +9,7 @@ import typer
 
 from memory_pipeline.cli import options
 from memory_pipeline.cli.app import app
-from memory_pipeline.cli.output import print_json, say, summary_table
+from memory_pipeline.cli.output import print_result, say, summary_table
 
 eval_app = typer.Typer(no_args_is_help=True, help="Measure recall and consolidation quality.")
 app.add_typer(eval_app, name="eval")
@@ -19,6 +19,18 @@ EMBEDDER = typer.Option("minilm", "--embedder", help="minilm (the real model) or
 
 def _workdir(kept: str):
     return typer.Option(None, "--workdir", help=f"Keep the staged workspace and {kept} here (default: a temp dir).")
+
+
+def _print_locomo(report, data: Path) -> None:
+    groups = sorted(g for g in report.table if g != "overall") + ["overall"]
+    summary_table(
+        f"recall on {data} ({report.queries} questions, {len(report.conversations)} conversations)",
+        ("category", "n", "R@1", "R@5", "R@10", "MRR"),
+        [(g, report.table[g]["n"], *(f"{report.table[g][m]:.3f}" for m in ("R@1", "R@5", "R@10", "MRR"))) for g in groups],
+    )
+    say(f"mean result length: {report.mean_tokens} tokens")
+    say("timings: " + ", ".join(f"{key} {value}" for key, value in report.timings.items()))
+    say(f"results: {report.results_path} (ingest log: {report.results_path.parent / 'ingest.log'})")
 
 
 @eval_app.command("locomo")
@@ -34,18 +46,22 @@ def eval_locomo_command(
     from memory_pipeline.eval.locomo import run_locomo_eval
 
     report = run_locomo_eval(data, out, k=limit, embedder=embedder, workdir=workdir)
-    if as_json:
-        print_json(report.to_dict())
-        return
-    groups = sorted(g for g in report.table if g != "overall") + ["overall"]
+    print_result(report.to_dict(), as_json, lambda: _print_locomo(report, data))
+
+
+def _print_consolidation(report, data: Path, out: Path) -> None:
+    scores = report.scores or {}
+    coverage = scores.get("coverage", {})
     summary_table(
-        f"recall on {data} ({report.queries} questions, {len(report.conversations)} conversations)",
-        ("category", "n", "R@1", "R@5", "R@10", "MRR"),
-        [(g, report.table[g]["n"], *(f"{report.table[g][m]:.3f}" for m in ("R@1", "R@5", "R@10", "MRR"))) for g in groups],
+        f"consolidation of {data} ({report.sessions} sessions, {len(report.conversations)} conversations)",
+        ("kind", "units", "coverage @0.6", "names its subject"),
+        [(kind, n, coverage.get(kind, {}).get("@0.6", ""), report.named_subject.get(kind, ""))
+         for kind, n in sorted(report.counts.items())] + [("all", sum(report.counts.values()), coverage.get("all", {}).get("@0.6", ""), "")],
     )
-    say(f"mean result length: {report.mean_tokens} tokens")
-    say("timings: " + ", ".join(f"{key} {value}" for key, value in report.timings.items()))
-    say(f"results: {report.results_path} (ingest log: {report.results_path.parent / 'ingest.log'})")
+    if "summary_unigram_f1" in scores:
+        say(f"summary unigram F1 {scores['summary_unigram_f1']} (lead baseline {scores.get('summary_lead_baseline_f1')})")
+    say(f"relations per session {report.relations_per_session}; entities {len(report.entities)}")
+    say(f"units: {report.units} (scores: {out / 'scores.json'})" if report.scores else f"units: {report.units} (no scorer found)")
 
 
 @eval_app.command("consolidation")
@@ -61,21 +77,16 @@ def eval_consolidation_command(
     from memory_pipeline.eval.consolidation import run_consolidation_eval
 
     report = run_consolidation_eval(data, out, embedder=embedder, workdir=workdir, scorer=scorer)
-    if as_json:
-        print_json(report.to_dict())
-        return
-    scores = report.scores or {}
-    coverage = scores.get("coverage", {})
-    summary_table(
-        f"consolidation of {data} ({report.sessions} sessions, {len(report.conversations)} conversations)",
-        ("kind", "units", "coverage @0.6", "names its subject"),
-        [(kind, n, coverage.get(kind, {}).get("@0.6", ""), report.named_subject.get(kind, ""))
-         for kind, n in sorted(report.counts.items())] + [("all", sum(report.counts.values()), coverage.get("all", {}).get("@0.6", ""), "")],
-    )
-    if "summary_unigram_f1" in scores:
-        say(f"summary unigram F1 {scores['summary_unigram_f1']} (lead baseline {scores.get('summary_lead_baseline_f1')})")
-    say(f"relations per session {report.relations_per_session}; entities {len(report.entities)}")
-    say(f"units: {report.units} (scores: {out / 'scores.json'})" if report.scores else f"units: {report.units} (no scorer found)")
+    print_result(report.to_dict(), as_json, lambda: _print_consolidation(report, data, out))
+
+
+def _print_updates(s: dict, out: Path) -> None:
+    say(f"{s['scenarios']} scenarios: {s['changed']} changed facts, {s['lookalikes']} look-alikes")
+    for key in ("newer_first", "new_at_1"):
+        say(f"{key}: {s[key]['after']:.3f} (before supersession {s[key]['before']:.3f})")
+    say(f"detected: {s['detected']:.3f}; false supersessions in look-alikes: {s['false_supersessions']}")
+    missed = [r["id"] for r in s["per_scenario"] if r["changed"] and not r["after"]["newer_first"]]
+    say(f"newer-first missed: {', '.join(missed) or 'none'}; details: {out / 'summary.json'}")
 
 
 @eval_app.command("updates")
@@ -89,12 +100,4 @@ def eval_updates_command(
     from memory_pipeline.eval.updates import DEFAULT_DATA, run_updates_eval
 
     s = run_updates_eval(data or DEFAULT_DATA, out, embedder=embedder)
-    if as_json:
-        print_json({k: v for k, v in s.items() if k != "per_scenario"})
-        return
-    say(f"{s['scenarios']} scenarios: {s['changed']} changed facts, {s['lookalikes']} look-alikes")
-    for key in ("newer_first", "new_at_1"):
-        say(f"{key}: {s[key]['after']:.3f} (before supersession {s[key]['before']:.3f})")
-    say(f"detected: {s['detected']:.3f}; false supersessions in look-alikes: {s['false_supersessions']}")
-    missed = [r["id"] for r in s["per_scenario"] if r["changed"] and not r["after"]["newer_first"]]
-    say(f"newer-first missed: {', '.join(missed) or 'none'}; details: {out / 'summary.json'}")
+    print_result({k: v for k, v in s.items() if k != "per_scenario"}, as_json, lambda: _print_updates(s, out))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from rich.console import Console
 
@@ -17,6 +17,14 @@ def print_json(value) -> None:
     """Clean JSON on stdout: nothing else is printed there by a command given ``--json``."""
     sys.stdout.write(json.dumps(value, indent=2, default=str, ensure_ascii=False) + "\n")
     sys.stdout.flush()
+
+
+def print_result(value, as_json: bool, for_people: Callable[[], None]) -> None:
+    """``value`` as JSON for programs (``--json``), or what ``for_people`` prints for people."""
+    if as_json:
+        print_json(value)
+    else:
+        for_people()
 
 
 def say(text: str) -> None:
