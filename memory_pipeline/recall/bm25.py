@@ -80,23 +80,33 @@ def query_words(text: str) -> list[str]:
 class TextIndex:
     """``top(query, limit)`` -> (row indices, BM25 scores) of the rows that match, best first.
 
-    Stored as one sparse column per stem: the rows holding it and their precomputed score.
+    Stored as one sparse column per stem: the rows holding it, their precomputed score and their
+    word count (with each row's length, what ``updated`` scores a changed tenant's rows from).
     """
 
     def __init__(self, texts: list[str] | pa.Array | pa.ChunkedArray):
-        self.rows = n = len(texts)
+        n = len(texts)
         doc, codes, stems = _words(texts) if n else (np.zeros(0, np.int64), np.zeros(0, np.int64), [])
-        self.vocab = {s: i for i, s in enumerate(stems)}
-        length = np.bincount(doc, minlength=n).astype(np.float64)
-        mean_length = float(length.mean()) if n else 0.0
+        length = np.bincount(doc, minlength=n)
         # (stem, row) pairs sorted by stem then row, and how often each occurs.
         pairs, tf = np.unique(codes * max(n, 1) + doc, return_counts=True)
-        stem, row = pairs // max(n, 1), pairs % max(n, 1)
+        self._index(stems, pairs // max(n, 1), pairs % max(n, 1), tf, length)
+
+    def _index(self, stems: list[str], stem: np.ndarray, row: np.ndarray, tf: np.ndarray, length: np.ndarray) -> None:
+        """Score the postings (``stem``, ``row``, ``tf``), sorted by stem then row, of rows of
+        ``length`` indexed words: the one place scores are computed, so an index updated in
+        place (``updated``) scores exactly as one built from the texts."""
+        self.rows = n = len(length)
+        self.vocab = {s: i for i, s in enumerate(stems)}
+        self.length = np.asarray(length, dtype=np.int32)
+        self.tf = np.asarray(tf, dtype=np.int32)
+        length = self.length.astype(np.float64)
+        mean_length = float(length.mean()) if n else 0.0
         df = np.bincount(stem, minlength=len(stems))
         idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
         norm = K1 * ((1 - B) + B * length[row] / (mean_length or 1.0))
         self.scores = (idf[stem] * tf / (norm + tf)).astype(np.float32)
-        self.members = row.astype(np.int32)  # ascending within each stem
+        self.members = np.asarray(row, dtype=np.int32)  # ascending within each stem
         self.starts = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
         # The most common stems of a large tenant also get a dense column (a score per row):
         # adding 4 MB per 1M rows is several times faster than scattering as many postings.
@@ -109,13 +119,49 @@ class TextIndex:
                 column[self.members[lo:hi]] = self.scores[lo:hi]
                 self.dense[s] = column
 
+    def updated(self, new_row: np.ndarray, added: list[str] | pa.Array | pa.ChunkedArray, added_rows: np.ndarray,
+                rows: int) -> TextIndex:
+        """The index of the rows after a change, without reading the unchanged rows' text again.
+
+        ``new_row[r]`` is the new position of old row ``r`` (-1: deleted); ``added`` are the new
+        rows' texts, at positions ``added_rows`` of the ``rows`` rows now. Word counts are kept per posting, so every
+        score is computed again from the new statistics, as a build from all texts would.
+        """
+        n = rows
+        old_stems = sorted(self.vocab, key=self.vocab.__getitem__)
+        old_stem = np.repeat(np.arange(len(old_stems), dtype=np.int64), np.diff(self.starts))
+        moved = new_row[np.asarray(self.members, dtype=np.int64)]
+        live = moved >= 0
+        doc, codes, add_stems = _words(added) if len(added_rows) else (np.zeros(0, np.int64), np.zeros(0, np.int64), [])
+        pairs, add_tf = np.unique(codes * max(len(added_rows), 1) + doc, return_counts=True)
+        add_stem, add_doc = pairs // max(len(added_rows), 1), pairs % max(len(added_rows), 1)
+        # One sorted vocabulary of the stems still used; old and added codes mapped into it.
+        used_old = np.bincount(old_stem[live], minlength=len(old_stems)) > 0
+        stems = sorted({s for s, u in zip(old_stems, used_old.tolist()) if u} | set(add_stems))
+        code = {s: i for i, s in enumerate(stems)}
+        old_map = np.array([code.get(s, -1) for s in old_stems], dtype=np.int64)
+        add_map = np.array([code[s] for s in add_stems], dtype=np.int64)
+        stem = np.concatenate([old_map[old_stem[live]], add_map[add_stem]]) if len(add_map) else old_map[old_stem[live]]
+        row = np.concatenate([moved[live], np.asarray(added_rows, dtype=np.int64)[add_doc]])
+        tf = np.concatenate([np.asarray(self.tf)[live], add_tf])
+        # Both parts are sorted by (stem, row) already: a stable sort merges the two runs.
+        order = np.argsort(stem * max(n, 1) + row, kind="stable")
+        length = np.zeros(n, dtype=np.int64)
+        old_rows = np.flatnonzero(new_row >= 0)
+        length[new_row[old_rows]] = np.asarray(self.length)[old_rows]
+        length[np.asarray(added_rows, dtype=np.int64)] = np.bincount(doc, minlength=len(added_rows))
+        index = TextIndex.__new__(TextIndex)
+        index._index(stems, stem[order], row[order], tf[order], length)
+        return index
+
     def arrays(self) -> tuple[list[str], dict[str, np.ndarray]]:
         """(stems, arrays): everything ``from_arrays`` needs to read the index back."""
         stems = sorted(self.vocab, key=self.vocab.__getitem__)
         dense_stems = np.array(list(self.dense), dtype=np.int64)
         dense = np.stack(list(self.dense.values())) if self.dense else np.zeros((0, self.rows), np.float32)
-        arrays = {"scores": self.scores, "members": self.members, "starts": self.starts,
-                  "dense_stems": dense_stems, "dense": dense, "rows": np.array([self.rows], dtype=np.int64)}
+        arrays = {"scores": self.scores, "members": self.members, "starts": self.starts, "tf": self.tf,
+                  "length": self.length, "dense_stems": dense_stems, "dense": dense,
+                  "rows": np.array([self.rows], dtype=np.int64)}
         return stems, arrays
 
     @classmethod
@@ -125,6 +171,7 @@ class TextIndex:
         index.rows = int(arrays["rows"][0])
         index.vocab = {s: i for i, s in enumerate(stems)}
         index.scores, index.members, index.starts = arrays["scores"], arrays["members"], arrays["starts"]
+        index.tf, index.length = arrays["tf"], arrays["length"]
         index.dense = {int(s): arrays["dense"][i] for i, s in enumerate(arrays["dense_stems"].tolist())}
         return index
 

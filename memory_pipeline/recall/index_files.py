@@ -14,11 +14,10 @@ beside it, then renamed); files added to it later (the IVF lists, the BM25 posti
 first use) each appear by a rename, the file that marks them complete last. Loading anything
 that is missing or unreadable just falls back to LanceDB and a rebuild.
 
-When a tenant changes, its rows snapshot and BM25 postings are rebuilt whole (BM25's word
-statistics move with every row); the IVF keeps the previous fingerprint's centroids while the
-tenant stays within twice the size they were trained on, so only the rows' assignment is
-redone, not k-means. The previous fingerprint's folder is then removed. ``forget_tenant``
-removes the tenant's folders (``forget_index_files``).
+When a tenant changes, its new fingerprint's folder is made from the previous one and the rows
+that changed (``index_update.py``): nothing unchanged is read from LanceDB or tokenized again,
+and the IVF's grouped vectors are linked, not copied. The previous fingerprint's folder is then
+removed. ``forget_tenant`` removes the tenant's folders (``forget_index_files``).
 """
 
 from __future__ import annotations
@@ -40,10 +39,11 @@ from memory_pipeline.recall.rows import IdPositions, Rows
 log = logging.getLogger(__name__)
 
 INDEX_FOLDER = "_recall_index"
-FORMAT = 1
+FORMAT = 2  # 2: write times in the rows, word counts in the BM25 postings, IVF tails
 _SAFE = re.compile(r"^[A-Za-z0-9_.~-]{1,160}$")
-_IVF = ("order", "offsets", "grouped", "centroids")  # centroids last: it marks the set complete
-_BM25 = ("scores", "members", "starts", "dense_stems", "dense", "rows")
+# centroids last: it marks the set complete
+_IVF = ("order", "offsets", "grouped", "tail_order", "tail_offsets", "tail_grouped", "trained_on", "centroids")
+_BM25 = ("scores", "members", "starts", "tf", "length", "dense_stems", "dense", "rows")
 
 
 def index_root(uri: str) -> Path | None:
@@ -117,17 +117,27 @@ class TenantFiles:
         """Write ``rows`` (built by ``Rows.from_table``) as the tenant's current fingerprint."""
         if rows.table is None or not rows.fingerprint or not isinstance(rows.position, IdPositions):
             return
-        self._remember_centroids()
-        final = self.tenant_dir / rows.fingerprint
-        tmp = self.tenant_dir / f".{rows.fingerprint}.{uuid.uuid4().hex}.tmp"
-        try:
-            tmp.mkdir(parents=True)
+
+        def fill(tmp: Path) -> None:
             with pa.ipc.new_file(str(tmp / "rows.arrow"), rows.table.schema) as writer:
                 writer.write_table(rows.table)
             np.save(tmp / "vectors.npy", np.asarray(rows.vectors, dtype=np.float32))
             np.save(tmp / "id_keys.npy", np.asarray(rows.position.keys))
             np.save(tmp / "id_rows.npy", np.asarray(rows.position.rows))
-            meta = {"format": FORMAT, "fingerprint": rows.fingerprint, "rows": len(rows), "tenant": rows.tenant}
+
+        self._remember_centroids()
+        if self.publish(rows.tenant, rows.fingerprint, len(rows), fill):
+            rows.files = self
+
+    def publish(self, tenant: str, fingerprint: str, count: int, fill: Callable[[Path], None]) -> bool:
+        """Make ``fingerprint``'s folder: ``fill`` writes its files into a temporary folder, which
+        is renamed into place once complete; earlier fingerprints are then removed."""
+        final = self.tenant_dir / fingerprint
+        tmp = self.tenant_dir / f".{fingerprint}.{uuid.uuid4().hex}.tmp"
+        try:
+            tmp.mkdir(parents=True)
+            fill(tmp)
+            meta = {"format": FORMAT, "fingerprint": fingerprint, "rows": count, "tenant": tenant}
             (tmp / "meta.json").write_text(json.dumps(meta))
             try:
                 tmp.rename(final)
@@ -135,13 +145,26 @@ class TenantFiles:
                 shutil.rmtree(tmp, ignore_errors=True)
         except OSError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
-            log.warning("recall index of %s not saved (%s): it is rebuilt in the next process", rows.tenant, exc)
-            return
+            log.warning("recall index of %s not saved (%s): it is rebuilt in the next process", tenant, exc)
+            return False
         self.folder = final
-        rows.files = self
         for old in self.tenant_dir.iterdir():  # earlier fingerprints (and stale temporary folders)
             if old != final and not (old.name.startswith(".") and old.name.endswith(".tmp") and _young(old)):
                 shutil.rmtree(old, ignore_errors=True)
+        return True
+
+    def previous(self) -> str | None:
+        """The fingerprint of the tenant's newest complete folder of this format, if any."""
+        found: list[tuple[float, str]] = []
+        if self.tenant_dir.is_dir():
+            for folder in self.tenant_dir.iterdir():
+                try:
+                    meta = json.loads((folder / "meta.json").read_text())
+                except (OSError, ValueError):
+                    continue
+                if meta.get("format") == FORMAT and meta.get("fingerprint") == folder.name:
+                    found.append((folder.stat().st_mtime, folder.name))
+        return max(found)[1] if found else None
 
     # -- IVF ------------------------------------------------------------------------------------
 
@@ -151,15 +174,24 @@ class TenantFiles:
         if self.folder is None or not (self.folder / "ivf_centroids.npy").exists():
             return None
         parts = {name: self._array(f"ivf_{name}") for name in _IVF}
-        return IvfIndex.from_arrays(parts["centroids"], parts["order"], parts["grouped"], parts["offsets"])
+        tail = parts["tail_order"], parts["tail_offsets"], parts["tail_grouped"]
+        return IvfIndex.from_arrays(parts["centroids"], parts["order"], parts["grouped"], parts["offsets"],
+                                    tail, int(parts["trained_on"][0]))
 
-    def save_ivf(self, index) -> None:
-        """Save the IVF lists, then serve them memory-mapped: the built copy is let go."""
-        arrays = {"order": index.order, "offsets": index.offsets, "grouped": index.grouped, "centroids": index.centroids}
-        if not self._save({f"ivf_{name}": arrays[name] for name in _IVF}):
+    def save_ivf(self, index, folder: Path | None = None) -> None:
+        """Save the IVF lists (into ``folder``, default the current one), then serve them
+        memory-mapped: the built copy is let go. Grouped vectors memory-mapped from an earlier
+        folder of the tenant are linked, not copied."""
+        if not self._save(ivf_arrays(index), folder):
             return
-        (self.folder / "vectors.npy").unlink(missing_ok=True)  # the lists hold every vector
-        index.order, index.grouped = self._array("ivf_order"), self._array("ivf_grouped")
+        if folder is None:
+            (self.folder / "vectors.npy").unlink(missing_ok=True)  # the lists hold every vector
+            index.order, index.grouped = self._array("ivf_order"), self._array("ivf_grouped")
+
+    def replace_ivf(self, index) -> None:
+        """Save a compacted IVF over the current folder's (maintenance)."""
+        self.save_ivf(index)
+        index.tail_order, index.tail_grouped = self._array("ivf_tail_order"), self._array("ivf_tail_grouped")
 
     def previous_centroids(self, rows: int) -> np.ndarray | None:
         """The centroids of the tenant's previous fingerprint, if trained on a similar size."""
@@ -174,7 +206,7 @@ class TenantFiles:
         for old in self.tenant_dir.iterdir():
             try:
                 centroids = np.load(old / "ivf_centroids.npy")
-                trained_on = json.loads((old / "meta.json").read_text())["rows"]
+                trained_on = int(np.load(old / "ivf_trained_on.npy")[0])
             except (OSError, ValueError, KeyError):
                 continue
             self._previous_centroids = (int(trained_on), centroids)
@@ -193,16 +225,17 @@ class TenantFiles:
             return None
         return TextIndex.from_arrays(vocab.column("stem").to_pylist(), arrays)
 
-    def save_bm25(self, index) -> None:
+    def save_bm25(self, index, folder: Path | None = None) -> None:
         stems, arrays = index.arrays()
-        if not self._save({f"bm25_{name}": arrays[name] for name in _BM25}):
+        if not self._save({f"bm25_{name}": arrays[name] for name in _BM25}, folder):
             return
+        folder = folder or self.folder
         vocab = pa.table({"stem": pa.array(stems, pa.string())})
-        tmp = self.folder / f".bm25_vocab.{uuid.uuid4().hex}.tmp"
+        tmp = folder / f".bm25_vocab.{uuid.uuid4().hex}.tmp"
         try:
             with pa.ipc.new_file(str(tmp), vocab.schema) as writer:
                 writer.write_table(vocab)
-            os.replace(tmp, self.folder / "bm25_vocab.arrow")  # last: marks the postings complete
+            os.replace(tmp, folder / "bm25_vocab.arrow")  # last: marks the postings complete
         except OSError:
             tmp.unlink(missing_ok=True)
 
@@ -211,19 +244,47 @@ class TenantFiles:
     def _array(self, name: str) -> np.ndarray:
         return np.load(self.folder / f"{name}.npy", mmap_mode="r")
 
-    def _save(self, arrays: dict[str, np.ndarray]) -> bool:
-        """Each array to a temporary file, renamed into place in order; False if the folder is gone."""
-        if self.folder is None:
+    def _save(self, arrays: dict[str, np.ndarray], folder: Path | None = None) -> bool:
+        """Each array to a temporary file, renamed into place in order; False if the folder is gone.
+        An array memory-mapped from a file of the tenant's is linked instead of written."""
+        folder = folder or self.folder
+        if folder is None:
             return False
         try:
             for name, array in arrays.items():
-                tmp = self.folder / f".{name}.{uuid.uuid4().hex}.tmp.npy"
-                np.save(tmp, np.asarray(array))
-                os.replace(tmp, self.folder / f"{name}.npy")
+                tmp = folder / f".{name}.{uuid.uuid4().hex}.tmp.npy"
+                source = _mapped_file(array)
+                if source is not None and source.parent.parent == self.tenant_dir and source.parent != folder:
+                    try:
+                        os.link(source, tmp)
+                    except OSError:
+                        np.save(tmp, np.asarray(array))
+                else:
+                    np.save(tmp, np.asarray(array))
+                os.replace(tmp, folder / f"{name}.npy")
         except OSError as exc:  # removed meanwhile (a newer fingerprint, or the tenant forgotten)
             log.info("recall index not saved in %s: %s", self.folder, exc)
             return False
         return True
+
+
+def ivf_arrays(index) -> dict[str, np.ndarray]:
+    arrays = {"order": index.order, "offsets": index.offsets, "grouped": index.grouped, "centroids": index.centroids,
+              "tail_order": index.tail_order, "tail_offsets": index.tail_offsets, "tail_grouped": index.tail_grouped,
+              "trained_on": np.array([index.trained_on], dtype=np.int64)}
+    return {f"ivf_{name}": arrays[name] for name in _IVF}
+
+
+def _mapped_file(array) -> Path | None:
+    """The file a whole ``np.load(mmap_mode="r")`` array maps, if it is one (not a part of it)."""
+    if not isinstance(array, np.memmap) or not array.filename or not array.flags.c_contiguous:
+        return None
+    try:
+        whole = np.load(array.filename, mmap_mode="r")
+    except (OSError, ValueError):
+        return None
+    same = whole.shape == array.shape and whole.dtype == array.dtype and whole.offset == array.offset
+    return Path(array.filename) if same else None
 
 
 def _young(path: Path, seconds: float = 3600) -> bool:

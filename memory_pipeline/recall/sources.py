@@ -16,19 +16,22 @@ of the tenant's own (``bm25.py``), built when first needed.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from collections import OrderedDict
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import lancedb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memory_pipeline.recall import index_files
+from memory_pipeline.recall import index_files, index_update
 from memory_pipeline.recall.rows import Rows, release_freed_memory
 from memory_pipeline.store.base import sql_str
 from memory_pipeline.store.tables import CHUNKS, EPISODES
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Rows", "RecallSource", "ChunkSource", "EpisodeSource", "TenantCache", "tenant_cache"]
 
@@ -93,10 +96,12 @@ class ChunkSource(RecallSource):
         "file_date", "ts_start", "vector",
     )
 
+    # The order of a tenant's rows: by file, then lines (neighbouring windows are adjacent).
+    sort_keys = [("source", "ascending"), ("path", "ascending"), ("start_line", "ascending"), ("end_line", "ascending")]
+
     def to_rows(self, tenant: str, arrow: pa.Table) -> Rows:
         vectors_in = arrow
-        keys = [("source", "ascending"), ("path", "ascending"), ("start_line", "ascending"), ("end_line", "ascending")]
-        arrow, order = _sorted(arrow, keys)
+        arrow, order = _sorted(arrow, self.sort_keys)
         # Arrow columns, read a row at a time (``Rows.from_table``), and what a snapshot stores.
         table = pa.table({
             "id": arrow.column("id"),
@@ -110,6 +115,8 @@ class ChunkSource(RecallSource):
             "day": arrow.column("file_date"),
             "when": arrow.column("ts_start"),
         })
+        if "updated_at" in arrow.column_names:  # what a snapshot's update compares (``index_update``)
+            table = table.append_column("updated_at", arrow.column("updated_at"))
         return Rows.from_table(tenant, table, _vectors(vectors_in, order))
 
 
@@ -198,7 +205,8 @@ class TenantCache:
     A tenant of at least ``persist_min_rows`` rows of a source with a fingerprint (the chunks) is
     also written to disk once read, with its indices as they are built (``index_files.py``), and
     a new process reads that copy back memory-mapped instead of the table whenever the
-    fingerprint still matches. Smaller tenants, episodes and facts are read and built in memory;
+    fingerprint still matches; when it does not, that copy is updated from the rows that changed
+    (``index_update.py``) instead of rebuilt. Smaller tenants, episodes and facts are read and built in memory;
     ``persist_min_rows=None`` turns persistence off (neither read nor written).
     """
 
@@ -276,8 +284,12 @@ class TenantCache:
         rows = None
         if files is not None and files.has_any():
             # Reading the fingerprint columns takes 0.7 s at 1M rows; the whole rows, 13 s.
-            fingerprint = _fingerprint(self._read(table, tenant, list(source.fingerprint)), source.fingerprint)
+            current = self._read(table, tenant, list(source.fingerprint))
+            fingerprint = _fingerprint(current, source.fingerprint)
             rows = files.load(tenant, fingerprint) if fingerprint else None
+            if rows is None and fingerprint and len(current) >= self.persist_min_rows:
+                rows = self._update(source, table, tenant, files, current, fingerprint)
+            del current
         if rows is None:
             rows = self._read_rows(source, table, tenant)
             if files is not None and len(rows) < self.persist_min_rows:
@@ -294,6 +306,31 @@ class TenantCache:
             while len(self._rows) > self.max_entries:
                 self._rows.popitem(last=False)
         return rows
+
+    def _update(
+        self, source: RecallSource, table, tenant: str, files, current: pa.Table, fingerprint: str
+    ) -> Rows | None:
+        """The tenant's persisted indices updated from its changed rows (``index_update.py``)."""
+        present = set(table.schema.names)
+        columns = [c for c in dict.fromkeys(source.columns + source.fingerprint) if c in present]
+
+        def read_since(since: pa.Scalar) -> pa.Table:
+            micros = pc.cast(since, pa.int64()).as_py()
+            stamp = datetime.fromtimestamp(micros // 1_000_000, UTC).replace(microsecond=micros % 1_000_000)
+            return (
+                table.search()
+                .where(f"tenant = {sql_str(tenant)} AND updated_at >= timestamp '{stamp:%Y-%m-%d %H:%M:%S.%f}'",
+                       prefilter=True)
+                .select(columns)
+                .limit(None)
+                .to_arrow()
+            )
+
+        try:
+            return index_update.updated_rows(files, source, tenant, current, fingerprint, read_since)
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            log.warning("recall index of %s not updated (%s): rebuilt from the table", tenant, exc)
+            return None
 
     def _read_rows(self, source: RecallSource, table, tenant: str) -> Rows:
         present = set(table.schema.names)
@@ -326,7 +363,8 @@ class TenantCache:
 def persist_large_tenants(uri: str, ann_min_rows: int, ann_lists: int | None = None,
                           min_rows: int = 10_000) -> dict[str, int]:
     """Write the recall indices of every chunks tenant of ``min_rows`` rows or more whose
-    persisted copy is missing or stale (maintenance: the next process's first query reads them).
+    persisted copy is missing or stale (maintenance: the next process's first query reads them),
+    and fold the IVF tail of updated tenants into their lists.
 
     Returns {tenant: rows} of the tenants checked. One tenant is held at a time. Nothing is
     written for object storage.
@@ -346,7 +384,15 @@ def persist_large_tenants(uri: str, ann_min_rows: int, ann_lists: int | None = N
         rows = cache.rows(ChunkSource(), tenant)
         rows.text_index()
         if ann_min_rows and len(rows) >= ann_min_rows:
-            rows.ann_index(ann_lists)
+            ann = rows.ann_index(ann_lists)
+            if (len(ann.tail_order) or ann.dead) and rows.files is not None:
+                # Rows added and deleted since the lists were written (``index_update.py``):
+                # folded in, so queries scan one set of lists again.
+                compacted = ann.compacted()
+                rows.files.replace_ivf(compacted)
+                rows._indices["ann"] = compacted
+                rows.vectors = compacted.vectors()
+                release_freed_memory()
         done[tenant] = len(rows)
     return done
 

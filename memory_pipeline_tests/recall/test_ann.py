@@ -73,3 +73,29 @@ def test_vectors_read_from_arrow_follow_the_sort_order():
     order = np.random.default_rng(0).permutation(50)
     assert np.array_equal(_vectors(table), x)
     assert np.array_equal(_vectors(table, order), x[order])
+
+
+def test_an_updated_index_holds_the_changed_rows_and_compacts_to_the_same():
+    """Rows deleted and added after the lists were built: the updated index (tail, deleted rows
+    marked) reads back the new rows' vectors in their new order and, probing every list, finds
+    what the exact scan finds; compacted, it holds the same rows in one set of lists."""
+    rng = np.random.default_rng(5)
+    old = _clustered(1500)
+    keep = np.arange(1500) % 5 != 0
+    added = _clustered(300, seed=9)
+    n = int(keep.sum()) + 300
+    added_rows = np.sort(rng.choice(n, 300, replace=False))
+    new_row = np.full(1500, -1)
+    new_row[keep] = np.setdiff1d(np.arange(n), added_rows)
+    now = np.empty((n, old.shape[1]), dtype=np.float32)
+    now[new_row[keep]], now[added_rows] = old[keep], added
+
+    index = IvfIndex(old, lists=30).updated(new_row, added, added_rows)
+    assert index.dead == 300 and len(index.tail_order) == 300
+    for ivf in (index, index.compacted()):
+        assert np.array_equal(np.asarray(ivf.vectors()), now)
+        assert np.array_equal(ivf.vectors()[[3, 7]], now[[3, 7]])
+        for q in now[:20]:
+            ids, _ = ivf.search(q, 10, nprobe=30)
+            assert set(ids.tolist()) == set(np.argsort(-(now @ q))[:10].tolist())
+    assert index.compacted().dead == 0 and len(index.compacted().tail_order) == 0

@@ -141,3 +141,34 @@ def test_common_words_of_a_large_tenant_read_their_dense_columns_exactly():
         assert np.allclose(scores, np.sort(exact)[::-1][:25]) and np.allclose(exact[rows], scores)
         rows, scores = index.top(query, 25, allowed)
         assert allowed[rows].all() and np.allclose(scores, np.sort(exact[allowed])[::-1][:25])
+
+
+def test_an_updated_index_equals_one_built_from_all_texts():
+    """Rows deleted, added and moved: ``updated`` gives the same vocabulary, postings, word
+    counts and scores, to the bit, as an index built from the new texts, dense columns included."""
+    rng = np.random.default_rng(2)
+    words = ["billing", "dashboard", "coffee", "tea", "restart", "migration", "friday", "heron", "lake"]
+
+    def texts(count):
+        return [" ".join(rng.choice(words, size=int(rng.integers(1, 12))).tolist()) for _ in range(count)]
+
+    old_texts, added = texts(12_000), texts(500) + ["a brand new zebra word"]
+    keep = rng.random(len(old_texts)) > 0.1
+    n = int(keep.sum()) + len(added)
+    added_rows = np.sort(rng.choice(n, len(added), replace=False))
+    new_row = np.full(len(old_texts), -1)
+    new_row[keep] = np.setdiff1d(np.arange(n), added_rows)
+    now = [""] * n
+    for i in np.flatnonzero(keep):
+        now[new_row[i]] = old_texts[i]
+    for j, row in enumerate(added_rows):
+        now[row] = added[j]
+
+    updated, built = TextIndex(old_texts).updated(new_row, added, added_rows, n), TextIndex(now)
+    assert updated.vocab == built.vocab and "zebra" in updated.vocab
+    for name in ("scores", "members", "starts", "tf", "length"):
+        assert np.array_equal(getattr(updated, name), getattr(built, name)), name
+    assert built.dense and updated.dense.keys() == built.dense.keys()
+    assert all(np.array_equal(updated.dense[s], built.dense[s]) for s in built.dense)
+    for query in ("billing dashboard", "zebra", "heron lake friday"):
+        assert [a.tolist() for a in updated.top(query, 20)] == [a.tolist() for a in built.top(query, 20)]
