@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import sparse
 
 
 class IvfIndex:
@@ -130,6 +129,8 @@ class IvfIndex:
         return index
 
     def _kmeans(self, vectors: np.ndarray, iterations: int, seed: int) -> np.ndarray:
+        from scipy import sparse  # 0.7 s to import: not on the path of a persisted index's first query
+
         n = len(vectors)
         rng = np.random.default_rng(seed)
         # 40 sample vectors per list are enough for k-means to place its centroids.

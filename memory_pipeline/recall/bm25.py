@@ -25,13 +25,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import Stemmer
-from bm25s.stopwords import STOPWORDS_EN
 
 K1, B = 1.2, 0.75
 DENSE_MIN_ROWS, DENSE_MAX_STEMS = 10_000, 16
 MAX_WORD_CHARS = 40  # longer "words" (hashes, base64) are not words
 _SPLIT = r"[^\p{L}\p{N}]+"  # Arrow (RE2): anything but letters and digits separates words
 _WORD = re.compile(r"[^\W_]+")  # Python: runs of letters and digits, the same words
+# Lucene's English stop words (``bm25s.stopwords.STOPWORDS_EN``, which the tests compare): not
+# imported from there, since importing ``bm25s`` imports SciPy, 1 s of a new process's first query.
+STOPWORDS_EN = (
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not",
+    "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was",
+    "will", "with",
+)
 _STOP = frozenset(STOPWORDS_EN)
 _local = threading.local()
 

@@ -53,6 +53,22 @@ def index_root(uri: str) -> Path | None:
     return Path(uri) / INDEX_FOLDER
 
 
+def table_stamp(uri: str, table: str, version: int) -> list[int] | None:
+    """What identifies a local table's ``version``: its number and its manifest file's size and
+    time (a table dropped and made again restarts its numbers). None for object storage."""
+    root = index_root(uri)
+    if root is None:
+        return None
+    folder = Path(uri) / f"{table}.lance" / "_versions"
+    for name in (f"{2**64 - 1 - version}.manifest", f"{version}.manifest"):  # Lance's two namings
+        try:
+            stat = (folder / name).stat()
+        except OSError:
+            continue
+        return [int(version), stat.st_size, stat.st_mtime_ns]
+    return None
+
+
 def tenant_files(uri: str, table: str, tenant: str) -> TenantFiles | None:
     root = index_root(uri)
     if root is None or not _SAFE.match(tenant) or ".." in tenant or not _SAFE.match(table):
@@ -165,6 +181,30 @@ class TenantFiles:
                 if meta.get("format") == FORMAT and meta.get("fingerprint") == folder.name:
                     found.append((folder.stat().st_mtime, folder.name))
         return max(found)[1] if found else None
+
+    def checked(self, stamp: list[int] | None) -> str | None:
+        """The fingerprint found current at the table version ``stamp`` names, if one was: the
+        table has not changed since, so neither has the tenant and nothing need be read."""
+        if stamp is None or not self.tenant_dir.is_dir():
+            return None
+        for folder in self.tenant_dir.iterdir():
+            try:
+                if json.loads((folder / "checked.json").read_text()) == stamp:
+                    return folder.name
+            except (OSError, ValueError):
+                continue
+        return None
+
+    def mark_checked(self, stamp: list[int] | None) -> None:
+        """Record that the current folder's fingerprint is the tenant's at ``stamp``."""
+        if stamp is None or self.folder is None:
+            return
+        tmp = self.folder / f".checked.{uuid.uuid4().hex}.tmp"
+        try:
+            tmp.write_text(json.dumps(stamp))
+            os.replace(tmp, self.folder / "checked.json")
+        except OSError:
+            tmp.unlink(missing_ok=True)
 
     # -- IVF ------------------------------------------------------------------------------------
 

@@ -127,7 +127,8 @@ class Rows:
     def from_table(cls, tenant: str, table: pa.Table, vectors, **extra) -> Rows:
         """Rows over ``table`` (columns ``TABLE_COLUMNS``), read a row at a time."""
         source = table.column("source")
-        extra.setdefault("position", IdPositions.of(table.column("id")))
+        if extra.get("position") is None:  # a persisted snapshot brings its own (sorting 1M ids: 0.5 s)
+            extra["position"] = IdPositions.of(table.column("id"))
         codes = pc.dictionary_encode(source).combine_chunks() if len(source) else None
         return cls(
             tenant=tenant,

@@ -6,7 +6,7 @@ import bm25s
 import numpy as np
 import pytest
 
-from memory_pipeline.recall.bm25 import K1, B, TextIndex, _words, query_words
+from memory_pipeline.recall.bm25 import K1, STOPWORDS_EN, B, TextIndex, _words, query_words
 from memory_pipeline.recall.search import search
 from memory_pipeline.recall.sources import ChunkSource, TenantCache
 from memory_pipeline_tests.helpers import write
@@ -18,6 +18,12 @@ DOCS = [
     "Bob prefers tea over coffee.",
     "Nothing about money here at all.",
 ]
+
+
+def test_the_stop_words_are_lucenes_as_bm25s_has_them():
+    from bm25s.stopwords import STOPWORDS_EN as reference
+
+    assert tuple(STOPWORDS_EN) == tuple(reference)
 
 
 def test_stems_match_and_stop_words_do_not():

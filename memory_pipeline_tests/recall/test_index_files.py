@@ -1,6 +1,6 @@
 """Proves: a tenant's recall indices persisted beside the LanceDB folder give a new process (a
 new cache) exactly the results the in-memory build gives, without reading the tenant's rows or
-building an index; a changed tenant is written under its new fingerprint, the old one removed and
+building an index (nor, while the table has not moved, reading its ids); a changed tenant is written under its new fingerprint, the old one removed and
 its IVF centroids reused (no k-means); maintenance writes every large tenant ahead of a query;
 object storage persists nothing; and forgetting a tenant
 leaves none of its bytes among the persisted files while other tenants' stay.
@@ -74,6 +74,11 @@ def test_a_new_process_reads_the_persisted_indices_and_answers_the_same(workspac
 
     for what, name in ((IvfIndex, "__init__"), (TextIndex, "__init__"), (ChunkSource, "to_rows")):
         monkeypatch.setattr(what, name, _fail)
+    with monkeypatch.context() as patch:  # the table has not moved since: not even ids are read
+        patch.setattr(sources, "_fingerprint", _fail)
+        assert _search_all(uri, settings, monkeypatch) == in_memory
+    write(root, "support-bot/users/bob/memory/tea.md", "# Tea\n\nBob drinks green tea.\n")
+    ingest(root, uri)  # another tenant's write: alice's fingerprint is read again, nothing rebuilt
     assert _search_all(uri, settings, monkeypatch) == in_memory
     assert _folders(uri, ALICE) == [folder]
 
