@@ -214,7 +214,9 @@ def semantic_graph(
             [r["subject"], r["predicate"], r["object"], f"{r['valid_from']:%Y-%m-%d}" if r["valid_from"] else "", r["rule"]]
             for r in sorted(built.relations, key=lambda r: -r["confidence"])
         ]
-        closed += [[r["subject"], r["predicate"], r["object"], f"{r['valid_to']:%Y-%m-%d}"] for r in built.validity_changed if r["valid_to"]]
+        # valid_to is the copy of each relation's supersession record: as the graph left it, then supersession.
+        changed = {r["id"]: r for r in [*built.validity_changed, *timeline.relations_changed]}.values()
+        closed += [[r["subject"], r["predicate"], r["object"], f"{r['valid_to']:%Y-%m-%d}"] for r in changed if r["valid_to"]]
         day_of = _episode_days(store, tenant.key)
         stored = Counter(day_of.get(e) for e in store.relation_rows(tenant.key)["source_episode"].to_list())
         outcome = check_relations(store, tenant.key)
@@ -226,7 +228,7 @@ def semantic_graph(
                     "episodes_read": sum(1 for d in day_of.values() if d == day),
                     "relations_written": len(mine),
                     "relations_closed": sum(
-                        1 for r in built.validity_changed if r["valid_to"] and day_of.get(r["source_episode"]) == day
+                        1 for r in changed if r["valid_to"] and day_of.get(r["source_episode"]) == day
                     ),
                     "dagster/row_count": stored[day],
                 },

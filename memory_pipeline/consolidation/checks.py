@@ -11,6 +11,9 @@ from typing import Any
 import polars as pl
 
 from memory_pipeline.consolidation.store import ConsolidationStore
+from memory_pipeline.consolidation.timeline import supersession_rows
+from memory_pipeline.knowledge.ends import RELATION, relation_ref
+from memory_pipeline.knowledge.validity import utc
 from memory_pipeline.text.scrub import scrub_secrets
 
 EPISODES_CHECK = "episodes_unique_and_embedded"
@@ -27,8 +30,9 @@ CHECKS = {
         True,
     ),
     RELATIONS_CHECK: (
-        "Every relation joins entities of the tenant, no interval ends before it starts, and a "
-        "single-valued fact (lives in, works at) has at most one open value: stops entity_dedup.",
+        "Every relation joins entities of the tenant, no interval ends before it starts, a "
+        "single-valued fact (lives in, works at) has at most one open value, and every relation's "
+        "valid_to is its supersession record's date (none without one): stops entity_dedup.",
         True,
     ),
     DEDUP_CHECK: (
@@ -57,9 +61,15 @@ def check_episodes(store: ConsolidationStore, tenant: str) -> Outcome:
 def check_relations(store: ConsolidationStore, tenant: str) -> Outcome:
     entities = set(store.entity_rows(tenant)["id"].to_list())
     relations = store.relation_rows(tenant)
-    dangling, reversed_, doubly_open = [], [], []
+    ends = {
+        r["old_ref"]: utc(r["new_said_at"]) for r in supersession_rows(store.db, tenant).iter_rows(named=True)
+        if r["old_kind"] == RELATION
+    }
+    dangling, reversed_, doubly_open, unrecorded = [], [], [], []
     open_single: dict[tuple[str, str], list[str]] = {}
     for r in relations.iter_rows(named=True):
+        if ends.get(relation_ref(r["id"])) != (utc(r["valid_to"]) if r["valid_to"] is not None else None):
+            unrecorded.append(r["id"])
         if r["subject_id"] not in entities or (r["object_id"] is not None and r["object_id"] not in entities):
             dangling.append(r["id"])
         if r["valid_from"] is not None and r["valid_to"] is not None and r["valid_to"] < r["valid_from"]:
@@ -67,9 +77,10 @@ def check_relations(store: ConsolidationStore, tenant: str) -> Outcome:
         if r["single_valued"] and r["valid_to"] is None:
             open_single.setdefault((r["subject_id"], r["predicate"]), []).append(r["object"])
     doubly_open = [f"{s} {p}: {sorted(set(objs))}" for (s, p), objs in open_single.items() if len(set(objs)) > 1]
-    return not (dangling or reversed_ or doubly_open), {
+    return not (dangling or reversed_ or doubly_open or unrecorded), {
         "relations": relations.height, "dangling_relations": dangling[:20], "ends_before_start": reversed_[:20],
         "single_valued_with_two_open_values": sorted(doubly_open)[:20],
+        "valid_to_not_its_record": unrecorded[:20],
     }
 
 

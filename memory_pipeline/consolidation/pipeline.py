@@ -10,7 +10,7 @@ import logging
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memory_pipeline.consolidation import dedup as dedup_rules
@@ -31,7 +31,7 @@ from memory_pipeline.consolidation.timeline import supersession_rows
 from memory_pipeline.embedding import Embedder
 from memory_pipeline.knowledge.graph import graph_rows, resolver
 from memory_pipeline.knowledge.relations import extract, load_nlp, utterances
-from memory_pipeline.knowledge.validity import recompute_validity
+from memory_pipeline.knowledge import ends as relation_ends
 from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.memories.query import tenant_tz
 from memory_pipeline.store.base import sql_in, stable_id
@@ -113,7 +113,8 @@ def _episode_session(root: Path, episode: dict, tenant: Tenant) -> Session | str
 def build_graph(
     root: Path, store: ConsolidationStore, tenant: Tenant, days: set[str] | None, embedder: Embedder, nlp=None
 ) -> GraphReport:
-    """Entities and relations of the tenant's episodes of ``days``; validity recomputed after."""
+    """Entities and relations of the tenant's episodes of ``days``; when each relation ends is
+    recorded after (knowledge/ends.py), again by ``supersede_tenant`` with fresh statement decisions."""
     report = GraphReport()
     where = sql_in("day", sorted(days)) if days else None
     episodes = store.episode_rows(tenant.key, where)
@@ -159,22 +160,14 @@ def build_graph(
     stale = [i for i in (before["id"].to_list() if before.height else []) if i not in fresh_ids]
     kept_valid_to = {r["id"]: r["valid_to"] for r in before.iter_rows(named=True)} if before.height else {}
     for row in relations:
-        row["valid_to"] = kept_valid_to.get(row["id"])  # validity is recomputed below, over all days
+        row["valid_to"] = kept_valid_to.get(row["id"])  # the copy of its record, rewritten by supersession
     store.upsert_relations(relations)
     if stale:
         store.delete_relations(stale)
     report.relations, report.relations_removed = relations, len(stale)
     report.predicates.update(r["predicate"] for r in relations)
-    report.validity_changed = close_validity(store, tenant)
+    report.validity_changed = relation_ends.refresh(store.uri, tenant.key, datetime.now(UTC))
     return report
-
-
-def close_validity(store: ConsolidationStore, tenant: Tenant) -> list[dict]:
-    rows = store.relation_rows(tenant.key, "single_valued = true")
-    changed = recompute_validity(list(rows.iter_rows(named=True))) if rows.height else []
-    if changed:
-        store.upsert_relations(changed)
-    return changed
 
 
 @dataclass
@@ -233,7 +226,7 @@ def dedup_entities(store: ConsolidationStore, tenant: Tenant, now: datetime) -> 
         report.relations_repointed = len(repointed)
     store.upsert_merges(history)  # history first: a crash after it still resolves old names
     store.delete_entities(merged_into)
-    close_validity(store, tenant)
+    relation_ends.refresh(store.uri, tenant.key, now)  # merged subjects: one graph rule over their relations
     return report
 
 

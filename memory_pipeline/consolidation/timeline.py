@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
@@ -21,6 +21,7 @@ import polars as pl
 from memory_pipeline.consolidation.llm import LLMClient
 from memory_pipeline.consolidation.statements import tenant_statements
 from memory_pipeline.consolidation.supersede import Supersession, detect
+from memory_pipeline.knowledge import ends as relation_ends
 from memory_pipeline.store.base import LanceBase, retry_commit, sql_in, sql_str, stable_id
 from memory_pipeline.store.tables import MEMORIES, SUPERSESSIONS
 from memory_pipeline.tenancy import Tenant
@@ -74,6 +75,7 @@ class SupersessionStore(LanceBase):
                 for r in pointing
             ])
         self.delete(SUPERSESSIONS, f"tenant = {sql_str(tenant)} AND {sql_in('id', gone)}")
+        relation_ends.refresh(self.uri, tenant, datetime.now(UTC))  # a relation it had ended stands again
         return len(pointing) + (own is not None)
 
 
@@ -85,6 +87,7 @@ class SupersessionReport:
     added: int = 0
     removed: int = 0
     decided_by: dict[str, int] = field(default_factory=dict)
+    relations_changed: list[dict] = field(default_factory=list)  # relations whose valid_to moved
     seconds: float = 0.0
 
 
@@ -121,6 +124,7 @@ def supersede_tenant(
     A record that still holds keeps its ``decided_at``, so a rerun writes the same rows.
     """
     from memory_pipeline.memories.extract import load_nlp
+    from memory_pipeline.memories.query import tenant_tz
     from memory_pipeline.memories.store import GraphStore
 
     started = time.perf_counter()
@@ -131,7 +135,8 @@ def supersede_tenant(
         memories = graph.memory_rows(tenant.key)
     statements = tenant_statements(root, tenant, memories)
     report.statements = len(statements)
-    pairs = detect(statements, nlp or load_nlp(), embedder, llm)
+    nlp = nlp or load_nlp()
+    pairs = detect(statements, nlp, embedder, llm)
     store = SupersessionStore(uri)
     before = {r["id"]: r for r in store.rows(tenant.key).iter_rows(named=True)}
     rows = []
@@ -142,7 +147,10 @@ def supersede_tenant(
             row["decided_at"] = old["decided_at"]
         rows.append(row)
         report.decided_by[pair.decided_by] = report.decided_by.get(pair.decided_by, 0) + 1
+    # The graph's relations end by the same record (knowledge/ends.py): written here, copied to valid_to.
+    rows += relation_ends.decide(str(uri), tenant.key, pairs, nlp, embedder, tenant_tz(root, tenant), now)
     report.added, report.removed = store.replace_tenant(tenant.key, rows)
+    report.relations_changed = relation_ends.project(str(uri), tenant.key, rows)
     report.records = rows
     report.seconds = time.perf_counter() - started
     return report

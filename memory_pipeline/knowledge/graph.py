@@ -5,10 +5,10 @@ one entity; an entity merged away by ``entity_dedup`` resolves to the entity it 
 Relations are keyed by (episode, subject, predicate, object) as said, so re-reading an episode
 rewrites the same rows. A relation holds from when it was said (``said_at``) or from the later
 date its statement names ("from 1 December my manager is Tomás", said on 18 November, holds from
-1 December): ``valid_from``, decided here at write time. A single-valued relation (lives_in,
-works_at, manager, ...) holds until the next relation of a different value for the same subject
-starts (``knowledge.validity``): the old relation's ``valid_to`` is closed, never deleted, so
-history queries still see it. Readers use the stored dates and recompute nothing.
+1 December): ``valid_from``, decided here at write time. It holds until its supersession record
+says it ended (a later relation of another value, or a later statement replacing its sentence:
+``knowledge.ends``): the old relation's ``valid_to`` is closed, never deleted, so history queries
+still see it. Readers use the stored dates and recompute nothing.
 """
 
 from __future__ import annotations
