@@ -19,7 +19,8 @@ from pathlib import Path
 import polars as pl
 
 from memory_pipeline.consolidation.llm import LLMClient
-from memory_pipeline.consolidation.statements import tenant_statements
+from memory_pipeline.consolidation.parse_cache import StatementCache
+from memory_pipeline.consolidation.statements import MEMORY, tenant_statements
 from memory_pipeline.consolidation.supersede import Supersession, detect
 from memory_pipeline.knowledge import ends as relation_ends
 from memory_pipeline.store.base import LanceBase, retry_commit, sql_in, sql_str, stable_id
@@ -46,9 +47,10 @@ class SupersessionStore(LanceBase):
         return supersession_rows(self.db, tenant)
 
     @retry_commit
-    def replace_tenant(self, tenant: str, rows: list[dict]) -> tuple[int, int]:
-        """Make the tenant's records exactly ``rows``: (written, removed)."""
-        existing = self.rows(tenant)
+    def replace_tenant(self, tenant: str, rows: list[dict], existing: pl.DataFrame | None = None) -> tuple[int, int]:
+        """Make the tenant's records exactly ``rows`` (``existing``: the records read just before,
+        if the caller has them): (written, removed)."""
+        existing = self.rows(tenant) if existing is None else existing
         kept = set(existing["id"].to_list()) if existing.height else set()
         fresh = {r["id"] for r in rows}
         stale = sorted(kept - fresh)
@@ -89,6 +91,8 @@ class SupersessionReport:
     decided_by: dict[str, int] = field(default_factory=dict)
     relations_changed: list[dict] = field(default_factory=list)  # relations whose valid_to moved
     seconds: float = 0.0
+    parsed: int = 0  # texts parsed by spaCy in this run; the others were parsed by an earlier one
+    embedded: int = 0  # claims embedded in this run
 
 
 def record_row(tenant: str, pair: Supersession, decided_at: datetime) -> dict:
@@ -121,7 +125,9 @@ def supersede_tenant(
 ) -> SupersessionReport:
     """Detect the tenant's superseded statements and store exactly those records.
 
-    A record that still holds keeps its ``decided_at``, so a rerun writes the same rows.
+    A record that still holds keeps its ``decided_at``, so a rerun writes the same rows. Every
+    statement is compared with every other on each run; only the parses and vectors of texts an
+    earlier run saw are read back (``parse_cache``) instead of computed again.
     """
     from memory_pipeline.memories.extract import load_nlp
     from memory_pipeline.memories.query import tenant_tz
@@ -136,9 +142,13 @@ def supersede_tenant(
     statements = tenant_statements(root, tenant, memories)
     report.statements = len(statements)
     nlp = nlp or load_nlp()
-    pairs = detect(statements, nlp, embedder, llm)
+    # A typed memory's words are parsed on every run, never stored (see parse_cache).
+    private = "\x00".join(s.text for s in statements if s.kind == MEMORY)
+    cache = StatementCache(str(uri), tenant.key, nlp, embedder, lambda text: text not in private)
+    pairs = detect(statements, cache.parser, cache.embedder, llm)
     store = SupersessionStore(uri)
-    before = {r["id"]: r for r in store.rows(tenant.key).iter_rows(named=True)}
+    existing = store.rows(tenant.key)
+    before = {r["id"]: r for r in existing.iter_rows(named=True)}
     rows = []
     for pair in pairs:
         row = record_row(tenant.key, pair, now)
@@ -148,8 +158,10 @@ def supersede_tenant(
         rows.append(row)
         report.decided_by[pair.decided_by] = report.decided_by.get(pair.decided_by, 0) + 1
     # The graph's relations end by the same record (knowledge/ends.py): written here, copied to valid_to.
-    rows += relation_ends.decide(str(uri), tenant.key, pairs, nlp, embedder, tenant_tz(root, tenant), now)
-    report.added, report.removed = store.replace_tenant(tenant.key, rows)
+    rows += relation_ends.decide(str(uri), tenant.key, pairs, cache.parser, cache.embedder, tenant_tz(root, tenant), now)
+    cache.save()
+    report.parsed, report.embedded = cache.parser.parsed, cache.embedder.embedded
+    report.added, report.removed = store.replace_tenant(tenant.key, rows, existing)
     report.relations_changed = relation_ends.project(str(uri), tenant.key, rows)
     report.records = rows
     report.seconds = time.perf_counter() - started

@@ -16,7 +16,7 @@ import pyarrow as pa
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 _TYPES = {
     "str": pa.string(), "i32": pa.int32(), "i64": pa.int64(), "f32": pa.float32(), "bool": pa.bool_(),
-    "date": pa.date32(), "ts": TIMESTAMP, "strs": pa.list_(pa.string()), "floats": pa.list_(pa.float32()),
+    "date": pa.date32(), "ts": TIMESTAMP, "bytes": pa.binary(), "strs": pa.list_(pa.string()), "floats": pa.list_(pa.float32()),
 }
 
 
@@ -147,7 +147,15 @@ SUPERSESSIONS = TableSpec(
     "new_said_at ts!, attribute str!, changed strs, cues strs, score f32!, decided_by str!, decided_at ts!",
 )
 
+STATEMENT_PARSES = TableSpec(
+    "statement_parses",
+    # What supersession reads of each statement, kept between runs (consolidation/parse_cache.py):
+    # kind doc: a turn's or note line's spaCy parse (Doc.to_bytes); kind vector: a claim's vector
+    # (float32 bytes), keyed by its text's hash. Rows a run no longer uses are dropped by it.
+    "id str!, tenant str!, kind str!, key str!, data bytes!",
+)
+
 TABLES = {spec.name: spec for spec in (
     CHUNKS, FILES, EMBEDDING_CACHE, EPISODES, ENTITIES, RELATIONS, ENTITY_MERGES, MEMORIES, MEMORY_AUDIT,
-    MEMORY_SOURCES, SUPERSESSIONS,
+    MEMORY_SOURCES, SUPERSESSIONS, STATEMENT_PARSES,
 )}
