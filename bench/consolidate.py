@@ -11,9 +11,16 @@ In one invocation:
    extraction configuration (tagger, attribute ruler and lemmatizer disabled) and NER alone,
    with the entities of each configuration compared to the full pipeline's;
 2. sessions consolidated per minute by the plain functions (summaries, MiniLM vectors, spaCy
-   graph, entity dedup), with the time of each part;
-3. the same through Dagster: one ``consolidation_job`` run per (day, tenant) partition, as the
-   sensor requests them, and one backfill run per tenant over its range of days.
+   graph, supersession over the tenant's statements, entity dedup), with the time of each part;
+3. the same work through Dagster: one ``consolidation_job`` run per (day, tenant) partition, as
+   the sensor requests them, and one backfill run per tenant over its range of days, each with
+   its ratio to the plain functions' rate measured in the same invocation.
+
+Supersession is decided over all of a tenant's statements, so the plain functions run it once per
+tenant, after its graph, and a Dagster run once per tenant it covers: a run per partition repeats
+it for every day, reading back the parses and vectors earlier runs stored (``parse_cache``).
+Each mode starts from an empty LanceDB folder. LoCoMo's sessions are dated 2022-2023, so the day
+partitions start at ``MEMORY_PIPELINE_FIRST_DAY=2022-01-01`` unless it is set.
 
     python bench/consolidate.py [--eval ../shared/eval/locomo-dev] [--embedder minilm]
 """
@@ -34,9 +41,12 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("MEMORY_PIPELINE_FIRST_DAY", "2022-01-01")
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_EVAL = HERE.parent.parent / "shared" / "eval" / "locomo-dev"
+if not DEFAULT_EVAL.is_dir():  # a worktree one folder deeper (<repo parent>/wt/<name>)
+    DEFAULT_EVAL = HERE.parent.parent.parent / "shared" / "eval" / "locomo-dev"
 
 
 def load_sessions(eval_dir: Path):
@@ -85,18 +95,21 @@ def bench_spacy(texts: list[str], repeats: int = 3) -> dict:
 def bench_functions(root: Path, sessions: dict, lance: Path, embedder_kind: str) -> dict:
     from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities
     from memory_pipeline.consolidation.store import ConsolidationStore
+    from memory_pipeline.consolidation.timeline import supersede_tenant
     from memory_pipeline.embedding import make_embedder
     from memory_pipeline.knowledge.relations import load_nlp
+    from memory_pipeline.memories.extract import load_nlp as load_statement_nlp
 
     started = time.perf_counter()
     embedder = make_embedder(embedder_kind)
     embedder.embed(["warm up"])
     load_nlp()
+    load_statement_nlp()
     load_s = time.perf_counter() - started
     store = ConsolidationStore(lance, embedder.dim)
     now = datetime.now(UTC)
-    parts = {"episodes": 0.0, "embed": 0.0, "graph": 0.0, "nlp": 0.0, "dedup": 0.0}
-    count = relations = merged = 0
+    parts = {"episodes": 0.0, "embed": 0.0, "graph": 0.0, "nlp": 0.0, "supersede": 0.0, "dedup": 0.0}
+    count = relations = merged = supersessions = 0
     started = time.perf_counter()
     for tenant in sessions:
         t0 = time.perf_counter()
@@ -110,20 +123,28 @@ def bench_functions(root: Path, sessions: dict, lance: Path, embedder_kind: str)
         parts["nlp"] += graph.nlp_s
         relations += len(graph.relations)
         t0 = time.perf_counter()
+        supersessions += len(supersede_tenant(root, lance, tenant, embedder, now).records)
+        parts["supersede"] += time.perf_counter() - t0
+        t0 = time.perf_counter()
         merged += len(dedup_entities(store, tenant, now).merged)
         parts["dedup"] += time.perf_counter() - t0
     seconds = time.perf_counter() - started
     rate = count / seconds * 60
     print(f"plain functions: {count} sessions in {seconds:.1f} s = {rate:.0f} sessions/min "
-          f"(models loaded once in {load_s:.1f} s, not counted); {relations} relations, {merged} merges")
+          f"(models loaded once in {load_s:.1f} s, not counted); {relations} relations, {supersessions} "
+          f"supersessions, {merged} merges")
+    print("  parts (s): " + ", ".join(f"{k} {v:.1f}" for k, v in parts.items()))
     return {
         "sessions": count, "seconds": round(seconds, 2), "sessions_per_min": round(rate, 1),
-        "model_load_seconds": round(load_s, 2), "relations": relations, "entities_merged": merged,
+        "model_load_seconds": round(load_s, 2), "relations": relations, "supersessions": supersessions,
+        "entities_merged": merged,
         "parts_seconds": {k: round(v, 2) for k, v in parts.items()},
     }
 
 
-def bench_dagster(root: Path, sessions: dict, lance: Path, home: Path, embedder_kind: str, which: str = "all") -> dict:
+def bench_dagster(
+    root: Path, sessions: dict, lance: Path, home: Path, embedder_kind: str, which: str = "all", plain_rate: float | None = None
+) -> dict:
     # The Dagster instance's SQLite event log commits every event; on this machine's disk a commit
     # costs 6-11 ms (0.02 ms on tmpfs), which dominates small runs. Production uses PostgreSQL.
     shm = Path("/dev/shm")
@@ -135,12 +156,18 @@ def bench_dagster(root: Path, sessions: dict, lance: Path, home: Path, embedder_
     }
     if which == "tmpfs":
         modes = {k: v for k, v in modes.items() if "tmpfs" in k}
+    elif which == "backfill":
+        modes = {k: v for k, v in modes.items() if k.startswith("backfill")}
     out = {}
     try:
         for mode, (instance_dir, backfill) in modes.items():
             out[mode] = _dagster_mode(root, sessions, lance / str(len(out)), instance_dir, backfill, embedder_kind)
+            ratio = ""
+            if plain_rate:
+                out[mode]["ratio_to_plain"] = round(out[mode]["sessions_per_min"] / plain_rate, 3)
+                ratio = f" ({out[mode]['ratio_to_plain']:.2f} of the plain functions)"
             print(f"Dagster, {mode:40s}: {out[mode]['sessions']} sessions in {out[mode]['runs']} runs, "
-                  f"{out[mode]['seconds']:.1f} s = {out[mode]['sessions_per_min']:.0f} sessions/min")
+                  f"{out[mode]['seconds']:.1f} s = {out[mode]['sessions_per_min']:.0f} sessions/min{ratio}")
     finally:
         shutil.rmtree(fast, ignore_errors=True)
     return out
@@ -188,8 +215,9 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hash"])
     parser.add_argument("--out", default=str(HERE / "results" / "consolidate.json"))
     parser.add_argument("--spacy-repeats", type=int, default=3, help="interleaved spaCy timings, best kept")
-    parser.add_argument("--dagster-modes", default="all", choices=["all", "tmpfs"],
-                        help="'tmpfs' skips the run with the Dagster instance on disk")
+    parser.add_argument("--dagster-modes", default="all", choices=["all", "tmpfs", "backfill"],
+                        help="'tmpfs' skips the run with the Dagster instance on disk; 'backfill' runs only "
+                        "one backfill run per tenant (instance on tmpfs)")
     opts = parser.parse_args()
     eval_dir = Path(opts.eval).resolve()
     if not (eval_dir / "sessions").is_dir():
@@ -206,8 +234,12 @@ def main() -> None:
             "load_average_at_start": os.getloadavg(),
             "spacy": bench_spacy(turns, opts.spacy_repeats),
             "functions": bench_functions(root, sessions, work / "lance-functions", opts.embedder),
-            "dagster": bench_dagster(root, sessions, work / "lance-dagster", work / "home", opts.embedder, opts.dagster_modes),
         }
+        report["dagster"] = bench_dagster(
+            root, sessions, work / "lance-dagster", work / "home", opts.embedder, opts.dagster_modes,
+            report["functions"]["sessions_per_min"],
+        )
+        report["load_average_at_end"] = os.getloadavg()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     out = Path(opts.out)
