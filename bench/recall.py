@@ -24,16 +24,19 @@ Then, in one process and on the same vectors, p50/p95 of:
 - ``cold``: the first search of a tenant, which loads its rows and builds its BM25 index (and
   its IVF index), writing them to disk (``recall/index_files.py``; tenants of 10,000 rows or
   more), with the RSS the tenant adds to the process;
-- ``new process``: the first search of the tenant in a fresh process, twice: reading the indices
-  persisted by the cold search above (``recall/index_files.py``, memory-mapped) and, as the
-  baseline, with persistence off (read the rows from LanceDB and build every index), with the
-  memory each adds (RSS, and USS: pages of the process's own, not the page cache's); both
-  return the same results for every query as the process that built them (``recall_fresh.py``);
+- ``new process``: the first search of the tenant in a fresh process: reading the indices
+  persisted by the cold search above (``recall/index_files.py``, memory-mapped) with the table as
+  it was then, again after another tenant's write (the tenant's ids are read to check it did not
+  change) and, as the baseline, with persistence off (read the rows from LanceDB and build every
+  index), with the memory each adds (RSS, and USS: pages of the process's own, not the page
+  cache's); all return the same results for every query as the process that built them
+  (``recall_fresh.py``);
 - ``embed`` by path: the query embedding through ONNX Runtime (what ``search`` uses), through
   the TorchScript trace and through ``encode`` (the baselines), and ``search`` through the
   TorchScript trace; both searches return the same results for every query;
-- ``changed tenant``: after 1% new rows, a new process's first search updating the persisted
-  indices (row snapshot and BM25 rebuilt, IVF centroids reused) against rebuilding everything.
+- ``changed tenant``: after 1% new rows and 0.2% deleted ones, a new process's first search
+  updating the persisted indices from the changed rows (``recall/index_update.py``) against
+  rebuilding everything, as a ratio of the two.
 
     python bench/recall.py [--sizes 10000,100000,1000000] [--queries 200] [--quick]
 """
@@ -76,6 +79,7 @@ from bench.recall_fresh import (  # noqa: E402
     TorchScriptEmbedder,
     changed_tenant_first_search,
     new_process_first_search,
+    other_tenant_write,
     result_ids,
 )
 
@@ -254,10 +258,12 @@ def bench_size(size, uri, settings, embedder, queries, mixture, lancedb_queries,
     # The first search in a new process: from the persisted indices, and rebuilt (the baseline).
     # The quick mode leaves them out: two more processes, and no ratio guarded on them.
     here = result_ids(retrieved)
-    persisted = rebuilt = None
+    persisted = rebuilt = after_write = None
     if not quick:
         persisted = new_process_first_search(size, uri, settings, queries, qvecs, True, workdir)
         rebuilt = new_process_first_search(size, uri, settings, queries, qvecs, False, workdir)
+        other_tenant_write(uri, vocab, Mixture(2000, 1))
+        after_write = new_process_first_search(size, uri, settings, queries, qvecs, True, workdir)
     text_index = rows.text_index()
     text_t, _ = timed(lambda q: text_index.top(q, cfg.candidates), queries)
 
@@ -315,8 +321,9 @@ def bench_size(size, uri, settings, embedder, queries, mixture, lancedb_queries,
     if persisted is not None:
         entry["new_process"] = {
             "persisted": {k: v for k, v in persisted.items() if k != "ids"},
+            "persisted_after_another_tenants_write": {k: v for k, v in after_write.items() if k != "ids"},
             "rebuilt": {k: v for k, v in rebuilt.items() if k != "ids"},
-            "results_identical": persisted["ids"] == here and rebuilt["ids"] == here,
+            "results_identical": persisted["ids"] == here and rebuilt["ids"] == here and after_write["ids"] == here,
         }
     entry["ratios"] = {
         "search_p95_over_numpy_p95": round(entry["search"]["p95"] / entry["numpy"]["p95"], 2),
@@ -408,9 +415,10 @@ def main() -> None:
         print("  recall@10 by nprobe: " + ", ".join(f"{k}: {v['recall_at_10']}" for k, v in entry["ann"]["nprobe_sweep"].items()))
         fresh = entry.get("new_process")
         if fresh:
-            print(f"  first search in a new process: persisted {fresh['persisted']}, rebuilt {fresh['rebuilt']}; "
+            print(f"  first search in a new process: persisted {fresh['persisted']}, after another tenant's write "
+                  f"{fresh['persisted_after_another_tenants_write']}, rebuilt {fresh['rebuilt']}; "
                   f"same results: {fresh['results_identical']}")
-            print(f"  after 1% new rows: {entry['changed_tenant']}")
+            print(f"  after 1% new rows and 0.2% deleted: {entry['changed_tenant']}")
         if "onnx_results_identical_to_torchscript" in entry:
             print(f"  ONNX vs TorchScript query vectors, same results: {entry['onnx_results_identical_to_torchscript']}")
         print("  ratios: " + ", ".join(f"{k} {v}" for k, v in entry["ratios"].items()), flush=True)

@@ -4,8 +4,11 @@
   as a script with a JSON spec), from the persisted indices or with persistence off (the
   baseline: read the rows from LanceDB and build every index), with the memory it adds and the
   result ids of every query, to compare with the process that built the indices;
-- ``changed_tenant_first_search``: the same after 1% new rows, updating the persisted indices
-  against rebuilding everything;
+- ``other_tenant_write``: a row written for another tenant, which moves the table's version (the
+  persisted tenant's ids are then read again to check it is unchanged);
+- ``changed_tenant_first_search``: the same after 1% new rows and 0.2% deleted ones, updating the
+  persisted indices from the changed rows (``recall/index_update.py``) against rebuilding
+  everything;
 - ``TorchScriptEmbedder`` and ``EncodeEmbedder``: the query paths ONNX Runtime is measured against.
 """
 
@@ -67,6 +70,17 @@ def cold_child(spec: dict) -> dict:
     settings = Settings(**spec["settings"])
     qvecs = np.load(spec["qvecs"])
     fixed = PrecomputedEmbedder(dict(zip(spec["queries"], qvecs)))
+    from memory_pipeline.recall import index_update
+
+    updates: list[bool] = []  # whether the first search updated persisted indices (a changed tenant)
+    real_update = index_update.updated_rows
+
+    def recording_update(*args, **kwargs):
+        rows = real_update(*args, **kwargs)
+        updates.append(rows is not None)
+        return rows
+
+    index_update.updated_rows = recording_update
     tenant_cache(spec["uri"]).table_names()  # connect first: a process is up before its first query
     rss0, uss0 = usage_mb()
     t0 = time.perf_counter()
@@ -76,7 +90,8 @@ def cold_child(spec: dict) -> dict:
     rest = [search(q, AGENT, spec["user"], store=spec["uri"], embedder=fixed, settings=settings, min_score=0)
             for q in spec["queries"][1:]]
     return {"first_search_s": round(seconds, 3), "rss_added_mb": round(rss1 - rss0, 1),
-            "uss_added_mb": round(uss1 - uss0, 1), "ids": result_ids([first, *rest])}
+            "uss_added_mb": round(uss1 - uss0, 1), "updated_from_changed_rows": any(updates),
+            "ids": result_ids([first, *rest])}
 
 
 def new_process_first_search(size: int, uri: str, settings: Settings, queries, qvecs, persisted: bool, workdir: str) -> dict:
@@ -88,28 +103,46 @@ def new_process_first_search(size: int, uri: str, settings: Settings, queries, q
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def append_rows(uri: str, user: str, count: int, seed: int, vocab: list[str], mixture) -> None:
+def append_rows(uri: str, user: str, count: int, seed: int, vocab: list[str], mixture, tag: str = "new") -> None:
     """``count`` new rows for the tenant, in new files (a changed tenant)."""
     from bench.recall import DIM, tenant_slices
 
     table = MemoryStore(uri, dim=DIM).db.open_table(CHUNKS.name)
     for part in tenant_slices(user, count, seed, vocab, mixture):
-        ids = pc.binary_join_element_wise(part.column("id"), "new", "-")
+        ids = pc.binary_join_element_wise(part.column("id"), tag, "-")
         part = part.set_column(part.schema.get_field_index("id"), "id", ids)
         part = part.set_column(part.schema.get_field_index("text_hash"), "text_hash", ids)
-        paths = pc.replace_substring_regex(part.column("path"), r"(\.jsonl|\.md)$", r"-new\1")
+        paths = pc.replace_substring_regex(part.column("path"), r"(\.jsonl|\.md)$", rf"-{tag}\1")
         table.add(part.set_column(part.schema.get_field_index("path"), "path", paths))
 
 
+def other_tenant_write(uri: str, vocab: list[str], mixture) -> None:
+    append_rows(uri, "other", 1, 5, vocab, mixture, tag=f"w{time.time_ns()}")
+
+
+def delete_files(uri: str, user: str, count: int) -> int:
+    """Delete about ``count`` of the tenant's rows, whole note files; the rows deleted."""
+    from bench.recall import AGENT, DIM
+
+    table = MemoryStore(uri, dim=DIM).db.open_table(CHUNKS.name)
+    tenant = f"{AGENT}~{user}"
+    before = table.count_rows(f"tenant = '{tenant}'")
+    paths = [f"'{AGENT}/users/{user}/memory/note{f:06d}.md'" for f in range(0, max(1, count // 20) * 7, 7)]
+    table.delete(f"tenant = '{tenant}' AND path IN ({', '.join(paths)})")
+    return before - table.count_rows(f"tenant = '{tenant}'")
+
+
 def changed_tenant_first_search(size, uri, settings, queries, qvecs, workdir, vocab, mixture) -> dict:
-    """A new process's first search after 1% new rows: incremental (persisted indices, centroids
-    reused) against rebuilding everything (persistence off), and how often both agree."""
+    """A new process's first search after 1% new rows and 0.2% deleted ones: updated from the
+    changed rows (persisted indices) against rebuilding everything (persistence off), and how
+    often both agree (not always: the rebuild trains new IVF centroids, the update keeps them)."""
     added = max(1, size // 100)
+    deleted = delete_files(uri, f"t{size}", max(20, size // 500))
     append_rows(uri, f"t{size}", added, size + 99, vocab, mixture)
     incremental = new_process_first_search(size, uri, settings, queries, qvecs, True, workdir)
     rebuilt = new_process_first_search(size, uri, settings, queries, qvecs, False, workdir)
     same = float(np.mean([a == b for a, b in zip(incremental.pop("ids"), rebuilt.pop("ids"))]))
-    return {"rows_added": added, "incremental": incremental, "rebuilt": rebuilt,
+    return {"rows_added": added, "rows_deleted": deleted, "incremental": incremental, "rebuilt": rebuilt,
             "queries_with_same_results": round(same, 3)}
 
 
