@@ -9,7 +9,7 @@ reader shows the record's date.
   left Boston in May." (which yields no relation of its own) ends the residence on the day of the
   move and leaves the job open. The stored relation, its record, the knowledge-graph search the
   MCP tool answers with, the run's metadata and check, and the dreamed file show one date, in
-  either consolidation order and on a rerun.
+  either consolidation order and on a rerun; the check fails on a valid_to its record does not give.
 - A typed memory that ended a relation, once forgotten, lets the relation stand again.
 """
 
@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memory_pipeline.config import Settings
+from memory_pipeline.consolidation.checks import check_relations
 from memory_pipeline.consolidation.timeline import SupersessionStore, supersede_tenant
 from memory_pipeline.knowledge.ends import RELATION, End, relation_records, relation_ref
 from memory_pipeline.memories.operations import MemoryGraph
@@ -116,6 +117,15 @@ def test_a_later_statement_ends_the_relation_read_from_its_sentence(tmp_path, in
     before = records(lance_uri)
     assert consolidate(instance, resources, "2026-06-10", tenant=ANN).success
     assert records(lance_uri) == before  # decision times included
+
+    # The check reads the record: a valid_to written past it (here, the job closed) fails it.
+    store = store_for(lance_uri, "minilm")
+    assert check_relations(store, ANN)[0]
+    job = store.relation_rows(ANN, "predicate = 'works_at'").to_dicts()[0]
+    store.upsert_relations([{**job, "valid_to": moved}])
+    passed, details = check_relations(store, ANN)
+    assert not passed and details["valid_to_not_its_record"] == [job["id"]]
+    store.upsert_relations([job])
 
     settings = Settings(root=str(root), lancedb_uri=lance_uri, embedder="minilm")
     service = MemoryService("bot", "ann", settings=settings, embedder=minilm)
