@@ -86,8 +86,9 @@ class IvfIndex:
         index.tail_offsets = np.concatenate([[0], np.cumsum(np.bincount(lists, minlength=self.lists))])
         return index
 
-    def compacted(self) -> IvfIndex:
-        """The same index with its tail folded into the base lists and deleted rows dropped."""
+    def compacted(self, allocate=None) -> IvfIndex:
+        """The same index with its tail folded into the base lists and deleted rows dropped;
+        ``allocate(shape)`` gives the new grouped matrix (a file, for bounded memory)."""
         base_list = np.repeat(np.arange(self.lists), np.diff(self.offsets))
         tail_list = np.repeat(np.arange(self.lists), np.diff(self.tail_offsets))
         order, tail_order = np.asarray(self.order), np.asarray(self.tail_order)
@@ -100,7 +101,8 @@ class IvfIndex:
         index = IvfIndex.__new__(IvfIndex)
         index.centroids, index.lists, index.trained_on = self.centroids, self.lists, self.trained_on
         index.order = np.concatenate([order[live], tail_order])[by_list]
-        grouped = np.empty((len(where), self.grouped.shape[1]), dtype=np.float32)
+        shape = (len(where), self.grouped.shape[1])
+        grouped = allocate(shape) if allocate else np.empty(shape, dtype=np.float32)
         for lo in range(0, len(where), 65536):  # reads the memory-mapped base a block at a time
             part = where[lo : lo + 65536]
             base = part < len(order)

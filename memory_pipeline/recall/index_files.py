@@ -215,6 +215,9 @@ class TenantFiles:
             return None
         parts = {name: self._array(f"ivf_{name}") for name in _IVF}
         tail = parts["tail_order"], parts["tail_offsets"], parts["tail_grouped"]
+        if not (parts["offsets"][-1] == len(parts["order"]) == len(parts["grouped"])
+                and parts["tail_offsets"][-1] == len(parts["tail_order"]) == len(parts["tail_grouped"])):
+            return None  # caught between the files of a compaction: not used
         return IvfIndex.from_arrays(parts["centroids"], parts["order"], parts["grouped"], parts["offsets"],
                                     tail, int(parts["trained_on"][0]))
 
@@ -228,10 +231,19 @@ class TenantFiles:
             (self.folder / "vectors.npy").unlink(missing_ok=True)  # the lists hold every vector
             index.order, index.grouped = self._array("ivf_order"), self._array("ivf_grouped")
 
-    def replace_ivf(self, index) -> None:
-        """Save a compacted IVF over the current folder's (maintenance)."""
-        self.save_ivf(index)
-        index.tail_order, index.tail_grouped = self._array("ivf_tail_order"), self._array("ivf_tail_grouped")
+    def compact_ivf(self, index):
+        """The IVF with its tail folded in (``IvfIndex.compacted``), saved over the current
+        folder's; the grouped vectors are written straight to their file (maintenance)."""
+        tmp = self.folder / f".ivf_grouped.{uuid.uuid4().hex}.tmp.npy"
+        try:
+            compacted = index.compacted(
+                lambda shape: np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=shape))
+            compacted.grouped.flush()
+            self.save_ivf(compacted)
+        finally:
+            tmp.unlink(missing_ok=True)
+        compacted.tail_order, compacted.tail_grouped = self._array("ivf_tail_order"), self._array("ivf_tail_grouped")
+        return compacted
 
     def previous_centroids(self, rows: int) -> np.ndarray | None:
         """The centroids of the tenant's previous fingerprint, if trained on a similar size."""
@@ -294,11 +306,14 @@ class TenantFiles:
             for name, array in arrays.items():
                 tmp = folder / f".{name}.{uuid.uuid4().hex}.tmp.npy"
                 source = _mapped_file(array)
-                if source is not None and source.parent.parent == self.tenant_dir and source.parent != folder:
+                ours = source is not None and source.parent.parent == self.tenant_dir
+                if ours and source.parent != folder:  # an earlier folder's file: linked
                     try:
                         os.link(source, tmp)
                     except OSError:
                         np.save(tmp, np.asarray(array))
+                elif ours and source.name.startswith("."):  # written to a temporary file: moved
+                    os.replace(source, tmp)
                 else:
                     np.save(tmp, np.asarray(array))
                 os.replace(tmp, folder / f"{name}.npy")

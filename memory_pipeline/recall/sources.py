@@ -395,8 +395,7 @@ def persist_large_tenants(uri: str, ann_min_rows: int, ann_lists: int | None = N
             if (len(ann.tail_order) or ann.dead) and rows.files is not None:
                 # Rows added and deleted since the lists were written (``index_update.py``):
                 # folded in, so queries scan one set of lists again.
-                compacted = ann.compacted()
-                rows.files.replace_ivf(compacted)
+                compacted = rows.files.compact_ivf(ann)
                 rows._indices["ann"] = compacted
                 rows.vectors = compacted.vectors()
                 release_freed_memory()
