@@ -79,17 +79,27 @@ def targets_section(results: dict, info: dict) -> str:
         fresh = e.get("new_process")
         if fresh:
             first, held = fresh["persisted"]["first_search_s"], fresh["persisted"]["rss_added_mb"]
+            after = fresh.get("persisted_after_another_tenants_write")
+            if after:  # the table moved since the indices were checked: the tenant's ids are read again
+                first = max(first, after["first_search_s"])
+                held = max(held, after["rss_added_mb"])
             rows.append([f"first search of a {int(big):,}-chunk tenant in a new process, persisted indices "
-                         f"(rebuilt: {fresh['rebuilt']['first_search_s']:.1f} s)", f"{first:.2f} s", "≤ 3 s",
+                         + (f"(table unchanged / after another tenant's write: {fresh['persisted']['first_search_s']:.2f}"
+                            f" / {after['first_search_s']:.2f} s; " if after else "(")
+                         + f"rebuilt: {fresh['rebuilt']['first_search_s']:.1f} s)", f"{first:.2f} s", "≤ 3 s",
                          _verdict(first <= 3), command])
             rows.append(["memory that first search adds: RSS (USS, the process's own pages)",
                          f"{held:,.0f} MB ({fresh['persisted']['uss_added_mb']:,.0f} MB)", "≤ 1,536 MB",
                          _verdict(held <= 1536), command])
             changed = e.get("changed_tenant")
             if changed:
-                rows.append([f"first search in a new process after {changed['rows_added']:,} new rows: updating the "
-                             "persisted indices / rebuilding all", f"{changed['incremental']['first_search_s']:.2f} / "
-                             f"{changed['rebuilt']['first_search_s']:.2f} s", "(reported)", "", command])
+                deleted = f" and {changed['rows_deleted']:,} deleted" if "rows_deleted" in changed else ""
+                rows.append([f"first search in a new process after {changed['rows_added']:,} new rows{deleted}: "
+                             "updating the persisted indices / rebuilding all",
+                             f"{changed['incremental']['first_search_s']:.2f} / "
+                             f"{changed['rebuilt']['first_search_s']:.2f} s = "
+                             f"{e['ratios']['changed_tenant_first_search_incremental_over_rebuilt']:.2f}",
+                             "(reported)", "", command])
         rows.append([f"retrieval p95 at {int(big):,} chunks (search without the embedding)", f"{e['retrieval']['p95']:.1f} ms",
                      "(reported)", "", info["runs"]["recall"]["command"]])
         worst = min(s["ann"]["recall_at_10"] for s in sizes.values())
