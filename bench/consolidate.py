@@ -179,6 +179,7 @@ def _dagster_mode(root: Path, sessions: dict, lance: Path, instance_dir: Path, b
     from memory_pipeline.consolidation import defs as consolidation
     from memory_pipeline.consolidation.launch import run_consolidation
     from memory_pipeline.consolidation.partitions import consolidation_key
+    from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
     from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
     from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG, register_tenants
 
@@ -196,7 +197,7 @@ def _dagster_mode(root: Path, sessions: dict, lance: Path, instance_dir: Path, b
         if not backfill:
             results = run_consolidation(defs, instance, partitions)
         else:
-            register_tenants(instance, [t.key for t in sessions])
+            register_tenants(instance, [t.key for t in sessions], SESSION_TENANTS_PARTITION)
             job = defs.resolve_job_def("consolidation_job")
             results = []
             for tenant in sessions:
