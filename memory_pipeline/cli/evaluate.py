@@ -80,24 +80,39 @@ def eval_consolidation_command(
     print_result(report.to_dict(), as_json, lambda: _print_consolidation(report, data, out))
 
 
-def _print_updates(s: dict, out: Path) -> None:
-    say(f"{s['scenarios']} scenarios: {s['changed']} changed facts, {s['lookalikes']} look-alikes")
-    for key in ("newer_first", "new_at_1"):
-        say(f"{key}: {s[key]['after']:.3f} (before supersession {s[key]['before']:.3f})")
-    say(f"detected: {s['detected']:.3f}; false supersessions in look-alikes: {s['false_supersessions']}")
-    missed = [r["id"] for r in s["per_scenario"] if r["changed"] and not r["after"]["newer_first"]]
-    say(f"newer-first missed: {', '.join(missed) or 'none'}; details: {out / 'summary.json'}")
+def _print_updates(s: dict | None, p: dict | None, out: Path) -> None:
+    if s:
+        say(f"{s['scenarios']} scenarios: {s['changed']} changed facts, {s['lookalikes']} look-alikes")
+        for key in ("newer_first", "new_at_1"):
+            say(f"{key}: {s[key]['after']:.3f} (before supersession {s[key]['before']:.3f})")
+        say(f"detected: {s['detected']:.3f}; false supersessions in look-alikes: {s['false_supersessions']}")
+        missed = [r["id"] for r in s["per_scenario"] if r["changed"] and not r["after"]["newer_first"]]
+        say(f"newer-first missed: {', '.join(missed) or 'none'}; details: {out / 'summary.json'}")
+    if p:
+        say(f"precision on {', '.join(p['sources'])}: {p['precision']} ({p['correct']} correct, {p['wrong']} wrong, "
+            f"{p['unlabelled']} unlabelled of {p['records']} records; details: {out / 'precision.json'})")
 
 
 @eval_app.command("updates")
 def eval_updates_command(
     data: Path = typer.Option(None, "--data", help="Folder with scenarios.yaml (default bench/knowledge_updates)."),
     out: Path = typer.Option(Path("/tmp/eval-updates"), "--out", help="Folder for summary.json and ingest.log."),
+    precision: list[Path] = typer.Option(
+        [], "--precision",
+        help="Also score supersession's precision on this workspace root or LoCoMo-format folder against "
+             "bench/knowledge_updates/precision_labels.json (repeatable).",
+    ),
+    scenarios: bool = typer.Option(True, "--scenarios/--no-scenarios", help="Run the knowledge-update scenarios."),
     embedder: str = EMBEDDER,
     as_json: bool = options.JSON,
 ) -> None:
-    """Knowledge updates: newer-first and new@1 before and after supersession, false supersessions."""
-    from memory_pipeline.eval.updates import DEFAULT_DATA, run_updates_eval
+    """Knowledge updates: newer-first and new@1 before and after supersession, false supersessions,
+    and precision on realistic memories (``--precision``)."""
+    from memory_pipeline.eval.updates import DEFAULT_DATA, run_precision_eval, run_updates_eval
 
-    s = run_updates_eval(data or DEFAULT_DATA, out, embedder=embedder)
-    print_result({k: v for k, v in s.items() if k != "per_scenario"}, as_json, lambda: _print_updates(s, out))
+    s = run_updates_eval(data or DEFAULT_DATA, out, embedder=embedder) if scenarios else None
+    p = run_precision_eval(precision, out, embedder=embedder) if precision else None
+    value = {k: v for k, v in (s or {}).items() if k != "per_scenario"}
+    if p:
+        value["precision"] = {k: v for k, v in p.items() if not k.endswith("_records")}
+    print_result(value, as_json, lambda: _print_updates(s, p, out))

@@ -40,6 +40,9 @@ ENDING_CUES = frozenset("instead switched replaced sold quit left stopped cancel
 _ENDING_PHRASES = ("no longer", "any more", "no more", "not anymore")
 _CHANGE_PHRASES = ("no longer", "any more", "after all", "these days", "no more", "from now on", "going forward")
 ADDITIVE_CUES = frozenset("also too additionally another second additional both".split())
+# "still" says a value holds ("the draft is still due 4 December"): it restates, it changes nothing.
+CONTINUING_CUES = frozenset({"still"})
+_CONDITIONS = frozenset({"if", "unless"})
 _FIRST_PERSON = frozenset({"i", "me", "we", "us", "my", "our", "mine", "ours", "myself", "ourselves"})
 _OTHER_PRONOUNS = frozenset({"he", "she", "they", "it", "you", "his", "her", "their", "its", "your", "this", "that"})
 _GENERIC_NOUNS = frozenset(
@@ -96,6 +99,15 @@ class Claim:
     cues: tuple[str, ...] = field(default=())
     ending_cue: bool = False  # says something stopped or was replaced ("no longer", "instead", "quit")
     words: int = 0  # words, punctuation left out
+    unasserted: bool = False  # a condition ("if you need more") or a request ("open the ticket")
+    continuing: bool = False  # says a value holds ("still due 4 December"): it changes nothing
+    event: bool = False  # tells what happened ("we went to the beach"), not how things are
+    qualified: frozenset[str] = frozenset()  # nouns a value names the kind of ("the LGBTQ community")
+
+    @property
+    def asserts(self) -> bool:
+        """States a fact: not a question, a condition or an instruction."""
+        return not (self.question or self.unasserted)
 
     @property
     def has_values(self) -> bool:
@@ -233,11 +245,12 @@ def analyze(sent, speaker: str | None = None) -> Claim:
         if t.pos_ in ("NOUN", "PROPN") and t.i not in in_value and t.lower_ not in _GENERIC_NOUNS and len(t.text) > 2
     )
     words = {t.lower_ for t in sent}
-    # A change verb counts when it says something changed ("moved", "we've switched"), not when it
-    # asks for a change ("move the report"); adverbs ("now", "instead") count as they are.
+    event = _happened(sent.root)
     cues = tuple(sorted({
         t.lower_ for t in sent
-        if t.lower_ in CHANGE_CUES and (t.pos_ not in ("VERB", "AUX") or t.tag_ in ("VBD", "VBN", "VBG", "VBZ"))
+        # What happened changed something when its verb says so ("we pushed the cutover"), not
+        # because of an adverb ("last Friday I finally took the kids to a workshop").
+        if t.lower_ in CHANGE_CUES and _says_change(t, sent) and (t.pos_ in ("VERB", "AUX") or not _happened(t.head))
     }))
     return Claim(
         sentence=text,
@@ -253,6 +266,54 @@ def analyze(sent, speaker: str | None = None) -> Claim:
         additive_cue=bool(words & ADDITIVE_CUES),
         question=text.rstrip().endswith("?"),
         cues=cues,
+        unasserted=_conditional(sent) or _imperative(sent),
+        continuing=bool(words & CONTINUING_CUES),
+        event=event,
+        qualified=frozenset(
+            _noun(t.head) for t in sent
+            if t.i in in_value and t.dep_ in ("compound", "amod", "nmod") and t.head.i not in in_value
+        ),
+    )
+
+
+def _says_change(token, sent) -> bool:
+    """Whether a change word says that something changed. A verb counts when it tells what happened
+    ("moved", "we've switched"), not when it asks for a change ("move the report") or describes a
+    thing ("the powder left after shredding"); a noun only as the sentence's heading ("Update: ...",
+    "Correction: ..."), not as a thing ("a WAF rule change"); "instead of doing" names another way
+    of doing something, not a replaced value; a word inside a hyphenated one ("self-update") is no word."""
+    doc = token.doc
+    if (token.i + 1 < len(doc) and doc[token.i + 1].text == "-" and not token.whitespace_) or (
+        token.i > 0 and doc[token.i - 1].text == "-" and not doc[token.i - 1].whitespace_
+    ):
+        return False
+    if token.pos_ in ("VERB", "AUX"):
+        return token.tag_ in ("VBD", "VBN", "VBG", "VBZ") and token.dep_ not in ("acl", "amod")
+    if token.pos_ in ("NOUN", "PROPN"):
+        return token.i == next((t.i for t in sent if not t.is_punct), token.i)
+    if token.lower_ == "instead":
+        return not any(c.lower_ == "of" and any(g.tag_ == "VBG" for g in c.children) for c in token.children)
+    return True
+
+
+def _happened(verb) -> bool:
+    """A verb telling what happened ("went", "took"), not how things are ("was", "had")."""
+    return verb.tag_ == "VBD" and verb.lemma_ not in ("be", "have")
+
+
+def _conditional(sent) -> bool:
+    """A sentence that holds only if something else does ("If you need ~1,600/min, I can request it")."""
+    return any(t.dep_ == "mark" and t.lower_ in _CONDITIONS for t in sent)
+
+
+def _imperative(sent) -> bool:
+    """An instruction ("Open the increase request", "Create the service account"): a sentence led
+    by a bare verb with no subject states nothing that could later change."""
+    root = sent.root
+    first = next((t for t in sent if not t.is_punct), None)
+    return (
+        first is not None and root.tag_ == "VB" and root.i == first.i
+        and not any(c.dep_ in ("nsubj", "nsubjpass", "expl", "csubj", "aux") for c in root.children)
     )
 
 
@@ -308,9 +369,31 @@ def changed_classes(old: Claim, new: Claim) -> list[str]:
         if k == TIME:
             if old.precise_times and new.precise_times and new.precise_times - old.precise_times:
                 changed.append(k)
-        elif new.values[k] - old.values[k]:
+        elif added_values(old, new, k):
             changed.append(k)
     return changed
+
+
+def added_values(old: Claim, new: Claim, klass: str) -> frozenset[str]:
+    """The values of a class the later claim states and the earlier did not. A name or a number
+    said in part is the same one ("Marcus" for "Marcus Lee", "12" for "12 dollars")."""
+    added = new.values.get(klass, frozenset()) - old.values.get(klass, frozenset())
+    if klass == TIME:
+        return added
+    olds = [_words(v) for v in old.values.get(klass, ())]
+    return frozenset(v for v in added if not any(_same_name(_words(v), w) for w in olds))
+
+
+def _words(value: str) -> set[str]:
+    """A name's words without their marks: "LGBTQ+" and "LGBTQ" are one name."""
+    return {w for w in re.sub(r"[^\w\s]", "", value).split() if w}
+
+
+def _same_name(a: set[str], b: set[str]) -> bool:
+    """One name said in full and in part ("Marcus Lee", "Marcus"); a number added to a name makes
+    another one ("Spark" and "Spark 3.5", "Tier 2" and "Tier 3")."""
+    extra = (a - b) | (b - a)
+    return (a <= b or b <= a) and not any(ch.isdigit() for w in extra for ch in w)
 
 
 _KIND = {
@@ -332,7 +415,7 @@ def replaces_alike(old: Claim, new: Claim, classes: list[str]) -> bool:
     the later claim no longer states, or, when it says it changed ("from 21 November to 28
     November"), one it names again."""
     for k in classes:
-        added = new.values[k] - old.values[k]
+        added = added_values(old, new, k)
         replaced = (old.values[k] - new.values[k]) or (old.values[k] & new.values[k] if new.change_cue else frozenset())
         a, b = _kinds(old, replaced), _kinds(new, added)
         if not (a & b or ("any" in a and b & {"thing", "any"}) or ("any" in b and a & {"thing", "any"})):
@@ -340,13 +423,18 @@ def replaces_alike(old: Claim, new: Claim, classes: list[str]) -> bool:
     return True
 
 
-def without_values(claim: Claim, names: frozenset[str]) -> Claim:
-    """The claim without these values (the names of the people talking, as they address each other)."""
+def without_values(claim: Claim, names: frozenset[str], short_forms: bool = False) -> Claim:
+    """The claim without these values (the names of the people talking, as they address each other;
+    with ``short_forms``, also a name's first letters said as a name of its own: "Mel" for Melanie)."""
     from dataclasses import replace
 
-    if not names or not any(v & names for v in claim.values.values()):
+    def named(value: str) -> bool:
+        return value in names or (short_forms and len(value) >= 3 and value.isalpha()
+                                  and any(n.startswith(value) for n in names))
+
+    if not names or not any(named(v) for vs in claim.values.values() for v in vs):
         return claim
-    values = {k: v - names for k, v in claim.values.items() if v - names}
+    values = {k: kept for k, v in claim.values.items() if (kept := frozenset(x for x in v if not named(x)))}
     return replace(claim, values=values)
 
 

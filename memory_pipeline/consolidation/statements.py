@@ -3,11 +3,13 @@
 A statement is one transcript turn (any role), one bullet or paragraph of a note, or one typed
 memory. It carries where it is (``ref``: ``path#Lline`` for turns and note lines, the way typed
 memories cite their source, or ``facts/<id>`` for a typed memory), who said it (the turn's
-speaker; a note has none), its text (secrets scrubbed, as everywhere else) and when it was said
+speaker; a note has none), its text (secrets scrubbed, as everywhere else; a turn without its code
+blocks and attachments, as consolidation reads it) and when it was said
 or written: the turn's time, a dated note's day, else the file's time. A typed memory extracted
 from a turn or a note was said when its source was, by its source's speaker; one stored through
 a tool, when it says it happened or was stored. Typed memories are statements of their own, so
-a turn of several sentences retires only the memories whose sentence changed.
+a turn of several sentences retires only the memories whose sentence changed. What the pipeline
+wrote itself (dreamed files under ``_system/``) restates these statements and is not read.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, read_text_file, scan_workspace
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.scrub import scrub_secrets
-from memory_pipeline.text.statements import ASSISTANT_ROLES
+from memory_pipeline.text.statements import ASSISTANT_ROLES, clean_text
 
 TURN, NOTE, MEMORY = "turn", "note", "memory"
+DERIVED_DIR = "_system"  # where the pipeline writes what it derives from a tenant's statements
 # The index's own size limit: a file too large to index is too large to read here.
 MAX_FILE_BYTES = Settings.model_fields["max_file_bytes"].default
 
@@ -62,8 +65,8 @@ def tenant_statements(root: str | Path, tenant: Tenant, memories: pl.DataFrame |
     found: list[Statement] = []
     scan = scan_workspace(root, only=[tenant])
     for file in scan.files.get(tenant, []):
-        if file.kind not in (KIND_MEMORY, KIND_SESSIONS):
-            continue
+        if file.kind not in (KIND_MEMORY, KIND_SESSIONS) or DERIVED_DIR in Path(file.path).parts:
+            continue  # the pipeline's own documents (dreamed files) restate statements read here
         read = read_text_file(root / file.path, MAX_FILE_BYTES)
         if read.text is None:
             continue  # the L0 index records why; nothing to compare here
@@ -92,7 +95,10 @@ def _turns(text: str, path: str, tenant: Tenant) -> list[Statement]:
             speaker = None
         else:
             speaker = role  # a named speaker of a multi-party transcript
-        content = scrub_secrets(turn.content).text
+        # Code and attachments ("[shares a photo of ...]") state no fact of the speaker's.
+        content = clean_text(scrub_secrets(turn.content).text)
+        if not content:
+            continue
         out.append(Statement(f"{path}#L{turn.line}", TURN, content, turn.ts, speaker, path, turn.line))
     return out
 

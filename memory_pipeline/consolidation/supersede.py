@@ -10,7 +10,17 @@ Every statement of a tenant (``statements.py``) is split into sentences and read
 - and the later one states a new value in a class both state (a new place, date, name or
   number; one class at a time unless a change cue says several changed together), or, stating
   no value the earlier did not, says in so many words that it changed ("no longer", "now").
-A question, or a claim that adds a value ("also", "another"), supersedes nothing.
+A question, a condition ("if you need more"), an instruction ("open the ticket"), a claim that adds
+a value ("also", "another") or says one holds ("still") supersedes nothing. Two things that happened
+("we went to the museum", "we went to the beach") are two events unless a verb says one changed.
+An undated line (a profile or reference document, kept by hand) is never compared with another
+undated one, and is replaced only by a change that says so and names the value it replaces. A
+change recalling a value said before the one it seems to replace ("now 22 Nov (was 15 Nov)")
+replaces nothing. Statements come from people and notes, not from the pipeline's own documents
+(``statements.py``).
+
+Measured on hand-labelled records over the sample workspace and the LoCoMo dev conversations
+(``bench/knowledge_updates/precision_labels.json``, ``memory-pipeline eval updates --precision``).
 
 Each earlier statement records its first successor; a fact changed twice is a chain (21 Nov ->
 28 Nov -> 5 Dec) that readers follow to the newest. The optional LLM endpoint may confirm each
@@ -30,6 +40,7 @@ import numpy as np
 
 from memory_pipeline.consolidation.claims import (
     Claim,
+    added_values,
     analyze,
     changed_classes,
     restated,
@@ -79,6 +90,15 @@ class Supersession:
     cues: tuple[str, ...]
     attribute: str  # shared key nouns, for people reading the record
     decided_by: str = EXTRACTIVE
+    old_sentence: str = ""  # the sentence of the old statement that changed
+    new_sentence: str = ""  # the sentence of the new statement that changed it
+
+    @property
+    def changed_part(self) -> str | None:
+        """The sentence that changed when the old statement says more than it, else None: a reader
+        then labels and demotes a result for that sentence only, not for all a turn said."""
+        whole, part = " ".join(self.old.text.split()), " ".join(self.old_sentence.split())
+        return part if part and part != whole.lstrip("-*• ").strip() else None
 
 
 @dataclass(frozen=True)
@@ -100,12 +120,14 @@ def claims_of(statements: Sequence[Statement], nlp) -> list[_Sentence]:
     return out
 
 
-def _candidate(old: _Sentence, new: _Sentence, cosine: float) -> Supersession | None:
+def _candidate(old: _Sentence, new: _Sentence, cosine: float, first_said: dict | None = None) -> Supersession | None:
     a, b = old.claim, new.claim
-    if b.question or b.additive_cue or not (a.has_values or b.change_cue):
+    if not b.asserts or b.additive_cue or (b.continuing and not b.change_cue) or not (a.has_values or b.change_cue):
         return None
     if old.statement.concurrent(new.statement):
         return None  # a note of the day and that day's conversation say the same thing at once
+    if old.statement.undated and new.statement.undated:
+        return None  # two profile or reference lines: neither is known to be the later
     one_file = old.statement.path == new.statement.path
     if one_file and not b.change_cue:
         return None  # within one conversation or note, a new value without "now"/"moved" is another thing
@@ -119,8 +141,16 @@ def _candidate(old: _Sentence, new: _Sentence, cosine: float) -> Supersession | 
         if not replaces_alike(a, b, changed):
             return None  # a date for a date, a city for a city: not a person for a product
         cited = any(a.values[k] & b.values[k] for k in changed)  # "from 21 November to 28 November"
-        if one_file and not cited:
-            return None  # in one conversation, a change names what it replaces ("previously 21 Nov")
+        if (one_file or old.statement.undated) and not (cited and b.change_cue):
+            # In one conversation, a change names what it replaces ("previously 21 Nov"); so does
+            # one replacing a profile line, whose date is unknown (kept current by hand, it may well
+            # be newer than a conversation that only seems to differ from it).
+            return None
+        if cited and first_said and all(
+            first_said.get((k, v), new.statement.order) < old.statement.order
+            for k in changed for v in added_values(a, b, k)
+        ):
+            return None  # "now 22 Nov (was 15 Nov)" after "moved to 22 Nov": it recalls an older value
         if b.change_cue:
             # Said to be a change: about the same thing (a shared key noun, or one known subject
             # naming the old value again) and phrased alike enough.
@@ -129,24 +159,36 @@ def _candidate(old: _Sentence, new: _Sentence, cosine: float) -> Supersession | 
                 return None
         else:
             # Said as a plain fact: the same sentence but for one value, which replaced the old one.
-            if len(changed) > 1 or cited or not topic or cosine + NOUN_EVIDENCE + (SUBJECT_EVIDENCE if same else 0.0) < RESTATED:
+            # Two things that happened ("we went to the museum", "we went to the beach") are two
+            # events: without a word saying so, one does not undo the other.
+            # "The LGBTQ community" and "the trans community" name two communities, not two values.
+            if a.event or b.event or (a.qualified & b.qualified & shared) or len(changed) > 1 or cited or not topic or len(added_values(a, b, changed[0])) > 1 or cosine + NOUN_EVIDENCE + (SUBJECT_EVIDENCE if same else 0.0) < RESTATED:
                 return None
-    elif restated(a, b) or not (b.ending_cue and shared and cosine >= UNVALUED_CHANGE):
+    elif restated(a, b) or old.statement.undated or not (b.ending_cue and shared and cosine >= UNVALUED_CHANGE):
         return None  # with no new value, only "no longer", "instead", "stopped", ... say it changed
     attribute = " ".join(sorted(shared))[:120]
-    return Supersession(old.statement, new.statement, round(float(cosine), 4), tuple(changed), b.cues, attribute)
+    return Supersession(old.statement, new.statement, round(float(cosine), 4), tuple(changed), b.cues, attribute,
+                        old_sentence=a.sentence, new_sentence=b.sentence)
 
 
 def detect(statements: Sequence[Statement], nlp, embedder, llm: LLMClient | None = None) -> list[Supersession]:
     """Each superseded statement with its first successor, oldest first."""
-    # The people talking are addressed by name ("Thanks, Jon!"): their names are no value.
+    # The people talking are addressed by name ("Thanks, Jon!", "Wow, Mel"): their names, and the
+    # short forms of them, are no value.
     speakers = frozenset(s.speaker.casefold() for s in statements if s.speaker)
     sentences = [
-        _Sentence(s.statement, without_values(s.claim, speakers)) for s in claims_of(statements, nlp)
-        if not s.claim.question and s.claim.words >= MIN_WORDS
+        _Sentence(s.statement, without_values(s.claim, speakers, short_forms=True)) for s in claims_of(statements, nlp)
+        if s.claim.asserts and s.claim.words >= MIN_WORDS
     ]
     if len(sentences) < 2:
         return []
+    first_said: dict[tuple[str, str], tuple] = {}  # (class, value) -> when a statement first named it
+    for s in sentences:
+        for klass, values in s.claim.values.items():
+            for value in values:
+                key = (klass, value)
+                if key not in first_said or s.statement.order < first_said[key]:
+                    first_said[key] = s.statement.order
     vectors = np.asarray(embedder.embed([s.claim.masked for s in sentences]), dtype=np.float32)
     sims = vectors @ vectors.T
     # Only pairs whose similarity could reach the lowest bar are read.
@@ -157,7 +199,7 @@ def detect(statements: Sequence[Statement], nlp, embedder, llm: LLMClient | None
         old, new = sentences[i], sentences[j]
         if old.statement.ref == new.statement.ref or not old.statement.order < new.statement.order:
             continue
-        pair = _candidate(old, new, float(sims[i, j]))
+        pair = _candidate(old, new, float(sims[i, j]), first_said)
         if pair is None:
             continue
         key = (old.statement.ref, new.statement.ref)

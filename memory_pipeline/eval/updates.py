@@ -243,3 +243,72 @@ def _summarize(scenarios, before, after, records, texts, timings, out: Path) -> 
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
     return summary
+
+
+# ---------------------------------------------------------------- precision on realistic memories
+
+PRECISION_LABELS = DEFAULT_DATA / "precision_labels.json"
+
+
+def label_id(old_text: str, new_text: str) -> str:
+    """A record's label key: the texts of the replaced and the replacing statement, as statements
+    read them (one line, without code or attachments)."""
+    from memory_pipeline.store.base import stable_id
+    from memory_pipeline.text.statements import clean_text
+
+    return stable_id("supersession-label", clean_text(old_text), clean_text(new_text))
+
+
+def precision_records(source: Path, nlp, embedder) -> list[dict]:
+    """Every record supersession makes over a workspace root (``data/agents``) or a LoCoMo-format
+    folder (``sessions/<conversation>/*.jsonl``, staged as one tenant per conversation), read from
+    the tenants' transcripts and notes."""
+    from memory_pipeline.consolidation.statements import tenant_statements
+    from memory_pipeline.consolidation.supersede import detect
+    from memory_pipeline.eval.locomo import stage_workspace
+    from memory_pipeline.sources.workspace import scan_workspace
+
+    source = Path(source)
+    with tempfile.TemporaryDirectory(prefix="precision-") as temp:
+        root = source
+        if (source / "sessions").is_dir() and (source / "queries.jsonl").is_file():
+            stage_workspace(source, Path(temp))
+            root = Path(temp) / "agents"
+        out = []
+        for tenant in scan_workspace(root).tenants:
+            for pair in detect(tenant_statements(root, tenant), nlp, embedder):
+                out.append({
+                    "id": label_id(pair.old.text, pair.new.text), "source": source.name, "tenant": tenant.key,
+                    "old_ref": pair.old.ref, "new_ref": pair.new.ref,
+                    "old_sentence": pair.old_sentence, "new_sentence": pair.new_sentence,
+                })
+    return out
+
+
+def score_precision(records: list[dict], labels: dict[str, dict]) -> dict:
+    """Labelled-correct records over labelled records; unlabelled records are listed to be labelled."""
+    correct = sum(1 for r in records if labels.get(r["id"], {}).get("correct") is True)
+    wrong = [r for r in records if labels.get(r["id"], {}).get("correct") is False]
+    unlabelled = [r for r in records if r["id"] not in labels]
+    labelled = correct + len(wrong)
+    return {
+        "records": len(records), "correct": correct, "wrong": len(wrong), "unlabelled": len(unlabelled),
+        "precision": round(correct / labelled, 3) if labelled else None,
+        "wrong_records": wrong, "unlabelled_records": unlabelled,
+    }
+
+
+def run_precision_eval(sources: list[Path], out: Path, *, embedder: str = "minilm",
+                       labels_path: Path = PRECISION_LABELS) -> dict:
+    """Supersession over realistic memories, scored against hand labels."""
+    from memory_pipeline.embedding import make_embedder
+    from memory_pipeline.memories.extract import load_nlp
+
+    labels = json.loads(Path(labels_path).read_text(encoding="utf-8"))["labels"]
+    nlp, model = load_nlp(), make_embedder(embedder)
+    records = [r for source in sources for r in precision_records(source, nlp, model)]
+    summary = {"sources": [str(s) for s in sources], **score_precision(records, labels)}
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "precision.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
+    return summary

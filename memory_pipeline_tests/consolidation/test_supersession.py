@@ -99,6 +99,62 @@ def test_lookalikes_are_left_alone(case, statement_nlp, minilm):
     assert pairs([turn(1, old, at(3, 1)), turn(2, new, at(5, 20))], statement_nlp, minilm) == []
 
 
+def profile(text: str, line: int = 1, path: str = "bot/users/maya/MEMORY.md") -> Statement:
+    """An undated line: a profile or reference document whose lines carry no date."""
+    return Statement(f"{path}#L{line}", NOTE, text, at(1, 5), None, path, line, undated=True)
+
+
+NOT_CHANGES = {
+    # Neither undated line is known to be the later one.
+    "two undated documents": [
+        profile("Refunds are handled by the Billing team, led by Tomasz Nowak."),
+        profile("Refunds are handled by the Billing team, led by Ana Costa.", path="bot/memory/billing-faq.md"),
+    ],
+    # A profile line kept by hand may be newer than a conversation that seems to differ from it:
+    # a change must say so and name what it replaces.
+    "a profile line and an unrelated move": [
+        profile("The billing admin is Ines Carvalho from Finance."),
+        turn(2, "First, admin: I moved to Porto last weekend.", at(11, 11)),
+    ],
+    "a condition": [
+        turn(1, "Our rate limit is 1,000 requests per minute.", at(10, 26)),
+        turn(2, "If you need 1,600 requests per minute, the rate limit can be raised by Tier 2.", at(11, 2), None),
+    ],
+    "an instruction": [
+        turn(1, "Open the increase request for 1,600 requests per minute.", at(10, 26)),
+        turn(2, "The rate limit was raised to 2,000 requests per minute.", at(11, 4), None),
+    ],
+    "a value said to hold": [
+        turn(1, "The chapter draft is due on 4 December.", at(10, 27)),
+        turn(2, "Reminder: the chapter draft is still due on 4 December, the review is on 9 December.", at(11, 9)),
+    ],
+    "a recalled older value": [
+        turn(1, "The abstract deadline is 15 November.", at(10, 27)),
+        turn(2, "Good news: the abstract deadline was extended to 22 November.", at(11, 9)),
+        turn(3, "Summary: the abstract deadline is now 22 November (was 15 November).", at(11, 9, 10)),
+    ],
+    "a change word describing a thing": [
+        note("2026-10-28", "Webhook deliveries time out after 10 seconds."),
+        note("2026-11-12", "Webhook deliveries failed for an hour after a firewall rule change at 2 customers."),
+    ],
+}
+
+
+@pytest.mark.parametrize("case", list(NOT_CHANGES))
+def test_statements_that_change_nothing_supersede_nothing(case, statement_nlp, minilm):
+    found = pairs(NOT_CHANGES[case], statement_nlp, minilm)
+    if case == "a recalled older value":  # the extension supersedes; its summary does not supersede it
+        assert found == [(NOT_CHANGES[case][0].ref, NOT_CHANGES[case][1].ref)]
+    else:
+        assert found == []
+
+
+def test_a_profile_line_is_superseded_by_a_change_naming_it(statement_nlp, minilm):
+    old = profile("Our head office is in Lisbon.")
+    new = note("2026-11-11", "We moved the head office from Lisbon to Porto.")
+    assert pairs([old, new], statement_nlp, minilm) == [(old.ref, new.ref)]
+
+
 ANN = "bot~ann"
 
 
@@ -185,3 +241,21 @@ def test_forgetting_the_newer_memory_lets_the_older_stand_again(tmp_path, minilm
     # The next consolidation agrees with what forgetting left.
     supersede_tenant(tmp_path, lance_uri, tenant, minilm, at(6, 2), nlp=statement_nlp)
     assert chain() == {}
+
+
+def test_statements_leave_out_code_and_the_pipelines_own_documents(tmp_path):
+    """A dreamed file restates the statements it came from, and code in a turn states no fact."""
+    from memory_pipeline.consolidation.statements import tenant_statements
+
+    root = tmp_path / "agents"
+    write(root, "bot/sessions/ann/s1.jsonl", jsonl(
+        say("user", "Pin the CLI:\n```\nlumen self-update --version 4.2.0\n```\nThe runner uses version 4.1.", "2026-10-01T09:00:00Z", "t1"),
+        completed="2026-10-01T09:05:00Z",
+    ))
+    write(root, "bot/users/ann/memory/2026-10-01.md", "- The runner uses version 4.1.\n")
+    write(root, "bot/users/ann/memory/_system/dreaming/20261002-consolidated.md", "- The runner uses version 4.1.\n")
+    found = tenant_statements(root, Tenant("bot", "ann"))
+    assert sorted((s.path, " ".join(s.text.split())) for s in found) == [
+        ("bot/sessions/ann/s1.jsonl", "Pin the CLI: The runner uses version 4.1."),
+        ("bot/users/ann/memory/2026-10-01.md", "The runner uses version 4.1."),
+    ]
