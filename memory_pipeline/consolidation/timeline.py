@@ -54,6 +54,8 @@ class SupersessionStore(LanceBase):
         kept = set(existing["id"].to_list()) if existing.height else set()
         fresh = {r["id"] for r in rows}
         stale = sorted(kept - fresh)
+        if rows and self.has(SUPERSESSIONS) and "old_sentence" not in self.open(SUPERSESSIONS).schema.names:
+            self.open(SUPERSESSIONS).add_columns({"old_sentence": "CAST(NULL AS STRING)"})  # version 1 table
         if rows:
             self.upsert(SUPERSESSIONS, rows)
         if stale:
@@ -111,6 +113,7 @@ def record_row(tenant: str, pair: Supersession, decided_at: datetime) -> dict:
         "score": pair.score,
         "decided_by": pair.decided_by,
         "decided_at": decided_at,
+        "old_sentence": pair.changed_part,
     }
 
 

@@ -70,7 +70,8 @@ def format_memory_line(result: SearchResult) -> str:
     snippet = " ".join(result.snippet.split())
     when = f" ({result.when})" if result.when else ""
     if result.superseded:
-        when += f" [superseded {result.superseded['at']} by {result.superseded['by']}]"
+        what = f" \"{result.superseded['sentence']}\"" if result.superseded.get("sentence") else ""
+        when += f" [superseded{what} {result.superseded['at']} by {result.superseded['by']}]"
     return f"- [{result.citation}]{when} {snippet}"
 
 

@@ -24,7 +24,9 @@ RELATED = 0.5
 """When a replaced result holds several statements (a note's section, an episode), its successor
 is placed above it only if its cosine to the query is at least this share of the result's: the
 question may be about another statement of the result. A replaced turn or typed memory is one
-statement, which the query matched: its successor is about the same attribute."""
+statement, which the query matched: its successor is about the same attribute, unless the record
+names the one sentence of it that changed (the turn says more): then the query may be about another
+sentence, and the same test applies."""
 _PAST_RE = re.compile(
     r"\b(?:did|was|were|had|used to|before|previously|originally|formerly|at first|initially|"
     r"earlier|former|prior|history|past|first|changed?|old|anymore|any more|until|ago)\b",
@@ -52,6 +54,7 @@ class Record:
     old_ref: str
     new_ref: str
     new_said_at: datetime
+    old_sentence: str | None = None  # the sentence that changed, when the statement says more
 
 
 class TenantTimeline:
@@ -59,7 +62,7 @@ class TenantTimeline:
 
     def __init__(self, records: list[dict], file_times: dict[str, datetime]):
         self.by_ref = {
-            r["old_ref"]: Record(r["old_ref"], r["new_ref"], r["new_said_at"]) for r in records
+            r["old_ref"]: Record(r["old_ref"], r["new_ref"], r["new_said_at"], r.get("old_sentence")) for r in records
         }
         self.lines: dict[str, tuple[list[int], list[Record]]] = {}
         for ref, record in sorted(self.by_ref.items(), key=lambda kv: _split(kv[0])):
@@ -141,7 +144,7 @@ def _read(cache, name: str, tenant: str, columns: list[str]):
 
 
 def _load(cache, tenant: str, tables: set[str]) -> TenantTimeline:
-    records = _read(cache, SUPERSESSIONS, tenant, ["old_ref", "new_ref", "new_said_at"]) if SUPERSESSIONS in tables else []
+    records = _read(cache, SUPERSESSIONS, tenant, ["old_ref", "new_ref", "new_said_at", "old_sentence"]) if SUPERSESSIONS in tables else []
     times: dict[str, datetime] = {}
     if "files" in tables:
         for row in _read(cache, "files", tenant, ["path", "mtime_ns"]):
@@ -221,7 +224,7 @@ def newest_first(candidates: list, qvec: np.ndarray, cache, sources, pool: int) 
             continue
         rows, j = found
         cosine = unit_cosine(rows, j, qvec)
-        single = cand.rows.source[cand.row] in ("sessions", "facts")
+        single = cand.rows.source[cand.row] in ("sessions", "facts") and not cand.record.old_sentence
         if not single and cosine < RELATED * cand.vector:
             continue  # the question is about something else the replaced row also says
         succ = by_row.get((id(rows), j))
@@ -241,4 +244,7 @@ def newest_first(candidates: list, qvec: np.ndarray, cache, sources, pool: int) 
 def superseded_note(record: Record | None) -> dict | None:
     if record is None:
         return None
-    return {"by": record.new_ref, "at": short_when(record.new_said_at, day_only=True)}
+    note = {"by": record.new_ref, "at": short_when(record.new_said_at, day_only=True)}
+    if record.old_sentence:
+        note["sentence"] = record.old_sentence  # only this sentence of the result was replaced
+    return note

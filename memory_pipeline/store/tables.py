@@ -142,9 +142,13 @@ SUPERSESSIONS = TableSpec(
     "supersessions",
     # old_ref / new_ref: path#Lline of a turn or note line, or facts/<id>; new_said_at: when the old
     # one stopped holding; changed: value classes that changed (empty: said to have changed);
-    # decided_by: extractive | llm. No statement text is stored here.
+    # decided_by: extractive | llm; old_sentence: the one sentence that changed when the old statement
+    # says more than it (null when it is the whole statement); it goes with its record when the
+    # statement is forgotten. Version 2 added old_sentence (``SupersessionStore`` adds it).
     "id str!, tenant str!, old_ref str!, old_kind str!, old_said_at ts!, new_ref str!, new_kind str!, "
-    "new_said_at ts!, attribute str!, changed strs, cues strs, score f32!, decided_by str!, decided_at ts!",
+    "new_said_at ts!, attribute str!, changed strs, cues strs, score f32!, decided_by str!, decided_at ts!, "
+    "old_sentence str",
+    version=2,
 )
 
 STATEMENT_PARSES = TableSpec(

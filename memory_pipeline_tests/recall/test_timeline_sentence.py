@@ -1,0 +1,61 @@
+"""Proves: a supersession record names the one sentence of a turn that changed, and readers label
+that sentence, not the whole turn.
+
+A turn of several sentences ("We pushed the cutover to 28 November. Rui needs another week.") is
+superseded only in what changed: the record keeps that sentence (``old_sentence``), recall's note
+and the injected line quote it, and a record of a one-sentence statement names no sentence (the
+statement is the sentence). Built from plain values: no model is needed to read a record.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from memory_pipeline.consolidation.statements import TURN, Statement
+from memory_pipeline.consolidation.supersede import Supersession
+from memory_pipeline.consolidation.timeline import record_row
+from memory_pipeline.recall.inject import format_memory_line
+from memory_pipeline.recall.results import SearchResult
+from memory_pipeline.recall.timeline import TenantTimeline, superseded_note
+
+SAID = datetime(2026, 11, 18, 9, tzinfo=UTC)
+LATER = datetime(2026, 11, 25, 9, tzinfo=UTC)
+
+
+def statement(text: str, line: int, when: datetime) -> Statement:
+    path = "bot/sessions/ann/s1.jsonl"
+    return Statement(f"{path}#L{line}", TURN, text, when, "ann", path, line)
+
+
+def pair(old_text: str, old_sentence: str) -> Supersession:
+    new = statement("We moved the cutover to 5 December.", 9, LATER)
+    return Supersession(statement(old_text, 1, SAID), new, 0.7, ("time",), ("moved",), "cutover",
+                        old_sentence=old_sentence, new_sentence=new.text)
+
+
+def test_the_record_names_the_sentence_that_changed_only_when_the_turn_says_more():
+    several = pair("We pushed the cutover to 28 November. Rui needs another week for the report.",
+                   "We pushed the cutover to 28 November.")
+    one = pair("We pushed the cutover to 28 November.", "We pushed the cutover to 28 November.")
+    bullet = pair("- We pushed the cutover to 28 November.", "We pushed the cutover to 28 November.")
+    rows = [record_row("bot~ann", p, LATER) for p in (several, one, bullet)]
+    assert [r["old_sentence"] for r in rows] == ["We pushed the cutover to 28 November.", None, None]
+
+
+def test_readers_quote_the_replaced_sentence():
+    record = record_row("bot~ann", pair("We pushed the cutover to 28 November. Rui needs another week.",
+                                        "We pushed the cutover to 28 November."), LATER)
+    timeline = TenantTimeline([record], {})
+    found = timeline.record_of("bot/sessions/ann/s1.jsonl", 1, 1)
+    note = superseded_note(found)
+    assert note == {"by": "bot/sessions/ann/s1.jsonl#L9", "at": "2026-11-25",
+                    "sentence": "We pushed the cutover to 28 November."}
+    result = SearchResult("sessions", "bot/sessions/ann/s1.jsonl", 1, 1, ["t1"], 0.5, {},
+                          "We pushed the cutover to 28 November. Rui needs another week.", "s1.jsonl#L1",
+                          "bot~ann", when="2026-11-18 09:00 UTC", superseded=note)
+    assert format_memory_line(result) == (
+        '- [s1.jsonl#L1] (2026-11-18 09:00 UTC) [superseded "We pushed the cutover to 28 November." 2026-11-25 '
+        'by bot/sessions/ann/s1.jsonl#L9] We pushed the cutover to 28 November. Rui needs another week.'
+    )
+    whole = TenantTimeline([{**record, "old_sentence": None}], {}).record_of("bot/sessions/ann/s1.jsonl", 1, 1)
+    assert superseded_note(whole) == {"by": "bot/sessions/ann/s1.jsonl#L9", "at": "2026-11-25"}
