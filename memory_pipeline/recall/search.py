@@ -94,6 +94,11 @@ def search(
     if not query or not query.strip():
         return []
     cache = tenant_cache(_uri(store, settings))
+    with cache.pinned():  # one state of the database for the whole query
+        return _search(query, sources, k, min_score, use_mmr, today, scopes, cache, embedder, settings, config)
+
+
+def _search(query, sources, k, min_score, use_mmr, today, scopes, cache, embedder, settings, config):
     chosen = _resolve_sources(sources, cache)
     embedder = embedder or _default_embedder(settings.embedder)
     info = understand(query.strip(), today)
