@@ -11,6 +11,7 @@ beside them; the MCP ``memory_get`` tool serves the same citations to an agent.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -156,5 +157,7 @@ def test_the_mcp_tool_reads_a_fact_and_refuses_another_users(mcp_env):
     cited = json.loads(answers[1][1])
     assert cited["text"] == "Emma's birthday is March 14" and cited["tenant"] == "research-assistant~carol"
 
+    # dave is a user of the workspace (the server refuses to start for one it does not hold)
+    (Path(mcp_env["MEMORY_PIPELINE_ROOT"]) / "research-assistant" / "users" / "dave").mkdir(parents=True, exist_ok=True)
     _, refused = run_session(mcp_env, "research-assistant", "dave", [("memory_get", {"path": cited["path"]})])
     assert refused[0][0] and "no typed memory" in refused[0][1] and "Emma" not in refused[0][1]
