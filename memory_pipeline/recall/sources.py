@@ -362,8 +362,8 @@ class TenantCache:
 
         try:
             return index_update.updated_rows(files, source, tenant, current, fingerprint, read_since)
-        except (OSError, ValueError, pa.ArrowException) as exc:
-            log.warning("recall index of %s not updated (%s): rebuilt from the table", tenant, exc)
+        except Exception as exc:  # noqa: BLE001 - an update that fails must not fail the search: rebuilt
+            log.warning("recall index of %s not updated (%r): rebuilt from the table", tenant, exc)
             return None
 
     def _read_rows(self, source: RecallSource, table, tenant: str) -> Rows:
