@@ -6,8 +6,8 @@ as a record whose ``old_ref`` is ``relations/<id>``. A relation ends in one of t
   ends when a later one of the same subject and predicate naming another object starts (its
   ``valid_from``: "from 1 December my manager is Tomás" ends Dana on 1 December). The record names
   that relation (``relations/<id>``), decided by this rule (extractive);
-- **a later statement replaces its sentence**: the turn it was read from is superseded in the
-  record, and the supersession rules, run again on the relation's own sentence against that
+- **a later statement replaces its sentence**: a state's relation (not a deed) whose turn is
+  superseded in the record, when the supersession rules, run again on the relation's own sentence against that
   successor, agree (a turn "I live in Boston. I work at Acme." replaced by "our flat is in Denver
   now" ends the residence, not the job). It ends when the successor starts holding (the later
   date it names, else when it was said); the record names the successor and who decided it (the
@@ -38,6 +38,8 @@ from memory_pipeline.knowledge.validity import utc
 from memory_pipeline.store.base import LanceBase, sql_in, sql_str, stable_id
 from memory_pipeline.store.tables import RELATIONS, SUPERSESSIONS
 
+STATE_RULES = frozenset({"role", "residence", "employer", "preference"})
+"""Rules whose relations state something that holds until changed (``knowledge.relations``)."""
 RELATION = "relation"
 """``old_kind`` of a relation's record, and ``new_kind`` when a later relation replaced it."""
 _PREFIX = "relations/"
@@ -98,10 +100,13 @@ def replaced_by_statements(relations: Sequence[dict], pairs: Iterable[Supersessi
 
     A superseded turn may say several things; the pair is decided again on each relation's own
     sentence (the same rules, without the endpoint: its decision on the turn is the one recorded).
+    Only a state ends this way (where one lives or works, a role, a preference, any single-valued
+    relation): a deed ("joined a mentorship program") happened, whatever is said later.
     """
     by_source: dict[str, list[dict]] = defaultdict(list)
     for row in relations:
-        by_source[source_ref(row)].append(row)
+        if row.get("single_valued") or row.get("rule") in STATE_RULES:
+            by_source[source_ref(row)].append(row)
     ends: dict[str, End] = {}
     for pair in pairs:
         rows = by_source.get(pair.old.ref)

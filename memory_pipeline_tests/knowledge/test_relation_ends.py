@@ -3,7 +3,8 @@ reader shows the record's date.
 
 - The rule, on plain rows: a later single-valued relation of another object ends it when that one
   starts; a later statement replacing its sentence ends it when the statement starts holding; the
-  earlier of the two wins, never before the relation began; a rerun keeps the decision time.
+  earlier of the two wins, never before the relation began; a rerun keeps the decision time; a
+  statement ends a state read from its sentence (where one lives), not a deed (what one bought).
 - With the real spaCy model and all-MiniLM-L6-v2, through Dagster: "I live in Boston, in a flat
   near the harbour. I work at Acme Robotics as a designer." then "Our flat is in Denver now, we
   left Boston in May." (which yields no relation of its own) ends the residence on the day of the
@@ -16,13 +17,16 @@ reader shows the record's date.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from memory_pipeline.config import Settings
 from memory_pipeline.consolidation.checks import check_relations
 from memory_pipeline.consolidation.timeline import SupersessionStore, supersede_tenant
-from memory_pipeline.knowledge.ends import RELATION, End, relation_records, relation_ref
+from memory_pipeline.consolidation.statements import TURN, Statement
+from memory_pipeline.consolidation.supersede import Supersession
+from memory_pipeline.knowledge.ends import RELATION, End, relation_records, relation_ref, replaced_by_statements
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.tenancy import Tenant
@@ -62,6 +66,23 @@ def test_the_earlier_end_wins_and_never_before_the_start():
     first = relation_records("t", rows[:2], {"lisbon": tie}, {}, at(11, 22))
     again = relation_records("t", rows[:2], {"lisbon": tie}, {r["id"]: r for r in first}, at(11, 30))
     assert first == again and first[0]["new_ref"] == relation_ref("porto")
+
+
+@pytest.mark.slow
+def test_a_statement_ends_the_state_read_from_its_sentence_not_a_deed(statement_nlp, minilm):
+    path = "bot/sessions/ann/s1.jsonl"
+    said = "I live in Boston, in a flat near the harbour."
+    old = Statement(f"{path}#L1", TURN, said, at(3, 2), "ann", path, 1)
+    new = Statement("bot/sessions/ann/s2.jsonl#L1", TURN, MOVE, at(6, 10), "ann", "bot/sessions/ann/s2.jsonl", 1)
+    pair = Supersession(old, new, 0.6, ("name",), ("now",), "flat", "llm")
+
+    def relation(rid, predicate, rule, single):
+        return {"id": rid, "path": path, "line": 1, "evidence": said, "predicate": predicate, "rule": rule,
+                "single_valued": single}
+
+    rows = [relation("home", "lives_in", "residence", True), relation("deed", "bought", "action", False)]
+    ends = replaced_by_statements(rows, [pair], statement_nlp, minilm, ZoneInfo("UTC"))
+    assert ends == {"home": End(at(6, 10), new.ref, TURN, 0.6, ("name",), ("now",), "llm")}
 
 
 ANN = "bot~ann"
