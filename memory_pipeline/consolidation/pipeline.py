@@ -31,7 +31,7 @@ from memory_pipeline.consolidation.timeline import supersession_rows
 from memory_pipeline.embedding import Embedder
 from memory_pipeline.knowledge.graph import graph_rows, resolver
 from memory_pipeline.knowledge.relations import extract, load_nlp, utterances
-from memory_pipeline.knowledge import ends as relation_ends
+from memory_pipeline.consolidation import relation_ends
 from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.memories.query import tenant_tz
 from memory_pipeline.store.base import sql_in, stable_id
@@ -114,7 +114,7 @@ def build_graph(
     root: Path, store: ConsolidationStore, tenant: Tenant, days: set[str] | None, embedder: Embedder, nlp=None
 ) -> GraphReport:
     """Entities and relations of the tenant's episodes of ``days``; when each relation ends is
-    recorded after (knowledge/ends.py), again by ``supersede_tenant`` with fresh statement decisions."""
+    recorded after (consolidation/relation_ends.py), again by ``supersede_tenant`` with fresh statement decisions."""
     report = GraphReport()
     where = sql_in("day", sorted(days)) if days else None
     episodes = store.episode_rows(tenant.key, where)

@@ -22,7 +22,7 @@ from memory_pipeline.consolidation.llm import LLMClient
 from memory_pipeline.consolidation.parse_cache import StatementCache
 from memory_pipeline.consolidation.statements import MEMORY, tenant_statements
 from memory_pipeline.consolidation.supersede import Supersession, detect
-from memory_pipeline.knowledge import ends as relation_ends
+from memory_pipeline.consolidation import relation_ends
 from memory_pipeline.store.base import LanceBase, retry_commit, sql_in, sql_str, stable_id
 from memory_pipeline.store.tables import MEMORIES, SUPERSESSIONS
 from memory_pipeline.tenancy import Tenant
@@ -160,7 +160,7 @@ def supersede_tenant(
             row["decided_at"] = old["decided_at"]
         rows.append(row)
         report.decided_by[pair.decided_by] = report.decided_by.get(pair.decided_by, 0) + 1
-    # The graph's relations end by the same record (knowledge/ends.py): written here, copied to valid_to.
+    # The graph's relations end by the same record (consolidation/relation_ends.py): written here, copied to valid_to.
     rows += relation_ends.decide(str(uri), tenant.key, pairs, cache.parser, cache.embedder, tenant_tz(root, tenant), now)
     cache.save()
     report.parsed, report.embedded = cache.parser.parsed, cache.embedder.embedded

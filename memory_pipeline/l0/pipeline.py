@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +28,7 @@ from memory_pipeline.sources.workspace import (
     KIND_OTHER,
     KIND_SESSIONS,
     WorkspaceFile,
+    file_date,
     read_text_file,
     scan_workspace,
 )
@@ -39,7 +39,6 @@ from memory_pipeline.text.scrub import scrub_secrets
 
 log = logging.getLogger(__name__)
 
-_DATED_RE = re.compile(r"(?:^|/)memory/(?:.*/)?(\d{4})-(\d{2})-(\d{2})\.md$")
 
 CHUNK_COLUMNS = {
     "id": pl.Utf8,
@@ -88,17 +87,6 @@ def text_hash(text: str) -> str:
 def chunk_id(tenant: str, path: str, span: ChunkSpan, t_hash: str) -> str:
     key = f"{tenant}|{path}|{span.start_line}|{span.end_line}|{t_hash}"
     return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-
-
-def file_date(path: str) -> date | None:
-    """The date of a dated note ``memory/YYYY-MM-DD.md``; None for every other file."""
-    match = _DATED_RE.search(path)
-    if not match:
-        return None
-    try:
-        return date(int(match[1]), int(match[2]), int(match[3]))
-    except ValueError:
-        return None
 
 
 @dataclass

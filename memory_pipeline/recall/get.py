@@ -183,7 +183,7 @@ def _file_when(rel: str, full: Path, lines: list[str]) -> str | None:
     import json
     from datetime import UTC, datetime
 
-    from memory_pipeline.l0.pipeline import file_date
+    from memory_pipeline.sources.workspace import file_date
     from memory_pipeline.recall.timeline import short_when
 
     if rel.endswith(".jsonl"):

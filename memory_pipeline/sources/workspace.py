@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 from wcmatch import glob as wcglob
@@ -312,3 +314,17 @@ def read_text_file(path: Path, max_bytes: int, *, scrub: bool = True) -> ReadRes
         return ReadResult(text, content_hash, None)
     scrubbed = scrub_secrets(text)
     return ReadResult(scrubbed.text, content_hash, None, scrubbed.counts)
+
+
+_DATED_RE = re.compile(r"(?:^|/)memory/(?:.*/)?(\d{4})-(\d{2})-(\d{2})\.md$")
+
+
+def file_date(path: str) -> date | None:
+    """The date of a dated note ``memory/YYYY-MM-DD.md``; None for every other file."""
+    match = _DATED_RE.search(path)
+    if not match:
+        return None
+    try:
+        return date(int(match[1]), int(match[2]), int(match[3]))
+    except ValueError:
+        return None

@@ -26,7 +26,7 @@ from memory_pipeline.consolidation.checks import check_relations
 from memory_pipeline.consolidation.timeline import SupersessionStore, supersede_tenant
 from memory_pipeline.consolidation.statements import TURN, Statement
 from memory_pipeline.consolidation.supersede import Supersession
-from memory_pipeline.knowledge.ends import RELATION, End, relation_records, relation_ref, replaced_by_statements
+from memory_pipeline.consolidation.relation_ends import RELATION, End, relation_records, relation_ref, replaced_by_statements
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.tenancy import Tenant
