@@ -98,7 +98,7 @@ def bench_functions(root: Path, sessions: dict, lance: Path, embedder_kind: str)
     from memory_pipeline.consolidation.timeline import supersede_tenant
     from memory_pipeline.embedding import make_embedder
     from memory_pipeline.knowledge.relations import load_nlp
-    from memory_pipeline.memories.extract import load_nlp as load_statement_nlp
+    from memory_pipeline.text.memory_types import load_nlp as load_statement_nlp
 
     started = time.perf_counter()
     embedder = make_embedder(embedder_kind)

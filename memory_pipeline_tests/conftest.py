@@ -50,7 +50,7 @@ def minilm():
 @pytest.fixture(scope="session")
 def statement_nlp():
     """The spaCy pipeline supersession parses statements with, loaded once for the whole run."""
-    from memory_pipeline.memories.extract import load_nlp
+    from memory_pipeline.text.memory_types import load_nlp
 
     return load_nlp()
 

@@ -32,8 +32,7 @@ from memory_pipeline.embedding import Embedder
 from memory_pipeline.knowledge.graph import graph_rows, resolver
 from memory_pipeline.knowledge.relations import extract, load_nlp, utterances
 from memory_pipeline.consolidation import relation_ends
-from memory_pipeline.memories.store import GraphStore
-from memory_pipeline.memories.query import tenant_tz
+from memory_pipeline.sources.workspace import tenant_tz
 from memory_pipeline.store.base import sql_in, stable_id
 from memory_pipeline.tenancy import Tenant
 
@@ -261,9 +260,7 @@ def dream(
         rel["object"] = names.get(rel["object_id"], rel["object"]) if rel["object_id"] else rel["object"]
     # What a later statement replaced (a moved plan, an old manager) is not promoted as current.
     replaced = set(supersession_rows(store.db, tenant.key)["old_ref"].to_list())
-    memories = GraphStore(store.uri, store.dim).memory_rows(
-        tenant.key, "memory_type IN ('preference', 'decision')"
-    )
+    memories = store.typed_memory_rows(tenant.key, "memory_type IN ('preference', 'decision')")
     lines, report.problems = collect_lines(
         root, episodes, relations, user_name=tenant.user_id,
         memories=[m for m in memories.iter_rows(named=True) if f"facts/{m['id']}" not in replaced],

@@ -14,7 +14,7 @@ from datetime import datetime
 import polars as pl
 
 from memory_pipeline.store.base import LanceBase, retry_commit, sql_in, sql_str
-from memory_pipeline.store.tables import ENTITIES, ENTITY_MERGES, EPISODES, RELATIONS
+from memory_pipeline.store.tables import ENTITIES, ENTITY_MERGES, EPISODES, MEMORIES, RELATIONS
 
 _KEEP_ON_RERUN = ("created_at", "expires_at", "promoted_at")
 
@@ -24,6 +24,12 @@ class ConsolidationStore(LanceBase):
 
     def episodes(self):
         return self.open(EPISODES)
+
+    # -- typed memories (read only: supersession and dreaming read what the memories slice wrote)
+    def typed_memory_rows(self, tenant: str, where: str | None = None) -> pl.DataFrame:
+        """The tenant's typed memories without their vectors (empty when there are none yet)."""
+        scope = f"tenant = {sql_str(tenant)}" + (f" AND ({where})" if where else "")
+        return self.read(MEMORIES, scope, [c for c in MEMORIES.names if c != "vector"])
 
     # -- episodes -------------------------------------------------------------------------
     def episode_rows(self, tenant: str, where: str | None = None, columns: Sequence[str] | None = None) -> pl.DataFrame:

@@ -21,11 +21,14 @@ import polars as pl
 from memory_pipeline.consolidation.llm import LLMClient
 from memory_pipeline.consolidation.parse_cache import StatementCache
 from memory_pipeline.consolidation.statements import MEMORY, tenant_statements
+from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.consolidation.supersede import Supersession, detect
 from memory_pipeline.consolidation import relation_ends
+from memory_pipeline.sources.workspace import tenant_tz
 from memory_pipeline.store.base import LanceBase, retry_commit, sql_in, sql_str, stable_id
-from memory_pipeline.store.tables import MEMORIES, SUPERSESSIONS
+from memory_pipeline.store.tables import SUPERSESSIONS
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.text.memory_types import load_nlp
 
 log = logging.getLogger(__name__)
 
@@ -132,16 +135,9 @@ def supersede_tenant(
     statement is compared with every other on each run; only the parses and vectors of texts an
     earlier run saw are read back (``parse_cache``) instead of computed again.
     """
-    from memory_pipeline.memories.extract import load_nlp
-    from memory_pipeline.memories.query import tenant_tz
-    from memory_pipeline.memories.store import GraphStore
-
     started = time.perf_counter()
     report = SupersessionReport(tenant.key)
-    memories = None
-    graph = GraphStore(uri, dim=embedder.dim)
-    if graph.has(MEMORIES):
-        memories = graph.memory_rows(tenant.key)
+    memories = ConsolidationStore(uri, embedder.dim).typed_memory_rows(tenant.key)
     statements = tenant_statements(root, tenant, memories)
     report.statements = len(statements)
     nlp = nlp or load_nlp()

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from memory_pipeline.memories.extract import (
+from memory_pipeline.text.memory_types import (
     EXTRACTOR_VERSION,
     Extracted,
     extract,

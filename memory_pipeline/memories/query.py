@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import polars as pl
@@ -24,7 +23,6 @@ from memory_pipeline.recall.scope import recall_scopes
 from memory_pipeline.recall.search import NoIndexError, search
 from memory_pipeline.store.base import sql_in
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline.text.dates import tenant_timezone, zone
 
 SORTS = ("scheduled", "recent", "confidence")
 MAX_RESULTS = 100
@@ -49,13 +47,6 @@ def own_scope(agent: str, user: str | None, settings: Settings) -> ReadScope:
     """The user's own memory (and its leader's for a team member), without agent-wide notes."""
     scope = read_scope(agent, user, settings)
     return ReadScope(scope.primary[:1], scope.fallback[:1])
-
-
-def tenant_tz(root: str | Path, tenant: Tenant) -> ZoneInfo:
-    """The timezone the tenant's MEMORY.md names, else UTC."""
-    base = Path(root) / tenant.agent_id
-    folder = base if tenant.is_global else base / "users" / tenant.user_id
-    return zone(tenant_timezone([folder / "MEMORY.md", folder / "memory.md"]))
 
 
 def parse_duration(value: str) -> timedelta:

@@ -21,11 +21,11 @@ from memory_pipeline.memories.query import (
     query_memories,
     read_scope,
     recall_memories,
-    tenant_tz,
 )
 from memory_pipeline.memories.stats import graph_stats
 from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.recall.scope import is_read_only
+from memory_pipeline.sources.workspace import tenant_tz
 from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
 from memory_pipeline.text.scrub import scrub_secrets
 

@@ -27,11 +27,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from wcmatch import glob as wcglob
 
 from memory_pipeline.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE
 from memory_pipeline.tenancy import GLOBAL_USER, InvalidTenantError, Tenant
+from memory_pipeline.text.dates import tenant_timezone, zone
 from memory_pipeline.text.scrub import scrub_secrets
 
 _GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB
@@ -328,3 +330,10 @@ def file_date(path: str) -> date | None:
         return date(int(match[1]), int(match[2]), int(match[3]))
     except ValueError:
         return None
+
+
+def tenant_tz(root: str | Path, tenant: Tenant) -> ZoneInfo:
+    """The timezone the tenant's MEMORY.md names, else UTC."""
+    base = Path(root) / tenant.agent_id
+    folder = base if tenant.is_global else base / "users" / tenant.user_id
+    return zone(tenant_timezone([folder / "MEMORY.md", folder / "memory.md"]))

@@ -6,7 +6,7 @@ sentence becomes a memory when a pattern of its type matches ("I prefer ...", "I
 the order of ``RULES``. Dates in the sentence are resolved against the time it was said
 (``dates.find_when``): a future date is when it ``happens_at``, a past one when it ``occurred_at``.
 
-Transcripts: every speaker's sentences are read as statements (``consolidation.statements``: who
+Transcripts: every speaker's sentences are read as statements (``text.statements``: who
 said them, about whom, in which turn), not an assistant's, whose restatements would store every
 fact twice; a memory is stored in the third person ("Jon lost his job") and names its subject, and
 greetings, compliments and questions (low salience) hold none. Markdown: each bullet or paragraph is read with the heading it sits under,

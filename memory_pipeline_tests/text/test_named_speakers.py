@@ -6,7 +6,7 @@ Real spaCy: the statements come from its parse."""
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from memory_pipeline.memories.extract import extract, transcript_passages
+from memory_pipeline.text.memory_types import extract, transcript_passages
 from memory_pipeline.sources.transcripts import Turn
 
 TS = datetime(2023, 3, 2, 10, 0, tzinfo=UTC)
