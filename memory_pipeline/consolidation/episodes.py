@@ -11,10 +11,10 @@ import numpy as np
 
 from memory_pipeline.consolidation.llm import SUMMARY_MAX_TOKENS, SUMMARY_PROMPT, LLMClient, LLMError
 from memory_pipeline.consolidation.sessions import Session
-from memory_pipeline.sources.transcripts import Turn
 from memory_pipeline.store.base import stable_id
 from memory_pipeline.text.scrub import scrub_secrets
 from memory_pipeline.text.summarize import Summary, shorten, split_sentences, summarize_turns
+from memory_pipeline.text.turns import Turn
 
 LLM_INPUT_CHARS = 24_000
 

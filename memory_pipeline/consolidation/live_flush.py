@@ -18,7 +18,7 @@ from pathlib import Path
 
 from memory_pipeline.config import Settings
 from memory_pipeline.consolidation.sessions import SessionFile, load_session
-from memory_pipeline.sources.transcripts import Transcript, Turn
+from memory_pipeline.text.turns import Transcript, Turn
 
 CHARS_PER_TOKEN = 4
 """Token estimate without a tokenizer: the sensor must stay cheap, and a threshold does not need

@@ -21,13 +21,13 @@ import json
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from dateutil import parser as date_parser
 
 from memory_pipeline.text.scrub import scrub_secrets
+from memory_pipeline.text.turns import Transcript, Turn
 
 MESSAGE = "message"
 COMPACTION = "compaction"
@@ -38,37 +38,6 @@ _EPOCH_MS_THRESHOLD = 1e11
 _NUMERIC_RE = re.compile(r"^[+-]?\d+(?:\.\d+)?$")
 _YEAR_RE = re.compile(r"\d{4}")
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One message of a session, as written in the transcript."""
-
-    line: int  # 1-based line number in the file
-    role: str  # speaker, as written ("user", "assistant", or a name like "Caroline")
-    content: str
-    ts: datetime | None  # timezone-aware UTC; None if missing or unparseable
-    turn_id: str | None
-
-
-@dataclass(frozen=True)
-class Transcript:
-    """The parsed lines of one session file, and the lines that could not be used."""
-
-    turns: tuple[Turn, ...]
-    compactions: tuple[tuple[int, str, datetime | None], ...]  # (line, summary, ts)
-    completed_at: datetime | None
-    skipped: tuple[tuple[int, str], ...]  # (line number, reason)
-    secrets: dict[str, int] = field(default_factory=dict, compare=False)  # redacted, by type
-
-    @property
-    def last_activity(self) -> datetime | None:
-        """The latest timestamp seen anywhere in the session, or None if it has none."""
-        stamps = [t.ts for t in self.turns if t.ts is not None]
-        stamps.extend(ts for _, _, ts in self.compactions if ts is not None)
-        if self.completed_at is not None:
-            stamps.append(self.completed_at)
-        return max(stamps, default=None)
 
 
 def parse_timestamp(value: Any) -> datetime | None:

@@ -19,7 +19,6 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from datetime import timezone
 from itertools import accumulate
-from typing import TYPE_CHECKING
 
 from memory_pipeline.text.markdown_blocks import (
     FENCE,
@@ -30,9 +29,7 @@ from memory_pipeline.text.markdown_blocks import (
     Block,
     parse_blocks,
 )
-
-if TYPE_CHECKING:  # only annotations: sources import text (scrubbing), not the reverse
-    from memory_pipeline.sources.transcripts import Transcript, Turn
+from memory_pipeline.text.turns import Transcript, Turn
 
 
 @dataclass(frozen=True)

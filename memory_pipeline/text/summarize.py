@@ -15,13 +15,10 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from memory_pipeline.text.salience import select
 from memory_pipeline.text.statements import Statement, speaker_of, statements
-
-if TYPE_CHECKING:  # only annotations: sources import text (scrubbing), not the reverse
-    from memory_pipeline.sources.transcripts import Turn
+from memory_pipeline.text.turns import Turn
 
 ABSTRACT_CHARS = 200
 SUMMARY_CHARS = 900

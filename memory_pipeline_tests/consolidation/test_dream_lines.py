@@ -15,9 +15,9 @@ from memory_pipeline.consolidation.dreaming import (
     parse_document,
     write_document,
 )
-from memory_pipeline.sources.transcripts import Turn
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.statements import statements
+from memory_pipeline.text.turns import Turn
 
 EPISODE = {"session_id": "s1", "path": "locomo/sessions/conv-1/s1.jsonl", "start_line": 1, "end_line": 6}
 TS = datetime(2023, 1, 20, 16, 4, tzinfo=UTC)

@@ -7,7 +7,7 @@ Real spaCy: the rules read its parse."""
 from datetime import UTC, datetime
 
 from memory_pipeline.knowledge.relations import extract, utterances
-from memory_pipeline.sources.transcripts import Turn
+from memory_pipeline.text.turns import Turn
 
 TS = datetime(2023, 3, 2, 10, 0, tzinfo=UTC)
 TALK = [

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_pipeline.sources.transcripts import Transcript, Turn
+from memory_pipeline.text.turns import Transcript, Turn
 from memory_pipeline.text.chunking import (
     ChunkSpan,
     chunk_markdown,

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from memory_pipeline.text.memory_types import extract, transcript_passages
-from memory_pipeline.sources.transcripts import Turn
+from memory_pipeline.text.turns import Turn
 
 TS = datetime(2023, 3, 2, 10, 0, tzinfo=UTC)
 TALK = [

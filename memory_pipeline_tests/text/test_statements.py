@@ -5,9 +5,9 @@ and "can't wait"; MMR keeps one of two restatements. Real spaCy: the behaviour i
 
 from datetime import UTC, datetime
 
-from memory_pipeline.sources.transcripts import Turn
 from memory_pipeline.text.salience import select
 from memory_pipeline.text.statements import addressees, statements
+from memory_pipeline.text.turns import Turn
 
 TS = datetime(2023, 1, 20, 16, 4, tzinfo=UTC)
 
