@@ -51,13 +51,13 @@ def targets_section(results: dict, info: dict) -> str:
     rows = []
     if "ingest" in results:
         r = results["ingest"]["ratios"]
-        rows.append(["ingest throughput / bare embedder", f"{r['ingest_vs_bare_throughput']:.2f}", "≥ 0.80",
-                     _verdict(r["ingest_vs_bare_throughput"] >= 0.8), info["runs"]["ingest"]["command"]])
+        rows.append(["ingest throughput / bare embedder", f"{r['ingest_vs_bare_throughput']:.2f}", "≥ 0.90",
+                     _verdict(r["ingest_vs_bare_throughput"] >= 0.9), info["runs"]["ingest"]["command"]])
         rows.append(["same, at equal model speed: bare / (bare + pipeline time outside the model)",
-                     f"{r['ingest_vs_bare_at_equal_model_speed']:.2f}", "≥ 0.80",
-                     _verdict(r["ingest_vs_bare_at_equal_model_speed"] >= 0.8), info["runs"]["ingest"]["command"]])
-        rows.append(["no-change rerun / full ingest time", f"{r['rerun_vs_full_time']:.3f}", "≤ 0.03",
-                     _verdict(r["rerun_vs_full_time"] <= 0.03), info["runs"]["ingest"]["command"]])
+                     f"{r['ingest_vs_bare_at_equal_model_speed']:.2f}", "(reported)",
+                     "", info["runs"]["ingest"]["command"]])
+        rows.append(["no-change rerun / full ingest time", f"{r['rerun_vs_full_time']:.3f}", "≤ 0.02",
+                     _verdict(r["rerun_vs_full_time"] <= 0.02), info["runs"]["ingest"]["command"]])
         rows.append(["1%-changed rerun / full ingest time", f"{r['changed_1pct_vs_full_time']:.3f}", "(reported)",
                      "", info["runs"]["ingest"]["command"]])
     if "recall" in results:
@@ -116,11 +116,14 @@ def targets_section(results: dict, info: dict) -> str:
     if "consolidate" in results:
         c = results["consolidate"]
         best = max(c["dagster"].items(), key=lambda kv: kv[1]["sessions_per_min"])
-        rows.append(["consolidation, plain functions", f"{c['functions']['sessions_per_min']:.0f} sessions/min",
+        plain, through = c["functions"]["sessions_per_min"], best[1]["sessions_per_min"]
+        # Targets: through Dagster >= 0.8 of the plain functions, and >= 200 sessions/min.
+        rows.append(["consolidation, plain functions", f"{plain:.0f} sessions/min",
                      "(reported)", "", info["runs"]["consolidate"]["command"]])
-        rows.append([f"consolidation through Dagster ({best[0]})", f"{best[1]['sessions_per_min']:.0f} sessions/min "
-                     f"= {best[1]['sessions_per_min'] / c['functions']['sessions_per_min']:.2f} of the functions",
-                     "(reported)", "", info["runs"]["consolidate"]["command"]])
+        rows.append([f"consolidation through Dagster ({best[0]}) / plain functions", f"{through / plain:.2f}",
+                     "≥ 0.80", _verdict(through / plain >= 0.8), info["runs"]["consolidate"]["command"]])
+        rows.append([f"consolidation through Dagster ({best[0]})", f"{through:.0f} sessions/min",
+                     "≥ 200", _verdict(through >= 200), info["runs"]["consolidate"]["command"]])
     return _table(["figure", "measured", "target", "", "command"], rows)
 
 
