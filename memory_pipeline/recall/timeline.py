@@ -19,7 +19,10 @@ from datetime import UTC, date, datetime
 
 import numpy as np
 
-SUPERSESSIONS = "supersessions"
+from memory_pipeline.store import tables
+
+# Table names as the search's table cache knows them.
+SUPERSESSIONS, FILES = tables.SUPERSESSIONS.name, tables.FILES.name
 RELATED = 0.5
 """When a replaced result holds several statements (a note's section, an episode), its successor
 is placed above it only if its cosine to the query is at least this share of the result's: the
@@ -119,7 +122,7 @@ class TimelineCache:
     def get(self, cache, tenant: str) -> TenantTimeline:
         tables = cache.table_names()
         versions = tuple(
-            cache.table(name).version if name in tables else -1 for name in (SUPERSESSIONS, "files")
+            cache.table(name).version if name in tables else -1 for name in (SUPERSESSIONS, FILES)
         )
         key = (cache.uri, tenant)
         with self._lock:
@@ -146,8 +149,8 @@ def _read(cache, name: str, tenant: str, columns: list[str]):
 def _load(cache, tenant: str, tables: set[str]) -> TenantTimeline:
     records = _read(cache, SUPERSESSIONS, tenant, ["old_ref", "new_ref", "new_said_at", "old_sentence"]) if SUPERSESSIONS in tables else []
     times: dict[str, datetime] = {}
-    if "files" in tables:
-        for row in _read(cache, "files", tenant, ["path", "mtime_ns"]):
+    if FILES in tables:
+        for row in _read(cache, FILES, tenant, ["path", "mtime_ns"]):
             times[row["path"]] = datetime.fromtimestamp(row["mtime_ns"] / 1e9, tz=UTC)
     return TenantTimeline(records, times)
 
