@@ -171,6 +171,52 @@ def _candidate(old: _Sentence, new: _Sentence, cosine: float, first_said: dict |
                         old_sentence=a.sentence, new_sentence=b.sentence)
 
 
+def _possible_pairs(sentences: Sequence[_Sentence], first_said: dict) -> list[tuple[int, int]]:
+    """(old, new) index pairs, in row-major order, that ``_candidate`` accepts at some similarity.
+
+    Every rule of ``_candidate`` but the similarity depends on the two claims alone, and a higher
+    similarity never turns a pair down; so a pair it rejects with an infinite similarity is
+    rejected whatever the vectors say, and neither claim needs a vector for it. The cheapest of its
+    necessary conditions are first checked over all pairs at once (a conversation makes a million)."""
+    claims = [s.claim for s in sentences]
+    statements = [s.statement for s in sentences]
+    orders = [s.order for s in statements]
+    rank = {o: r for r, o in enumerate(sorted(set(orders)))}
+
+    def ids(values) -> np.ndarray:
+        index: dict = {}
+        return np.array([index.setdefault(v, len(index)) for v in values], dtype=np.int64)
+
+    order = np.array([rank[o] for o in orders], dtype=np.int64)
+    ref, path = ids(s.ref for s in statements), ids(s.path for s in statements)
+    day = np.array([s.said_at.date().toordinal() for s in statements], dtype=np.int64)
+    undated = np.array([s.undated for s in statements])
+    by_day = np.array([s.by_day for s in statements])
+    values = np.array([c.has_values for c in claims])
+    change = np.array([c.change_cue for c in claims])
+    ending = np.array([c.ending_cue for c in claims])
+    new_ok = (values | change) & ~np.array(
+        [c.additive_cue or (c.continuing and not c.change_cue) or not c.asserts for c in claims]
+    )
+    bits: dict[str, int] = {}
+    classes = np.array([sum(1 << bits.setdefault(k, len(bits)) for k in c.values) for c in claims], dtype=np.int64)
+    ok = (
+        new_ok[None, :]
+        & (order[:, None] < order[None, :])
+        & (ref[:, None] != ref[None, :])
+        & (values[:, None] | change[None, :])
+        & ~(undated[:, None] & undated[None, :])
+        & ~((path[:, None] == path[None, :]) & ~change[None, :])  # one file: only a said change
+        & ~(~undated[:, None] & ~undated[None, :] & (by_day[:, None] | by_day[None, :]) & (day[:, None] == day[None, :]))
+        # A class both state (a value changed) or, with none, an ending cue ("no longer").
+        & (((classes[:, None] & classes[None, :]) != 0) | ending[None, :])
+    )
+    return [
+        (int(i), int(j)) for i, j in zip(*np.nonzero(ok), strict=True)
+        if _candidate(sentences[i], sentences[j], float("inf"), first_said) is not None
+    ]
+
+
 def detect(statements: Sequence[Statement], nlp, embedder, llm: LLMClient | None = None) -> list[Supersession]:
     """Each superseded statement with its first successor, oldest first."""
     # The people talking are addressed by name ("Thanks, Jon!", "Wow, Mel"): their names, and the
@@ -189,17 +235,24 @@ def detect(statements: Sequence[Statement], nlp, embedder, llm: LLMClient | None
                 key = (klass, value)
                 if key not in first_said or s.statement.order < first_said[key]:
                     first_said[key] = s.statement.order
-    vectors = np.asarray(embedder.embed([s.claim.masked for s in sentences]), dtype=np.float32)
+    # Only pairs that every rule but the similarity lets through are embedded and read: a few
+    # dozen of a LoCoMo conversation's 1,500 claims (embedding all of them was most of the time).
+    pairs = _possible_pairs(sentences, first_said)
+    used = sorted({k for pair in pairs for k in pair})
+    if not used:
+        return []
+    at = {k: n for n, k in enumerate(used)}
+    vectors = np.asarray(embedder.embed([sentences[k].claim.masked for k in used]), dtype=np.float32)
     sims = vectors @ vectors.T
     # Only pairs whose similarity could reach the lowest bar are read.
     floor = CITED_CHANGE
-    can_replace = np.array([s.claim.has_values or s.claim.change_cue for s in sentences])
     found: dict[tuple[str, str], Supersession] = {}
-    for i, j in zip(*np.nonzero((sims >= floor) & can_replace[None, :]), strict=True):
-        old, new = sentences[i], sentences[j]
-        if old.statement.ref == new.statement.ref or not old.statement.order < new.statement.order:
+    for i, j in pairs:
+        cosine = sims[at[i], at[j]]
+        if cosine < floor:
             continue
-        pair = _candidate(old, new, float(sims[i, j]), first_said)
+        old, new = sentences[i], sentences[j]
+        pair = _candidate(old, new, float(cosine), first_said)
         if pair is None:
             continue
         key = (old.statement.ref, new.statement.ref)
