@@ -36,9 +36,19 @@ def text_key(identity: str, text: str) -> str:
     return hashlib.sha256(f"{identity}\x1f{text}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-def doc_bytes(doc) -> bytes:
-    """``Doc.to_bytes`` without the parts claims never read."""
-    return doc.to_bytes(exclude=_NOT_KEPT)
+def doc_packer():
+    """srsly's msgpack packer (with its numpy encoder), made once for many documents."""
+    import srsly
+
+    return srsly.msgpack.Packer(use_bin_type=True)
+
+
+def doc_bytes(doc, packer=None) -> bytes:
+    """``Doc.to_bytes`` without the parts claims never read, byte for byte. ``Doc.to_bytes``
+    makes a new packer on every call, and srsly then looks its encoders up again (an entry point
+    scan, ~1.5 ms here): packing each parse of a conversation's 730 lines took 1.3 s, packing
+    them with one ``packer`` 0.2 s."""
+    return (packer or doc_packer()).pack(doc.to_dict(exclude=_NOT_KEPT))
 
 
 def docs_from_bytes(vocab, blobs: list[bytes]) -> list:
@@ -74,6 +84,7 @@ class CachedParser:
         self.used: set[str] = set()
         self.new: dict[str, bytes] = {}
         self.parsed = 0
+        self.packer = doc_packer()
 
     @property
     def pipe_names(self) -> list[str]:
@@ -93,7 +104,7 @@ class CachedParser:
             doc = fresh[key]
             if self.keep(text):
                 if key not in self.stored:
-                    self.stored[key] = self.new[key] = doc_bytes(doc)
+                    self.stored[key] = self.new[key] = doc_bytes(doc, self.packer)
                 self.used.add(key)
             yield doc
 

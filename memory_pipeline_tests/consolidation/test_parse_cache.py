@@ -6,7 +6,8 @@ With the real spaCy model and all-MiniLM-L6-v2:
   stored parse or vector;
 - claims read from stored parses equal claims read from fresh ones;
 - a rerun parses and embeds nothing but the typed memory, a new session only its own texts;
-- a typed memory's words are never stored, and a removed session's texts leave the table.
+- a typed memory's words are never stored, and a removed session's texts leave the table;
+- a parse packed with one packer for many documents is ``Doc.to_bytes``, byte for byte.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
-from memory_pipeline.consolidation.parse_cache import DOC, ParseStore, StatementCache
+from memory_pipeline.consolidation.parse_cache import _NOT_KEPT, DOC, ParseStore, StatementCache, doc_bytes, doc_packer
 from memory_pipeline.consolidation.statements import tenant_statements
 from memory_pipeline.consolidation.supersede import claims_of, detect
 from memory_pipeline.consolidation.timeline import SupersessionStore, record_row, supersede_tenant
@@ -112,3 +113,10 @@ def test_stored_parses_decide_as_a_fresh_computation(tmp_path, minilm, statement
     for data in docs:
         assert b"Dana Whitfield" not in data  # s1 only
         assert MEMORY.encode() not in data  # a typed memory is never stored
+
+
+def test_one_packer_packs_each_parse_as_doc_to_bytes(statement_nlp):
+    texts = [text for turns in SESSIONS.values() for text, _ in turns]
+    packer = doc_packer()
+    for doc in statement_nlp.pipe(texts):
+        assert doc_bytes(doc, packer) == doc.to_bytes(exclude=_NOT_KEPT)
