@@ -31,7 +31,7 @@ from datetime import datetime
 
 from memory_pipeline.knowledge.actions import JOB_NOUNS, LIGHT_VERBS, actions, happened_or_ongoing
 from memory_pipeline.knowledge.names import clean_name, entity_name
-from memory_pipeline.text.statements import addressees, display_name, speaker_of
+from memory_pipeline.text.statements import addressees, display_name, parse, speaker_of
 from memory_pipeline.text.statements import load_nlp as load_statement_nlp
 
 log = logging.getLogger(__name__)
@@ -285,6 +285,15 @@ def _entity_links(s: _Sentence) -> Iterable[Fact]:
 RULES = (_roles, _residence_and_work, actions, _entity_links)
 
 
+def parse_utterances(items: Sequence[Utterance], nlp=None, batch_size: int = 32) -> list:
+    """The docs ``extract`` reads, from the process's parse memo (``text.statements.parse``): a
+    turn whose cleaned text its summary already parsed is not parsed again. Parsing the utterances
+    of many sessions at once first makes one batch of what each session would parse alone."""
+    nlp = nlp or load_nlp()
+    disabled = [name for name in UNUSED_COMPONENTS if name in nlp.pipe_names]
+    return parse([_CODE_BLOCK_RE.sub(" ", u.text) for u in items], nlp, batch_size, disabled)
+
+
 def extract(items: Sequence[Utterance], batch_size: int = 32, nlp=None) -> Extraction:
     """Mentions and facts of every utterance; a rule that fails on a sentence is recorded, not raised.
 
@@ -293,11 +302,9 @@ def extract(items: Sequence[Utterance], batch_size: int = 32, nlp=None) -> Extra
     nlp = nlp or load_nlp()
     result = Extraction()
     known = frozenset(n for u in items for n in (u.speaker, u.addressee) if n)
-    texts = [_CODE_BLOCK_RE.sub(" ", u.text) for u in items]
-    disabled = [name for name in UNUSED_COMPONENTS if name in nlp.pipe_names]
     openers: list[tuple[str, str, int, datetime | None]] = []
     inner: set[str] = set()
-    for utterance, doc in zip(items, nlp.pipe(texts, batch_size=batch_size, disable=disabled), strict=True):
+    for utterance, doc in zip(items, parse_utterances(items, nlp, batch_size), strict=True):
         inner.update(t.text for t in doc if t.is_title and not t.is_sent_start)
         for ent in doc.ents:
             name = entity_name(ent, known) if ent.label_ in ENTITY_TYPES else None

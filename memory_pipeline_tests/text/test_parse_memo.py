@@ -1,0 +1,64 @@
+"""Proves: ``parse`` gives the docs ``nlp.pipe`` gives (tags, lemmas, parse, entities), whatever
+the batch; a text parsed once is not parsed again by the same pipeline while it is among the
+recent tokens, so a session's summary and its graph share one parse; the memo holds at most
+``PARSE_MEMO_TOKENS`` tokens and drops the least recently used first. Real spaCy: the claim is
+that a remembered doc equals a fresh one."""
+
+import memory_pipeline.text.statements as statements_module
+from memory_pipeline.text.statements import parse
+
+TEXTS = [
+    "Lost my job as a banker yesterday.",
+    "Gina opened her store in Rome last week.",
+    "I'm starting a dance studio with Maria in March!",
+    "Lost my job as a banker yesterday.",
+]
+
+
+class CountingPipeline:
+    """A real pipeline that records which texts it was asked to parse."""
+
+    def __init__(self, nlp):
+        self.nlp = nlp
+        self.parsed: list[str] = []
+
+    def pipe(self, texts, **options):
+        texts = list(texts)
+        self.parsed += texts
+        return self.nlp.pipe(texts, **options)
+
+
+def signature(doc):
+    tokens = [(t.text, t.tag_, t.pos_, t.lemma_, t.dep_, t.head.i, t.ent_type_, t.is_sent_start) for t in doc]
+    return tokens, [(e.text, e.label_) for e in doc.ents]
+
+
+def test_docs_equal_a_fresh_parse_and_each_text_is_parsed_once(nlp):
+    counting = CountingPipeline(nlp)
+    first = parse(TEXTS, counting, batch_size=2)
+    assert [signature(d) for d in first] == [signature(nlp(t)) for t in TEXTS]
+    assert counting.parsed == TEXTS[:3]  # the repeated text is parsed once
+
+    again = parse([TEXTS[1], "A new sentence about Oslo."], counting)
+    assert again[0] is first[1]
+    assert counting.parsed == [*TEXTS[:3], "A new sentence about Oslo."]
+
+
+def test_disabled_components_are_parsed_apart(nlp):
+    counting = CountingPipeline(nlp)
+    full = parse(TEXTS[:1], counting)[0]
+    without_ner = parse(TEXTS[:1], counting, disable=["ner"])[0]
+    assert counting.parsed == TEXTS[:1] * 2
+    assert without_ner is not full and not without_ner.has_annotation("ENT_IOB")
+
+
+def test_least_recently_used_texts_leave_first(nlp, monkeypatch):
+    counting = CountingPipeline(nlp)
+    a, b, c = "Jon lives in Paris.", "Gina works at Acme.", "Maria moved to Rome."
+    sizes = [len(d) for d in parse([a, b], counting)]
+    monkeypatch.setattr(statements_module, "PARSE_MEMO_TOKENS", sum(sizes) + 1)
+    parse([a], counting)  # a is now the most recent
+    parse([c], counting)  # over the limit: b leaves, a stays
+    counting.parsed.clear()
+    parse([a, b, c], counting)
+    assert counting.parsed == [b]
