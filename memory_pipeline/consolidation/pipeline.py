@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -67,6 +67,7 @@ def consolidate_episodes(
     """Write one episode per session of ``tenant`` completed on one of ``days`` (all days if None)."""
     report = EpisodesReport()
     found = tenant_sessions(root, tenant, now, idle, days)
+    _remember_sessions(root, tenant, found.complete)
     report.complete, report.open, report.unreadable = len(found.complete), len(found.open), found.unreadable
     for session in found.complete:
         report.malformed_lines += [(session.file.path, n, why) for n, why in session.transcript.skipped]
@@ -100,10 +101,29 @@ class GraphReport:
     secrets: Counter = field(default_factory=Counter)
 
 
-def _episode_session(root: Path, episode: dict, files: dict[str, SessionFile]) -> Session | str | Exception:
+_REMEMBERED_TENANTS = 16
+_read_sessions: OrderedDict[tuple[str, str], dict[str, Session]] = OrderedDict()
+"""The complete sessions ``consolidate_episodes`` read last, per (root, tenant): ``build_graph``
+right after reads their turns from here instead of reading and scrubbing the files again."""
+
+
+def _remember_sessions(root: Path, tenant: Tenant, sessions: list[Session]) -> None:
+    key = (str(root), tenant.key)
+    _read_sessions[key] = {s.file.path: s for s in sessions}
+    _read_sessions.move_to_end(key)
+    while len(_read_sessions) > _REMEMBERED_TENANTS:
+        _read_sessions.popitem(last=False)
+
+
+def _episode_session(
+    root: Path, episode: dict, files: dict[str, SessionFile], read: dict[str, Session]
+) -> Session | str | Exception:
     file = files.get(episode["path"])
     if file is None:
         return "transcript no longer exists"
+    known = read.get(file.path)
+    if known is not None and known.file.fingerprint == file.fingerprint:
+        return known  # the file has the size and mtime it had when it was read: the same turns
     try:
         # The episode says the session is complete; completion is not re-decided here.
         return load_session(root, file, datetime.max.replace(tzinfo=episode["completed_at"].tzinfo), timedelta(0))
@@ -141,7 +161,8 @@ def build_graph(
     relations: list[dict] = []
     files = {f.path: f for f in session_files(root, tenant)}  # listed once: a scan per episode is quadratic
     ordered = list(episodes.sort("completed_at").iter_rows(named=True))
-    sessions = [_episode_session(root, episode, files) for episode in ordered]  # a failure stays its episode's
+    read = _read_sessions.get((str(root), tenant.key), {})
+    sessions = [_episode_session(root, episode, files, read) for episode in ordered]  # a failure stays its episode's
     nlp = nlp or load_nlp()
     started = time.perf_counter()
     _parse_ahead(sessions, tenant, nlp)

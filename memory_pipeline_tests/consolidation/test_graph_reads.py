@@ -1,0 +1,62 @@
+"""Proves: ``build_graph`` right after ``consolidate_episodes`` reads each transcript's turns from
+the sessions the episodes were made from, without reading the files again, and a transcript
+rewritten in between is read again, so the graph says what the file says now. Plain functions,
+real spaCy, the hashing embedder."""
+
+from datetime import UTC, datetime, timedelta
+
+from memory_pipeline.consolidation import pipeline
+from memory_pipeline.consolidation.store import ConsolidationStore
+from memory_pipeline.embedding import HashEmbedder
+from memory_pipeline.tenancy import Tenant
+from memory_pipeline_tests.helpers import write
+from memory_pipeline_tests.helpers.consolidation import jsonl, say
+
+TENANT = Tenant("bot", "ann")
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def write_sessions(root, city: str) -> None:
+    write(root, "bot/sessions/ann/s1.jsonl", jsonl(
+        say("user", "I work at Tidewater Logistics.", "2026-10-01T09:00:00Z", "t1"), completed="2026-10-01T09:05:00Z",
+    ))
+    write_second(root, city)
+
+
+def write_second(root, city: str) -> None:
+    write(root, "bot/sessions/ann/s2.jsonl", jsonl(
+        say("user", f"I moved to {city} last weekend.", "2026-11-11T15:00:00Z", "t1"), completed="2026-11-11T15:05:00Z",
+    ))
+
+
+def graph_after_episodes(root, tmp_path, monkeypatch, between=None) -> tuple[list[tuple[str, str]], list[str]]:
+    """(predicate, object) of the graph's relations, and the transcripts build_graph read again."""
+    store = ConsolidationStore(str(tmp_path / "lance"), HashEmbedder().dim)
+    pipeline.consolidate_episodes(root, store, TENANT, None, HashEmbedder(), NOW, timedelta(minutes=30), timedelta(days=90))
+    if between:
+        between()
+    reread: list[str] = []
+    load = pipeline.load_session
+
+    def counting(root_, file, now, idle):
+        reread.append(file.path)
+        return load(root_, file, now, idle)
+
+    monkeypatch.setattr(pipeline, "load_session", counting)
+    graph = pipeline.build_graph(root, store, TENANT, None, HashEmbedder())
+    assert not graph.failures
+    return sorted((r["predicate"], r["object"]) for r in graph.relations), reread
+
+
+def test_the_graph_reads_the_sessions_its_episodes_read(root, tmp_path, monkeypatch):
+    write_sessions(root, "Porto")
+    relations, reread = graph_after_episodes(root, tmp_path, monkeypatch)
+    assert relations == [("lives_in", "Porto"), ("works_at", "Tidewater Logistics")]
+    assert reread == []
+
+
+def test_a_transcript_rewritten_since_is_read_again(root, tmp_path, monkeypatch):
+    write_sessions(root, "Porto")
+    relations, reread = graph_after_episodes(root, tmp_path, monkeypatch, between=lambda: write_second(root, "Bergen"))
+    assert relations == [("lives_in", "Bergen"), ("works_at", "Tidewater Logistics")]
+    assert reread == ["bot/sessions/ann/s2.jsonl"]
