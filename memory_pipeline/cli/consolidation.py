@@ -39,26 +39,35 @@ def consolidate_command(
     day: list[str] = typer.Option(None, "--day", "-d", help="Only sessions completed on this day (YYYY-MM-DD); repeatable."),
     as_json: bool = options.JSON,
 ) -> None:
-    """Consolidate completed sessions into episodes and the knowledge graph (one run per day x tenant)."""
+    """Consolidate completed sessions into episodes and the knowledge graph (one run per tenant over its days)."""
     from memory_pipeline.config import get_settings
     from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation
+    from memory_pipeline.consolidation.sensors import plan_runs
 
     days = _days(day)
     keys = select_tenants(agent, user, every)
     settings = get_settings()
-    partitions = completed_partitions(settings.root, settings.session_idle_minutes, keys)
-    partitions = [p for p in partitions if not days or p[0] in days]
+    completed = completed_partitions(settings.root, settings.session_idle_minutes, keys)
+    partitions = [p for p in completed if not days or p[0] in days]
+    # Days with sessions that were not asked for (--day) split a tenant's range instead of joining it.
+    asked = set(partitions)
+    held = [p for p in completed if p not in asked]
+    planned = plan_runs(partitions, held)
     started = time.perf_counter()
     results = []
     if partitions:
         defs, instance = runs.defs(), runs.instance()
-        with runs.progress("consolidating", len(partitions), "partitions") as bars:
-            for partition in sorted(partitions):  # in day order: the graph's history builds up in order
-                bars.advance(0, f"consolidating {partition[0]} {partition[1]}")
-                results += run_consolidation(defs, instance, [partition], run_config=runs.run_config())
-                bars.advance(1)
+        with runs.progress("consolidating", len(planned), "runs") as bars:
+            def starting(run) -> None:
+                if run != planned[0]:
+                    bars.advance(1)
+                bars.advance(0, f"consolidating {run.label} ({len(run.days)} day(s) with sessions)")
+
+            results = run_consolidation(defs, instance, partitions, runs.run_config(), held=held, on_run=starting)
+            bars.advance(1)
     summary = runs.summarize(
-        results, sorted({t for _, t in partitions}), started, {"partitions": [f"{d}|{t}" for d, t in sorted(partitions)]}
+        results, sorted({t for _, t in partitions}), started,
+        {"partitions": [f"{d}|{t}" for d, t in sorted(partitions)], "ranges": [run.label for run in planned]},
     )
     if as_json:
         print_json(summary)

@@ -158,12 +158,12 @@ def episodic_summaries(
         "problems_detail": dg.MetadataValue.md(md_table(["tenant", "path", "line", "reason"], problems[:50])),
         "preview": dg.MetadataValue.md(md_table(["session", "path", "abstract", "topics"], preview[:PREVIEW_ROWS])),
     }
-    # Written, updated and superseded are counted per tenant, not per day: reported for a run of one partition.
+    # Written, updated and superseded are counted per tenant, not per day: reported for the whole run.
     whole_run = {
         "sessions_open": totals["sessions_open"], "episodes_inserted": totals["inserted"],
         "episodes_updated": totals["updated"], "episodes_superseded": totals["superseded"],
     }
-    yield from report_partitions(context, report, metadata, one_partition_only=whole_run)
+    yield from report_partitions(context, report, metadata, run_totals=whole_run)
 
 
 @consolidation_asset(
@@ -252,7 +252,7 @@ def semantic_graph(
         for name in ("supersessions", "supersessions_added", "supersessions_removed", "entities_new",
                      "relations_removed", "secrets_redacted")
     }
-    yield from report_partitions(context, report, metadata, one_partition_only=whole_run)
+    yield from report_partitions(context, report, metadata, run_totals=whole_run)
 
 
 @consolidation_asset(

@@ -2,9 +2,12 @@
 
 ``consolidation_sensor`` stats the transcripts every tick and reads only those whose size or
 modification time moved; a session still open is remembered with its last activity, so its idle
-timeout is noticed on a later tick without reading it again. It requests the partition
-(day of completion, tenant) once per new set of completed sessions (the run key). The cursor only
-remembers transcripts written in the last 14 days, so it stays small however long the history.
+timeout is noticed on a later tick without reading it again. It requests one run per tenant over
+the partitions (day of completion, tenant) of its newly completed sessions, from the first due day
+to the last (``plan_runs``): the run loads the models and decides supersession once for all of
+them. The run key names the tenant, the days and every due session's fingerprint, so a repeated
+tick asks for the same run and a new session on a consolidated day asks for a new one. The cursor
+only remembers transcripts written in the last 14 days, so it stays small however long the history.
 
 ``dreaming_sensor`` counts unpromoted episodes per tenant (one two-column scan) and requests a
 dreaming run for a tenant with at least 5, at most once per 10 minutes per tenant: its cursor
@@ -15,7 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import time
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -102,9 +108,66 @@ def plan_consolidation(
     return dict(due), {"sessions": new}, notes
 
 
+@dataclass(frozen=True)
+class ConsolidationRun:
+    """One consolidation run: a tenant's due days, covered by the partitions from the first to the last."""
+
+    tenant: str
+    days: tuple[str, ...]
+
+    @property
+    def partition_key(self) -> dg.MultiPartitionKey | None:
+        """The one partition of a run of one day (the run a person launches from the UI)."""
+        return consolidation_key(self.days[0], self.tenant) if len(self.days) == 1 else None
+
+    @property
+    def partition_range(self) -> tuple[dg.MultiPartitionKey, dg.MultiPartitionKey] | None:
+        if len(self.days) == 1:
+            return None
+        return consolidation_key(self.days[0], self.tenant), consolidation_key(self.days[-1], self.tenant)
+
+    @property
+    def label(self) -> str:
+        return f"{self.days[0]}|{self.tenant}" if len(self.days) == 1 else f"{self.days[0]}..{self.days[-1]}|{self.tenant}"
+
+
+def plan_runs(due: Iterable[tuple[str, str]], held: Iterable[tuple[str, str]] = ()) -> list[ConsolidationRun]:
+    """The runs that consolidate the (day, tenant) partitions ``due``: one per tenant, in day order.
+
+    A run covers the range of partitions from the tenant's first due day to its last (Dagster runs
+    a range, not a set), so the days between them with no session are materialized too, with 0
+    sessions: nothing to read, idempotent. A day of ``held`` (it holds completed sessions but is
+    not due: consolidated already, or not asked for) splits the range instead, since covering it
+    would consolidate its sessions again for nothing.
+    """
+    days: dict[str, set[str]] = defaultdict(set)
+    for day, tenant in due:
+        days[tenant].add(day)
+    stops: dict[str, set[str]] = defaultdict(set)
+    for day, tenant in held:
+        stops[tenant].add(day)
+    runs = []
+    for tenant in sorted(days):
+        blockers = sorted(stops[tenant] - days[tenant])
+        group: list[str] = []
+        for day in sorted(days[tenant]):
+            if group and bisect_right(blockers, group[-1]) < bisect_left(blockers, day):
+                runs.append(ConsolidationRun(tenant, tuple(group)))
+                group = []
+            group.append(day)
+        runs.append(ConsolidationRun(tenant, tuple(group)))
+    return runs
+
+
+def consolidated_days(cursor: dict) -> set[tuple[str, str]]:
+    """(day, tenant) of every completed session the cursor remembers."""
+    return {(value, _tenant_of(path)) for path, (_, state, value) in cursor.get("sessions", {}).items() if state == DONE}
+
+
 @pipeline_sensor(
     consolidation_job, 60,
-    "Requests the consolidation partition (day, tenant) of every newly completed session.",
+    "Requests one consolidation run per tenant over the days (partitions day x tenant) of its newly "
+    "completed sessions.",
 )
 def consolidation_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:
     started = time.perf_counter()
@@ -115,16 +178,19 @@ def consolidation_sensor(context: dg.SensorEvaluationContext, workspace: Workspa
     for note in notes[:20]:
         context.log.warning(note)
     requests = []
-    for (day, tenant), paths in sorted(due.items()):
+    for run in plan_runs(due, held=consolidated_days(new_cursor)):
+        paths = sorted(p for day in run.days for p in due[(day, run.tenant)])
         digest = hashlib.blake2b(
-            "\n".join(f"{p}:{new_cursor['sessions'][p][0]}" for p in sorted(paths)).encode(), digest_size=8
+            "\n".join(f"{p}:{new_cursor['sessions'][p][0]}" for p in paths).encode(), digest_size=8
         ).hexdigest()
         requests.append(
             tagged_run_request(
-                consolidation_key(day, tenant),
-                f"consolidate:{day}|{tenant}:{digest}",
+                run.partition_key,
+                f"consolidate:{run.label}:{digest}",
                 trigger="consolidation_sensor",
+                partition_range=run.partition_range,
                 sessions=len(paths),
+                due_days=len(run.days),
             )
         )
     tracked = len(new_cursor["sessions"])

@@ -4,11 +4,13 @@ A run over several partitions (a backfill runs as one run) would otherwise write
 on every partition (``typed_memories`` showed ``memories_written 184, tenants 6`` on each of six
 tenants) and the per-partition plots would be wrong. Dagster records its own materialization of
 every partition of the run when the step's result arrives, so the result carries only what is
-true of the whole run (``partitions``, ``seconds``), and each partition's own materialization
-follows it: the partition's latest materialization, the one the UI shows, is its own. Checks
-declared per partition get one evaluation per partition as well.
+true of the whole run (``partitions``, ``seconds``, counts known only per run such as episodes
+inserted), and each partition's own materialization follows it: the partition's latest
+materialization, the one the UI shows, is its own. Checks declared per partition get one
+evaluation per partition as well.
 
-A run with one partition (what the sensors launch) reports it all in its one result. When some
+A run with one partition (a person's launch from the UI, a sensor's run of one day) reports it
+all in its one result. When some
 partitions failed, the others are still reported and the step then fails naming the failed ones,
 so a single-run backfill neither hides a failure nor loses the work of the tenants that completed.
 """
@@ -49,18 +51,19 @@ def report_partitions(
     report: PartitionReport,
     run_metadata: Mapping[str, Any],
     output: Any = NO_OUTPUT,
-    one_partition_only: Mapping[str, Any] | None = None,
+    run_totals: Mapping[str, Any] | None = None,
 ) -> Iterator[Any]:
     """The events an asset yields for its run: see the module docstring. ``output`` is the value for
     the IO manager when the asset has one (``dg.Output``), else the asset yields ``MaterializeResult``.
-    ``one_partition_only``: counts the asset knows only for the whole run, reported when the run
-    has one partition (then they are that partition's) and left out otherwise."""
+    ``run_totals``: counts the asset knows only for the whole run (per tenant, not per day): the
+    partition's own when the run has one partition, else on the run-wide result beside
+    ``partitions``, never on a partition's own materialization."""
     keys = [k for k in context.partition_keys if k in report.metadata]
     asset_key = context.asset_key
     blocking = {spec.name: spec.blocking for spec in context.assets_def.check_specs}
     if len(context.partition_keys) == 1 and keys:
         key = keys[0]
-        metadata = {**report.metadata[key], **(one_partition_only or {}), **run_metadata}
+        metadata = {**report.metadata[key], **(run_totals or {}), **run_metadata}
         results = [dg.AssetCheckResult(check_name=name, passed=by[key][0], metadata=by[key][1]) for name, by in report.checks.items() if key in by]
         yield from _result(metadata, results, output)
         return
@@ -81,7 +84,7 @@ def report_partitions(
         )
         for name, by in report.checks.items()
     ]
-    yield from _result({**run_metadata, PARTITIONS_FIGURE: len(keys)}, results, output)
+    yield from _result({**(run_totals or {}), **run_metadata, PARTITIONS_FIGURE: len(keys)}, results, output)
     for key in keys:
         yield dg.AssetMaterialization(asset_key=asset_key, partition=key, metadata=report.metadata[key])
     yield from _evaluations(asset_key, report, keys, blocking)

@@ -15,6 +15,7 @@ import dagster as dg
 
 from memory_pipeline.orchestration.automation import sensor_status
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION, tenant_partitions
+from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG
 
 TAG_PREFIX = "memory_pipeline/"
 
@@ -37,14 +38,18 @@ def write_cursor(cursor: dict) -> str:
     return json.dumps(cursor, sort_keys=True)
 
 
-def tagged_run_request(partition_key, run_key: str, trigger: str, **tags: object) -> dg.RunRequest:
+def tagged_run_request(
+    partition_key, run_key: str, trigger: str, partition_range: tuple[str, str] | None = None, **tags: object
+) -> dg.RunRequest:
     """A run request tagged ``memory_pipeline/trigger`` with the sensor that asked for it, and
-    ``memory_pipeline/<name>`` for each further tag (a count the run's page shows)."""
-    return dg.RunRequest(
-        partition_key=partition_key,
-        run_key=run_key,
-        tags={f"{TAG_PREFIX}{name}": str(value) for name, value in {"trigger": trigger, **tags}.items()},
-    )
+    ``memory_pipeline/<name>`` for each further tag (a count the run's page shows).
+
+    ``partition_range`` (first, last), instead of a ``partition_key``: one run over every partition
+    from the first to the last, as a single-run backfill makes it (Dagster's range tags)."""
+    own = {f"{TAG_PREFIX}{name}": str(value) for name, value in {"trigger": trigger, **tags}.items()}
+    if partition_range is not None:
+        own = {RANGE_START_TAG: str(partition_range[0]), RANGE_END_TAG: str(partition_range[1]), **own}
+    return dg.RunRequest(partition_key=partition_key, run_key=run_key, tags=own)
 
 
 def tick_result(

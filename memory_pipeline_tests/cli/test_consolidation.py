@@ -1,6 +1,8 @@
-"""The ``consolidate`` and ``dream`` commands as a user runs them on the sample workspace: the
-consolidation summary adds each asset's figures up over the runs (one run per day x tenant) and
-leaves timings and flags out; ``dream`` reports what the dreaming run promoted and wrote.
+"""The ``consolidate`` and ``dream`` commands as a user runs them on the sample workspace:
+``consolidate`` launches one run per tenant over the range of its days (split only by a day with
+sessions that was not asked for), its summary adds each asset's figures up over the runs and the
+partitions and leaves timings and flags out; ``dream`` reports what the dreaming run promoted and
+wrote.
 """
 
 from __future__ import annotations
@@ -38,9 +40,11 @@ def test_consolidate_adds_figures_up_over_runs_then_dream_reports_the_promotion(
     summary = json.loads(run(app, "consolidate", *WHO, *days, "--json"))
 
     assert summary["partitions"] == [f"{day}|{ALICE}" for day in DAYS]
+    # One run over 10-26..10-30: the days between hold no session and report 0 sessions.
+    assert summary["ranges"] == [f"{DAYS[0]}..{DAYS[1]}|{ALICE}"] and len(summary["runs"]) == 1
     assert set(summary["assets"]) == {"episodic_summaries", "semantic_graph", "entity_dedup"}
     episodes = summary["assets"]["episodic_summaries"]
-    # Two runs of one completed session each: the totals are of both runs, not of the last.
+    # Two days of one completed session each: the totals are of both partitions, not of the last.
     assert episodes["sessions_complete"] == 2
     assert episodes["episodes_inserted"] == store_for(lance_uri).episode_rows(ALICE).height == 2
     assert summary["assets"]["semantic_graph"]["episodes_read"] == 2
@@ -55,3 +59,27 @@ def test_consolidate_adds_figures_up_over_runs_then_dream_reports_the_promotion(
 
 def test_consolidate_with_nothing_completed_says_so(app):
     assert run(app, "consolidate", *WHO, "--day", "2020-01-01") == "no completed session to consolidate\n"
+
+
+def test_consolidate_runs_once_per_tenant_and_never_covers_a_day_not_asked_for(app, lance_uri, tmp_path):
+    # 10-30 holds a session of alice but is not asked for: it splits her days into two runs.
+    summary = json.loads(run(app, "consolidate", *WHO, "--day", "2026-10-26", "--day", "2026-11-04", "--json"))
+    assert summary["ranges"] == [f"2026-10-26|{ALICE}", f"2026-11-04|{ALICE}"] and len(summary["runs"]) == 2
+    assert sorted(store_for(lance_uri).episode_rows(ALICE)["day"].to_list()) == ["2026-10-26", "2026-11-04"]
+
+    everyone = json.loads(run(app, "consolidate", "--all", "--json"))
+    assert everyone["ranges"] == [
+        "2026-10-27..2026-11-09|research-assistant~alice", "2026-10-31..2026-11-10|research-assistant~carol",
+        f"2026-10-26..2026-11-18|{ALICE}", "2026-10-29..2026-11-13|support-bot~bob",
+    ]
+    assert everyone["success"] and len(everyone["runs"]) == 4
+    assert everyone["assets"]["episodic_summaries"]["sessions_complete"] == 11
+    with dg.DagsterInstance.from_config(str(tmp_path / "dagster_home")) as instance:
+        ranges = [
+            (r.tags.get("dagster/asset_partition_range_start"), r.tags.get("dagster/asset_partition_range_end"))
+            for r in instance.get_runs(dg.RunsFilter(run_ids=everyone["runs"]))
+        ]
+    assert sorted(ranges) == sorted(
+        (f"{first}|{tenant}", f"{last}|{tenant}")
+        for first, last, tenant in (r.replace("..", "|").split("|") for r in everyone["ranges"])
+    )

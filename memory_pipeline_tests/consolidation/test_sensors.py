@@ -1,5 +1,6 @@
-"""The consolidation and dreaming sensors over several ticks: completed sessions are requested once
-(per day x tenant, new tenants registered), an idle session is requested only once its timeout
+"""The consolidation and dreaming sensors over several ticks: completed sessions are requested once,
+as one run per tenant over its days (new tenants registered), and that run, executed on a real
+instance, materializes every day of the range; an idle session is requested only once its timeout
 passes, a changed transcript is requested again; dreaming needs >= 5 unpromoted episodes and is
 debounced for 10 minutes per tenant."""
 
@@ -7,12 +8,15 @@ import json
 from datetime import timedelta
 
 import dagster as dg
+import pytest
 
 from memory_pipeline.consolidation import sensors
-from memory_pipeline.consolidation.sensors import consolidation_sensor, dreaming_sensor
+from memory_pipeline.consolidation.assets import consolidation_assets, consolidation_job
+from memory_pipeline.consolidation.sensors import ConsolidationRun, consolidation_sensor, dreaming_sensor, plan_runs
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
-from memory_pipeline_tests.helpers import write
-from memory_pipeline_tests.helpers.consolidation import ALICE, ALICE_DAYS, NOW, add_episodes, iso, jsonl, say, store_for
+from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG
+from memory_pipeline_tests.helpers import make_resources, write
+from memory_pipeline_tests.helpers.consolidation import ALICE, NOW, add_episodes, iso, jsonl, say, store_for
 
 
 def tick(sensor, instance, cursor, **resources) -> dg.SensorResult:
@@ -25,20 +29,128 @@ def partition(request) -> tuple[str, str]:
     return key.keys_by_dimension["day"], key.keys_by_dimension["tenant"]
 
 
-def test_completed_sessions_requested_once_per_day_and_tenant(sample_root, instance, monkeypatch):
+def covered(request) -> tuple[str, str, str]:
+    """(tenant, first day, last day) of the partitions a request's run covers."""
+    if request.partition_key is not None:
+        day, tenant = partition(request)
+        return tenant, day, day
+    first, last = request.tags[RANGE_START_TAG], request.tags[RANGE_END_TAG]
+    assert first.split("|")[1] == last.split("|")[1]  # one tenant per run
+    return first.split("|")[1], first.split("|")[0], last.split("|")[0]
+
+
+def test_completed_sessions_requested_as_one_run_per_tenant(sample_root, instance, monkeypatch):
     monkeypatch.setattr(sensors, "utcnow", lambda: NOW)
     ws = WorkspaceResource(root=str(sample_root))
     first = tick(consolidation_sensor, instance, None, workspace=ws)
-    requested = {partition(r) for r in first.run_requests}
-    assert {(day, ALICE) for day in ALICE_DAYS} <= requested
-    assert len(requested) == 11  # every sample session completed on a day of its own
-    # Only tenants with transcripts become consolidation partitions: no "<agent>~_global".
+    assert [(covered(r), r.tags["memory_pipeline/sessions"], r.tags["memory_pipeline/due_days"]) for r in first.run_requests] == [
+        (("research-assistant~alice", "2026-10-27", "2026-11-09"), "2", "2"),
+        (("research-assistant~carol", "2026-10-31", "2026-11-10"), "2", "2"),
+        ((ALICE, "2026-10-26", "2026-11-18"), "5", "5"),
+        (("support-bot~bob", "2026-10-29", "2026-11-13"), "2", "2"),
+    ]
+    assert all(r.tags["memory_pipeline/trigger"] == "consolidation_sensor" for r in first.run_requests)
+    # Only tenants with transcripts are consolidation partitions: no "<agent>~_global".
     assert first.dynamic_partitions_requests[0].partitions_def_name == "session_tenants"
     assert set(first.dynamic_partitions_requests[0].partition_keys) == {
         "support-bot~alice", "support-bot~bob", "research-assistant~alice", "research-assistant~carol"
     }
     second = tick(consolidation_sensor, instance, first.cursor, workspace=ws)
     assert second.run_requests == [] and "no newly completed session" in second.skip_reason.skip_message
+    # A tick evaluated again from the same cursor (its cursor update lost) asks for the same runs:
+    # Dagster launches a run key once.
+    again = tick(consolidation_sensor, instance, None, workspace=ws)
+    assert [r.run_key for r in again.run_requests] == [r.run_key for r in first.run_requests]
+
+
+def test_plan_runs_covers_each_tenant_once_split_only_by_days_holding_other_sessions():
+    due = [("2026-11-16", "bot~ann"), ("2026-11-18", "bot~ann"), ("2026-11-20", "bot~ann"), ("2026-11-19", "bot~bea")]
+    assert plan_runs(due) == [
+        ConsolidationRun("bot~ann", ("2026-11-16", "2026-11-18", "2026-11-20")),
+        ConsolidationRun("bot~bea", ("2026-11-19",)),
+    ]
+    # 11-17 holds sessions consolidated already: a range over it would consolidate them again.
+    # A held day that is due as well (11-16) or outside the due days (11-21) splits nothing.
+    held = [("2026-11-17", "bot~ann"), ("2026-11-16", "bot~ann"), ("2026-11-21", "bot~ann"), ("2026-11-17", "bot~bea")]
+    runs = plan_runs(due, held)
+    assert runs == [
+        ConsolidationRun("bot~ann", ("2026-11-16",)),
+        ConsolidationRun("bot~ann", ("2026-11-18", "2026-11-20")),
+        ConsolidationRun("bot~bea", ("2026-11-19",)),
+    ]
+    assert [(r.partition_key is None, r.label) for r in runs] == [
+        (False, "2026-11-16|bot~ann"), (True, "2026-11-18..2026-11-20|bot~ann"), (False, "2026-11-19|bot~bea")
+    ]
+    assert plan_runs([]) == []
+
+
+def session(day: str, text: str) -> str:
+    return jsonl(say("user", text, f"{day}T09:00:00Z"), say("assistant", "Noted.", f"{day}T09:01:00Z"),
+                 completed=f"{day}T09:05:00Z")
+
+
+def own_figures(result: dg.ExecuteInProcessResult, asset: str, name: str) -> dict[str, object]:
+    """{partition: figure} from each partition's own materialization (not the run-wide one)."""
+    out = {}
+    for event in result.get_asset_materialization_events():
+        mat = event.step_materialization_data.materialization
+        if mat.asset_key.to_user_string() == asset and "partitions" not in mat.metadata:
+            out[mat.partition] = mat.metadata[name].value
+    return out
+
+
+@pytest.mark.slow
+def test_sessions_on_three_days_are_one_run_over_their_range_on_a_real_instance(root, lance_uri, monkeypatch):
+    monkeypatch.setattr(sensors, "utcnow", lambda: NOW)
+    ws = WorkspaceResource(root=str(root))
+    job = dg.Definitions(
+        assets=consolidation_assets, jobs=[consolidation_job], resources=make_resources(root, lance_uri)
+    ).resolve_job_def("consolidation_job")
+    days = ["2026-11-16", "2026-11-18", "2026-11-20"]
+    for n, day in enumerate(days):
+        write(root, f"bot/sessions/ann/s{n}.jsonl", session(day, f"Ann booked the Falcon review number {n}."))
+
+    with dg.instance_for_test() as instance:
+
+        def launch(result: dg.SensorResult) -> list[dg.ExecuteInProcessResult]:
+            for request in result.dynamic_partitions_requests:
+                instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+            return [
+                job.execute_in_process(instance=instance, partition_key=r.partition_key, tags=r.tags)
+                for r in result.run_requests
+            ]
+
+        first = tick(consolidation_sensor, instance, None, workspace=ws)
+        assert [covered(r) for r in first.run_requests] == [("bot~ann", "2026-11-16", "2026-11-20")]
+        [run] = launch(first)
+        assert run.success
+        tags = instance.get_run_by_id(run.run_id).tags
+        assert (tags[RANGE_START_TAG], tags[RANGE_END_TAG]) == ("2026-11-16|bot~ann", "2026-11-20|bot~ann")
+        assert tags["memory_pipeline/trigger"] == "consolidation_sensor" and tags["memory_pipeline/sessions"] == "3"
+        # Every day of the range is materialized; the days with no session say so, with 0 sessions.
+        span = {f"2026-11-{d}|bot~ann" for d in range(16, 21)}
+        for asset in ("episodic_summaries", "semantic_graph", "entity_dedup"):
+            assert instance.get_materialized_partitions(dg.AssetKey(asset)) == span
+        assert own_figures(run, "episodic_summaries", "sessions_complete") == {
+            "2026-11-16|bot~ann": 1, "2026-11-17|bot~ann": 0, "2026-11-18|bot~ann": 1,
+            "2026-11-19|bot~ann": 0, "2026-11-20|bot~ann": 1,
+        }
+        assert own_figures(run, "semantic_graph", "episodes_read") == own_figures(run, "episodic_summaries", "sessions_complete")
+        assert sorted(store_for(lance_uri).episode_rows("bot~ann")["day"].to_list()) == days
+
+        second = tick(consolidation_sensor, instance, first.cursor, workspace=ws)
+        assert second.run_requests == []
+
+        # A later session on a day already consolidated: a new run, of that day only.
+        write(root, "bot/sessions/ann/s3.jsonl", session("2026-11-18", "Ann moved the Falcon review to Friday."))
+        later = tick(consolidation_sensor, instance, second.cursor, workspace=ws)
+        assert [covered(r) for r in later.run_requests] == [("bot~ann", "2026-11-18", "2026-11-18")]
+        assert later.run_requests[0].run_key != first.run_requests[0].run_key
+        [rerun] = launch(later)
+        # A run of one partition reports in its one result: both sessions of the day, read again.
+        assert rerun.success and own_figures(rerun, "episodic_summaries", "sessions_complete") == {"2026-11-18|bot~ann": 2}
+        assert sorted(store_for(lance_uri).episode_rows("bot~ann")["day"].to_list()) == [*days[:2], "2026-11-18", days[2]]
+        assert tick(consolidation_sensor, instance, later.cursor, workspace=ws).run_requests == []
 
 
 def test_idle_timeout_over_ticks_and_changed_transcripts(root, instance, monkeypatch):

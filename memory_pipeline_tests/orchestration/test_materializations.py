@@ -5,6 +5,9 @@ and each partitioned check one evaluation per partition; a blocking check that f
 partition fails the step, so nothing downstream reads it. When a partition fails, the others are
 still reported as materialized and the run fails naming the failed one (what a single-run
 backfill over tenants needs: one bad tenant neither hides its failure nor loses the others' work).
+A count known only for the whole run (episodes inserted over a tenant's days) is on the run-wide
+result of a run over many partitions, never on a partition's own figures, and is the partition's
+own in a run of one.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ PARTS = dg.StaticPartitionsDefinition(["a", "b", "c"])
 RANGE = {RANGE_START_TAG: "a", RANGE_END_TAG: "c"}
 
 
-def build(failing_check: str | None = None, failing_partition: str | None = None) -> list:
+def build(failing_check: str | None = None, failing_partition: str | None = None, run_totals: dict | None = None) -> list:
     @dg.asset(
         partitions_def=PARTS,
         backfill_policy=dg.BackfillPolicy.single_run(),
@@ -31,7 +34,7 @@ def build(failing_check: str | None = None, failing_partition: str | None = None
                 report.fail(key, "its folder could not be read")
                 continue
             report.add(key, {"dagster/row_count": ord(key) - 96}, {"rows_ok": (key != failing_check, {"key": key})})
-        yield from report_partitions(context, report, {"seconds": 0.1})
+        yield from report_partitions(context, report, {"seconds": 0.1}, run_totals=run_totals)
 
     @dg.asset(partitions_def=PARTS, deps=[counted])
     def reader() -> None:
@@ -75,3 +78,17 @@ def test_a_failed_partition_fails_the_run_after_reporting_the_others(instance):
     assert (latest(instance, "a"), latest(instance, "b"), latest(instance, "c")) == (
         {"dagster/row_count": 1}, {}, {"dagster/row_count": 3}
     )
+
+
+def test_run_totals_are_on_the_run_wide_result_only(instance):
+    from memory_pipeline.orchestration.runs import materialization_metadata
+
+    result = dg.materialize(build(run_totals={"inserted": 7}), instance=instance, tags=RANGE)
+    run_wide = [m.metadata for m in result.asset_materializations_for_node("counted") if PARTITIONS_FIGURE in m.metadata]
+    assert run_wide and all(set(m) == {"seconds", "inserted", PARTITIONS_FIGURE} for m in run_wide)
+    assert [latest(instance, k) for k in "abc"] == [{"dagster/row_count": n} for n in (1, 2, 3)]
+    assert materialization_metadata(result, timings=False)["counted"] == {"inserted": 7, "dagster/row_count": 6}
+
+    one = dg.materialize(build(run_totals={"inserted": 2}), instance=instance, partition_key="b")
+    assert materialization_metadata(one, timings=False)["counted"] == {"dagster/row_count": 2, "inserted": 2}
+    assert latest(instance, "b") == {"dagster/row_count": 2, "inserted": 2, "seconds": 0.1}

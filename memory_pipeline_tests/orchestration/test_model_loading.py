@@ -1,0 +1,41 @@
+"""Proves: the models load once per process, however many runs the process executes.
+
+A CLI command or a demo executes several consolidation runs in one process (one per tenant);
+Dagster builds the resources again for every run, so the embedder and both spaCy pipelines must
+come from process-wide caches keyed by their settings, or every run would pay the load again
+(spaCy ~1-4 s each, the embedder ~0.6 s, DESIGN.md section 10).
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+
+from memory_pipeline.consolidation.assets import consolidation_assets, consolidation_job
+from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation
+from memory_pipeline.orchestration import resources
+from memory_pipeline.orchestration.resources import EmbedderResource
+from memory_pipeline.text import memory_types, statements
+from memory_pipeline_tests.helpers import make_resources
+from memory_pipeline_tests.helpers.consolidation import ALICE
+
+LOADERS = {"embedder": resources._embedder, "graph spaCy": statements.load_nlp, "supersession spaCy": memory_types.load_nlp}
+
+
+def test_the_embedder_cache_is_keyed_by_its_settings():
+    assert EmbedderResource(kind="hash").get() is EmbedderResource(kind="hash").get()
+    assert EmbedderResource(kind="hash", batch_size=8).get() is not EmbedderResource(kind="hash").get()
+
+
+@pytest.mark.slow
+def test_runs_after_the_first_load_no_model(sample_root, lance_uri, instance):
+    defs = dg.Definitions(assets=consolidation_assets, jobs=[consolidation_job], resources=make_resources(sample_root, lance_uri))
+    days = completed_partitions(sample_root, 30, [ALICE])
+    before = {name: load.cache_info().misses for name, load in LOADERS.items()}
+    assert all(r.success for r in run_consolidation(defs, instance, days[:1]))
+    first = {name: load.cache_info().misses for name, load in LOADERS.items()}
+    # Two more runs (10-30 and 11-11, split by 11-04 held back): each builds its resources again.
+    more = run_consolidation(defs, instance, [days[1], days[3]], held=[days[2]])
+    assert len(more) == 2 and all(r.success for r in more)
+    assert {name: load.cache_info().misses for name, load in LOADERS.items()} == first
+    assert all(first[name] - before[name] <= 1 for name in LOADERS)  # loaded at most once, by the first run
