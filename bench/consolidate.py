@@ -12,9 +12,11 @@ In one invocation:
    with the entities of each configuration compared to the full pipeline's;
 2. sessions consolidated per minute by the plain functions (summaries, MiniLM vectors, spaCy
    graph, supersession over the tenant's statements, entity dedup), with the time of each part;
-3. the same work through Dagster: one ``consolidation_job`` run per (day, tenant) partition, as
-   the sensor requests them, and one backfill run per tenant over its range of days, each with
-   its ratio to the plain functions' rate measured in the same invocation.
+3. the same work through Dagster: one ``consolidation_job`` run per (day, tenant) partition (what
+   the sensor and the CLI requested before they planned per tenant), one backfill run per tenant
+   over its range of days, and the launch path the CLI, the demo and the sensor use
+   (``run_consolidation``: one run per tenant from its first to its last due day), each with its
+   ratio to the plain functions' rate measured in the same invocation.
 
 Supersession is decided over all of a tenant's statements, so the plain functions run it once per
 tenant, after its graph, and a Dagster run once per tenant it covers: a run per partition repeats
@@ -150,18 +152,21 @@ def bench_dagster(
     shm = Path("/dev/shm")
     fast = Path(tempfile.mkdtemp(prefix="mp-bench-instance-", dir=shm)) if shm.is_dir() else home / "fast"
     modes = {
-        "per partition, instance on disk": (home / "disk", False),
-        "per partition, instance on tmpfs": (fast / "a", False),
-        "backfill per tenant, instance on tmpfs": (fast / "b", True),
+        "per partition, instance on disk": (home / "disk", "partition"),
+        "per partition, instance on tmpfs": (fast / "a", "partition"),
+        "backfill per tenant, instance on tmpfs": (fast / "b", "backfill"),
+        "launch path (run_consolidation), tmpfs": (fast / "c", "launch"),
     }
     if which == "tmpfs":
         modes = {k: v for k, v in modes.items() if "tmpfs" in k}
     elif which == "backfill":
         modes = {k: v for k, v in modes.items() if k.startswith("backfill")}
+    elif which == "launch":
+        modes = {k: v for k, v in modes.items() if v[1] in ("backfill", "launch")}
     out = {}
     try:
-        for mode, (instance_dir, backfill) in modes.items():
-            out[mode] = _dagster_mode(root, sessions, lance / str(len(out)), instance_dir, backfill, embedder_kind)
+        for mode, (instance_dir, how) in modes.items():
+            out[mode] = _dagster_mode(root, sessions, lance / str(len(out)), instance_dir, how, embedder_kind)
             ratio = ""
             if plain_rate:
                 out[mode]["ratio_to_plain"] = round(out[mode]["sessions_per_min"] / plain_rate, 3)
@@ -173,7 +178,7 @@ def bench_dagster(
     return out
 
 
-def _dagster_mode(root: Path, sessions: dict, lance: Path, instance_dir: Path, backfill: bool, embedder_kind: str) -> dict:
+def _dagster_mode(root: Path, sessions: dict, lance: Path, instance_dir: Path, how: str, embedder_kind: str) -> dict:
     import dagster as dg
 
     from memory_pipeline.consolidation import defs as consolidation
@@ -194,7 +199,9 @@ def _dagster_mode(root: Path, sessions: dict, lance: Path, instance_dir: Path, b
     instance_dir.mkdir(parents=True, exist_ok=True)
     with dg.instance_for_test(temp_dir=str(instance_dir)) as instance:
         started = time.perf_counter()
-        if not backfill:
+        if how == "partition":
+            results = [r for partition in partitions for r in run_consolidation(defs, instance, [partition])]
+        elif how == "launch":
             results = run_consolidation(defs, instance, partitions)
         else:
             register_tenants(instance, [t.key for t in sessions], SESSION_TENANTS_PARTITION)
@@ -216,9 +223,10 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hash"])
     parser.add_argument("--out", default=str(HERE / "results" / "consolidate.json"))
     parser.add_argument("--spacy-repeats", type=int, default=3, help="interleaved spaCy timings, best kept")
-    parser.add_argument("--dagster-modes", default="all", choices=["all", "tmpfs", "backfill"],
+    parser.add_argument("--dagster-modes", default="all", choices=["all", "tmpfs", "backfill", "launch"],
                         help="'tmpfs' skips the run with the Dagster instance on disk; 'backfill' runs only "
-                        "one backfill run per tenant (instance on tmpfs)")
+                        "one backfill run per tenant (instance on tmpfs); 'launch' the backfill and the "
+                        "launch path (run_consolidation, one run per tenant), both on tmpfs")
     opts = parser.parse_args()
     eval_dir = Path(opts.eval).resolve()
     if not (eval_dir / "sessions").is_dir():
