@@ -29,6 +29,7 @@ from memory_pipeline.store.base import LanceBase, retry_commit, sql_in, sql_str,
 from memory_pipeline.store.tables import SUPERSESSIONS
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.memory_types import load_nlp
+from memory_pipeline.text.statements import load_nlp as load_full_nlp
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +144,10 @@ def supersede_tenant(
     nlp = nlp or load_nlp()
     # A typed memory's words are parsed on every run, never stored (see parse_cache).
     private = "\x00".join(s.text for s in statements if s.kind == MEMORY)
-    cache = StatementCache(str(uri), tenant.key, nlp, embedder, lambda text: text not in private)
+    # Where this process has the full pipeline (a consolidation run: summaries and graph parsed
+    # these turns moments ago), its recent parses are reused; a process without it loads nothing more.
+    full = load_full_nlp() if load_full_nlp.cache_info().currsize else None
+    cache = StatementCache(str(uri), tenant.key, nlp, embedder, lambda text: text not in private, full)
     pairs = detect(statements, cache.parser, cache.embedder, llm)
     store = SupersessionStore(uri)
     existing = store.rows(tenant.key)

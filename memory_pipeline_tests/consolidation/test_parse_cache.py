@@ -7,7 +7,10 @@ With the real spaCy model and all-MiniLM-L6-v2:
 - claims read from stored parses equal claims read from fresh ones;
 - a rerun parses and embeds nothing but the typed memory, a new session only its own texts;
 - a typed memory's words are never stored, and a removed session's texts leave the table;
-- a parse packed with one packer for many documents is ``Doc.to_bytes``, byte for byte.
+- a parse packed with one packer for many documents is ``Doc.to_bytes``, byte for byte;
+- a parse of the full pipeline (lemmatizer on), its lemmatizer's work undone, is the parse of the
+  pipeline supersession uses, attribute for attribute, on every line of the sample workspace, and
+  a supersession run reusing the full pipeline's parses stores the same bytes and records.
 """
 
 from __future__ import annotations
@@ -18,7 +21,16 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
-from memory_pipeline.consolidation.parse_cache import _NOT_KEPT, DOC, ParseStore, StatementCache, doc_bytes, doc_packer
+from memory_pipeline.consolidation.parse_cache import (
+    _NOT_KEPT,
+    DOC,
+    ParseStore,
+    StatementCache,
+    derives,
+    doc_bytes,
+    doc_packer,
+    without_lemmas,
+)
 from memory_pipeline.consolidation.statements import tenant_statements
 from memory_pipeline.consolidation.supersede import claims_of, detect
 from memory_pipeline.consolidation.timeline import SupersessionStore, record_row, supersede_tenant
@@ -26,7 +38,8 @@ from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.store.tables import SUPERSESSIONS
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.helpers import write
+from memory_pipeline.text.statements import parse
+from memory_pipeline_tests.helpers import SAMPLE_ROOT, write
 from memory_pipeline_tests.helpers.consolidation import jsonl, say
 
 pytestmark = pytest.mark.slow
@@ -120,3 +133,34 @@ def test_one_packer_packs_each_parse_as_doc_to_bytes(statement_nlp):
     packer = doc_packer()
     for doc in statement_nlp.pipe(texts):
         assert doc_bytes(doc, packer) == doc.to_bytes(exclude=_NOT_KEPT)
+
+
+def test_a_full_parse_less_its_lemmas_is_the_parse_supersession_makes(nlp, statement_nlp):
+    from spacy.attrs import DEP, ENT_IOB, ENT_KB_ID, ENT_TYPE, HEAD, LEMMA, MORPH, NORM, ORTH, POS, SENT_START, TAG
+
+    attrs = [ORTH, NORM, TAG, POS, MORPH, LEMMA, DEP, HEAD, SENT_START, ENT_IOB, ENT_TYPE, ENT_KB_ID]
+    lines = [line for path in sorted(SAMPLE_ROOT.rglob("*")) if path.suffix in (".md", ".jsonl")
+             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(lines) > 300 and derives(nlp, statement_nlp) and not derives(statement_nlp, nlp)
+    lemmas_set = 0
+    for full, own in zip(parse(lines, nlp), statement_nlp.pipe(lines), strict=True):
+        derived = without_lemmas(full, nlp)
+        assert (derived.to_array(attrs) == own.to_array(attrs)).all(), own.text
+        assert doc_bytes(derived) == doc_bytes(own)
+        lemmas_set += any(t.lemma_ for t in own)
+        assert full.to_array([LEMMA]).any() or not any(t.lemma_ for t in full)  # the shared doc is left as it was
+    assert lemmas_set > 100  # the attribute ruler's lemmas ("be", "I") are there, and kept
+
+
+def test_supersession_reusing_full_parses_stores_the_same(tmp_path, minilm, nlp, statement_nlp):
+    root = tmp_path / "agents"
+    for name in SESSIONS:
+        write_session(root, name)
+    stored = {}
+    for label, full in (("own", None), ("derived", nlp)):
+        lance_uri = str(tmp_path / label)
+        cache = StatementCache(lance_uri, TENANT.key, statement_nlp, minilm, lambda _: True, full)
+        pairs = detect(tenant_statements(root, TENANT), cache.parser, cache.embedder)
+        cache.save()
+        stored[label] = (sorted(ParseStore(lance_uri).load(TENANT.key)[DOC].items()), [record_row(TENANT.key, p, NOW) for p in pairs])
+    assert stored["own"][1] and stored["own"] == stored["derived"]
