@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 from pathlib import Path
 
 import dagster as dg
@@ -16,12 +17,92 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Two workers on two cores: one math thread each (torch, OpenMP, OpenBLAS), also in the
+    # processes a test starts. Two processes embedding at once took 22 s each with one thread,
+    # 44-60 s with two (load 5-7, 300 notes through MiniLM).
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from memory_pipeline.app import assemble  # noqa: E402
 from memory_pipeline_tests.helpers import SAMPLE_ROOT, make_resources, run_together, write  # noqa: E402, F401
 from memory_pipeline_tests.helpers.mcp import mcp_environment  # noqa: E402
 
 assemble()  # recall with every source, as the CLI and the MCP server run it
+
+
+# -- parallel runs (pytest-xdist: ``scripts/test`` runs ``-n 2 --dist loadgroup``) ----------------
+# Each test file goes to one worker, so a module-scoped fixture is built once; files whose tests
+# share a session fixture that runs a whole pipeline or starts a service go to one worker together,
+# so it is built once per run, not once per worker (two Dagster services on two cores would also
+# slow each other's every-minute schedules). xdist's own ``xdist_group`` marks are not honoured
+# under pytest 9.2 (pytest-dev/pytest-xdist#1386), so the groups are made by a scheduler here.
+SHARED_FIXTURE_FILES = {
+    "dagster_service": ("memory_pipeline_tests/production/",),
+    "leaky": ("memory_pipeline_tests/hardening/test_forget_tenant.py", "memory_pipeline_tests/hardening/test_secrets_end_to_end.py"),
+    "indexed_sample": ("memory_pipeline_tests/cli/test_python_api.py", "memory_pipeline_tests/cli/test_vocabulary.py"),
+}
+# The longest work, handed out first so that it overlaps with the rest (the run ends when its last
+# long test does): groups or files, in the order of their time in ``--durations`` on one process
+# (load 7-10): the service tests 8.6 min, the quick benchmark 3.6, the leaky workspace's tests
+# 2.2, the Definitions smoke test 1.5, the object-storage race 1.0, the chain 0.9.
+LONGEST_FIRST = (
+    "dagster_service",
+    "memory_pipeline_tests/bench/test_bench_quick.py",
+    "leaky",
+    "memory_pipeline_tests/test_definitions_smoke.py",
+    "memory_pipeline_tests/hardening/test_forget_memory_concurrent.py",
+    "memory_pipeline_tests/consolidation/test_chain.py",
+    "memory_pipeline_tests/store/test_cache_growth.py",
+)
+SLOW_WEIGHT = 30  # a slow test against a fast one, roughly, to order the rest
+
+
+def worker_group(nodeid: str) -> str:
+    """The unit of work of a test for the scheduler: its shared fixture's group, else its file."""
+    path = nodeid.split("::", 1)[0]
+    for group, prefixes in SHARED_FIXTURE_FILES.items():
+        if path.startswith(prefixes):
+            return group
+    return path
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent without it
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup``: whole groups of :func:`worker_group` to a worker, in collection order."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    config.option.loadscopereorder = False  # keep the longest-first order of the collection
+    return GroupScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker: order the longest groups first (the same order on every worker, as
+    xdist requires; a run without workers keeps the files' order), and warn when a test uses a
+    shared fixture outside the files listed for it (it would be built once more on another worker)."""
+    if not hasattr(config, "workerinput"):
+        return
+    weights: dict[str, float] = {}
+    keys = []
+    for item in items:
+        key = worker_group(item.nodeid)
+        for fixture in SHARED_FIXTURE_FILES:
+            if fixture in item.fixturenames and key != fixture:
+                warnings.warn(f"{item.nodeid} uses {fixture}: add its file to SHARED_FIXTURE_FILES in {__file__}", stacklevel=1)
+        weights[key] = weights.get(key, 0) + (SLOW_WEIGHT if item.get_closest_marker("slow") else 1)
+        keys.append(key)
+
+    def rank(key: str) -> int:
+        return LONGEST_FIRST.index(key) if key in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    first_seen = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+    ordered = sorted(zip(keys, items), key=lambda pair: (rank(pair[0]), -weights[pair[0]], first_seen[pair[0]]))
+    items[:] = [item for _, item in ordered]
 
 
 @pytest.fixture
