@@ -71,15 +71,16 @@ def _consolidation(defs, instance, tenant_keys: list[str], focus: str) -> None:
     console.rule("[bold]Consolidation: sessions -> episodes -> knowledge graph")
     partitions = completed_partitions(settings.root, settings.session_idle_minutes, tenant_keys)
     started = time.perf_counter()
-    with runs.progress("consolidating", len(partitions), "partitions") as bars:
+    tenants = sorted({t for _, t in partitions})
+    with runs.progress("consolidating", len(tenants), "tenants") as bars:
         results = []
-        for partition in sorted(partitions):
-            results += run_consolidation(defs, instance, [partition], run_config=runs.run_config())
+        for tenant in tenants:  # one run per tenant over its days, as the CLI and the sensor launch them
+            results += run_consolidation(defs, instance, [p for p in partitions if p[1] == tenant], run_config=runs.run_config())
             bars.advance(1)
-    runs.print_summary(f"{len(partitions)} day x tenant partitions consolidated",
-                       runs.summarize(results, sorted({t for _, t in partitions}), started))
+    runs.print_summary(f"{len(partitions)} day x tenant partitions consolidated in {len(results)} runs",
+                       runs.summarize(results, tenants, started))
     store = ConsolidationStore(settings.lancedb_uri, dim)
-    for key in sorted({t for _, t in partitions}):
+    for key in tenants:
         episodes = store.episode_rows(key).sort("completed_at")
         summary_table(f"episodes of {key}", ("completed", "written by", "abstract", "topics"), [
             (f"{r['completed_at']:%Y-%m-%d}", r["produced_by"], r["l0_abstract"][:110], ", ".join(r["key_topics"][:4]))
