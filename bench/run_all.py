@@ -35,7 +35,7 @@ FULL = {
     "ingest": ["--files", "2000", "--tenants", "20"],
     "recall": ["--sizes", "10000,100000,1000000", "--queries", "200"],
     "memory": ["--chunks", "1000000", "--tenants", "10"],
-    "consolidate": ["--spacy-repeats", "1", "--dagster-modes", "tmpfs"],
+    "consolidate": ["--spacy-repeats", "1", "--dagster-modes", "launch"],
 }
 QUICK = {
     "ingest": ["--quick"],
