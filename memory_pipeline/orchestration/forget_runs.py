@@ -86,15 +86,25 @@ def _run_tenants(tags, ordered: list[str], position: dict[str, int]) -> set[str]
     for tag in (PARTITION_TAG, TENANT_DIMENSION_TAG):
         if tag in tags and tags[tag] in position:
             return {tags[tag]}
-    lo, hi = position.get(tags.get(RANGE_START_TAG, "")), position.get(tags.get(RANGE_END_TAG, ""))
-    if lo is None or hi is None:
+    start, end = tags.get(RANGE_START_TAG, ""), tags.get(RANGE_END_TAG, "")
+    if start in position and end in position:
+        return set(ordered[position[start] : position[end] + 1])
+    # A range of (day, tenant) keys ("2026-10-01|bot~bob" to "2026-10-09|bot~bob"): consolidation
+    # launches one per tenant; a range spanning tenants covers those between its ends.
+    first, last = start.rpartition("|")[2], end.rpartition("|")[2]
+    if "|" in start and first == last:
+        return {first}
+    if "|" not in start or first not in position or last not in position:
         return set()
+    lo, hi = sorted((position[first], position[last]))
     return set(ordered[lo : hi + 1])
 
 
 def _narrow_range(instance, run, ordered: list[str], position: dict[str, int], wanted: set[str]) -> None:
     """A shared run's range tags name its first and last tenant: when one of those is forgotten,
     the tag moves to the nearest tenant the run kept (the range still covers what remains)."""
+    if run.tags[RANGE_START_TAG] not in position or run.tags[RANGE_END_TAG] not in position:
+        return  # a range of (day, tenant) keys: its tenants' records are split like any shared run's
     covered = [k for k in ordered[position[run.tags[RANGE_START_TAG]] : position[run.tags[RANGE_END_TAG]] + 1]]
     kept = [k for k in covered if k not in wanted]
     tags = {}
