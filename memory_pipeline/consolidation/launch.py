@@ -31,9 +31,9 @@ def run_consolidation(
 ) -> list[dg.ExecuteInProcessResult]:
     """One consolidation run per tenant over its (day, tenant) ``partitions``, from its first day
     to its last, as the sensor requests them: the models load and supersession runs once per
-    tenant, not once per day (supersession alone took 33 s for LoCoMo's conv-26 on a loaded
-    machine; each day of the range without a session costs its ~12 Dagster events instead, about
-    0.2 s with the instance on tmpfs and 1 s on disk there). ``held``: other days holding
+    tenant, not once per day (each day of the range without a session costs its ~12 Dagster
+    events instead, about 0.2 s with the instance on tmpfs and 1 s on disk, measured on a loaded
+    machine). ``held``: other days holding
     sessions, which a range does not cover (they split it). ``on_run`` is told of each run
     before it starts."""
     runs = plan_runs(partitions, held)

@@ -131,13 +131,20 @@ def _episode_session(
         return exc
 
 
-def _parse_ahead(sessions: list[Session | str | Exception], tenant: Tenant, nlp) -> None:
+def _scrubbed(session: Session | str | Exception):
+    """(turns, compactions, secrets) of a session read, or why it could not be (a str or an error)."""
+    if not isinstance(session, Session):
+        return session
+    try:
+        return scrubbed_session(session)
+    except Exception as exc:  # noqa: BLE001 - raised again in the episode's own extraction
+        return exc
+
+
+def _parse_ahead(sessions: list, tenant: Tenant, nlp) -> None:
     """Parse the turns of every episode in one batch (each episode's ``extract`` then reads the
     parses from the memo): 70 calls of a few uncached turns each cost a third more."""
-    items = [
-        u for s in sessions if isinstance(s, Session)
-        for u in utterances(*scrubbed_session(s)[:2], tenant.user_id)
-    ]
+    items = [u for s in sessions if isinstance(s, tuple) for u in utterances(*s[:2], tenant.user_id)]
     try:
         parse_utterances(items, nlp)
     except Exception as exc:  # noqa: BLE001 - each episode parses again and records its own failure
@@ -162,7 +169,8 @@ def build_graph(
     files = {f.path: f for f in session_files(root, tenant)}  # listed once: a scan per episode is quadratic
     ordered = list(episodes.sort("completed_at").iter_rows(named=True))
     read = _read_sessions.get((str(root), tenant.key), {})
-    sessions = [_episode_session(root, episode, files, read) for episode in ordered]  # a failure stays its episode's
+    # Read and scrubbed once each; a failure stays its episode's.
+    sessions = [_scrubbed(_episode_session(root, episode, files, read)) for episode in ordered]
     nlp = nlp or load_nlp()
     started = time.perf_counter()
     _parse_ahead(sessions, tenant, nlp)
@@ -174,7 +182,7 @@ def build_graph(
                 raise session
             if isinstance(session, str):
                 raise RuntimeError(session)
-            turns, compactions, secrets = scrubbed_session(session)
+            turns, compactions, secrets = session
             report.secrets.update(secrets)
             started = time.perf_counter()
             extraction = extract(utterances(turns, compactions, tenant.user_id), nlp=nlp)
