@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -134,6 +135,33 @@ def statement_nlp():
     from memory_pipeline.text.memory_types import load_nlp
 
     return load_nlp()
+
+
+@pytest.fixture(scope="session")
+def in_memory(tmp_path_factory):
+    """A folder on tmpfs (``/dev/shm``) when the machine has one, else pytest's temporary folder.
+
+    For a Dagster instance with many events: SQLite commits each event, and on disk every commit
+    waits for an fsync (6-11 ms, more on a loaded machine; 0.02 ms on tmpfs). The leaky
+    workspace's ~600 events: built in 144 s with its instance on disk, 107 s on tmpfs (load 11-16).
+    """
+    shm = Path("/dev/shm")
+    if not shm.is_dir():
+        yield tmp_path_factory.mktemp("in_memory")
+        return
+    folder = Path(tempfile.mkdtemp(prefix="memory-pipeline-tests-", dir=shm))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def in_memory_path(in_memory: Path):
+    """An empty folder of one test in ``in_memory``, removed after it."""
+    folder = Path(tempfile.mkdtemp(dir=in_memory))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

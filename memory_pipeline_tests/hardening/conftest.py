@@ -17,12 +17,14 @@ from memory_pipeline_tests.helpers.hardening import BUCKET, build_leaky_workspac
 
 
 @pytest.fixture(scope="session")
-def leaky(tmp_path_factory):
+def leaky(in_memory):
     """The leaky workspace after every stage ran: (base folder, root, LanceDB URI, results).
 
-    The Dagster instance lives in ``base/dagster``; tests that change anything work on a copy.
+    The Dagster instance lives in ``base/dagster``; tests that change anything work on a copy
+    (``leaky_copy``).
     """
-    base = tmp_path_factory.mktemp("leaky")
+    base = in_memory / "leaky"
+    base.mkdir()
     root, lance_uri = base / "agents", str(base / "lancedb")
     root.mkdir()
     (base / "dagster").mkdir()
@@ -30,6 +32,13 @@ def leaky(tmp_path_factory):
     with dg.instance_for_test(temp_dir=str(base / "dagster")) as instance:
         results = run_everything(root, lance_uri, instance)
     return base, root, lance_uri, results
+
+
+@pytest.fixture
+def leaky_copy(leaky, in_memory_path):
+    """A copy of the leaky workspace's base folder for one test."""
+    shutil.copytree(leaky[0], in_memory_path, dirs_exist_ok=True)
+    return in_memory_path
 
 
 def _free_port() -> int:

@@ -34,11 +34,19 @@ BOB = "ops-bot~bob"
 
 
 @pytest.fixture
-def copy(leaky, tmp_path):
-    base = tmp_path / "copy"
-    shutil.copytree(leaky[0], base)
+def copy(leaky_copy):
+    base = leaky_copy
     with dg.instance_for_test(temp_dir=str(base / "dagster")) as instance:
         yield base, base / "agents", str(base / "lancedb"), instance
+
+
+@pytest.fixture(scope="module")
+def refusing(leaky, in_memory):
+    """One copy for every refused call: each test compares the tables before and after its call."""
+    base = in_memory / "refusing"
+    shutil.copytree(leaky[0], base)
+    yield base / "agents", str(base / "lancedb")
+    shutil.rmtree(base, ignore_errors=True)
 
 
 def tenant_counts(lance_uri: str) -> dict[str, dict[str, int]]:
@@ -133,8 +141,8 @@ def test_forgetting_an_agent_takes_every_user_and_its_sources_on_request(copy):
 
 @pytest.mark.parametrize("agent,user", [("..", None), ("ops-bot", "../alice"), ("ops-bot", ""), ("", "bob"),
                                         ("a/b", None), ("ops-bot", "b" * 300), ("ops-bot", "bøb")])
-def test_crafted_ids_are_refused(copy, agent, user):
-    _, root, lance_uri, _ = copy
+def test_crafted_ids_are_refused(refusing, agent, user):
+    root, lance_uri = refusing
     before = tenant_counts(lance_uri)
     with pytest.raises(InvalidTenantError, match="invalid"):
         forget_tenant(agent, user, root=root, lancedb_uri=lance_uri)
