@@ -26,12 +26,18 @@ WHO = ("--agent", ALICE.split("~")[0], "--user", ALICE.split("~")[1])
 
 
 @pytest.fixture
-def app(sample_root, lance_uri, tmp_path, monkeypatch):
+def dagster_home(in_memory_path):
+    """On tmpfs: a run over a tenant's days stores ~12 events per day of its range, each a commit."""
+    return in_memory_path / "dagster_home"
+
+
+@pytest.fixture
+def app(sample_root, lance_uri, dagster_home, monkeypatch):
     defs = dg.Definitions(
         assets=[*consolidation_assets, dreaming], jobs=[consolidation_job, dreaming_job],
         resources=make_resources(sample_root, lance_uri),
     )
-    yield cli_app(monkeypatch, sample_root, lance_uri, tmp_path / "dagster_home", defs)
+    yield cli_app(monkeypatch, sample_root, lance_uri, dagster_home, defs)
     get_settings.cache_clear()
 
 
@@ -61,7 +67,7 @@ def test_consolidate_with_nothing_completed_says_so(app):
     assert run(app, "consolidate", *WHO, "--day", "2020-01-01") == "no completed session to consolidate\n"
 
 
-def test_consolidate_runs_once_per_tenant_and_never_covers_a_day_not_asked_for(app, lance_uri, tmp_path):
+def test_consolidate_runs_once_per_tenant_and_never_covers_a_day_not_asked_for(app, lance_uri, dagster_home):
     # 10-30 holds a session of alice but is not asked for: it splits her days into two runs.
     summary = json.loads(run(app, "consolidate", *WHO, "--day", "2026-10-26", "--day", "2026-11-04", "--json"))
     assert summary["ranges"] == [f"2026-10-26|{ALICE}", f"2026-11-04|{ALICE}"] and len(summary["runs"]) == 2
@@ -74,7 +80,7 @@ def test_consolidate_runs_once_per_tenant_and_never_covers_a_day_not_asked_for(a
     ]
     assert everyone["success"] and len(everyone["runs"]) == 4
     assert everyone["assets"]["episodic_summaries"]["sessions_complete"] == 11
-    with dg.DagsterInstance.from_config(str(tmp_path / "dagster_home")) as instance:
+    with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
         ranges = [
             (r.tags.get("dagster/asset_partition_range_start"), r.tags.get("dagster/asset_partition_range_end"))
             for r in instance.get_runs(dg.RunsFilter(run_ids=everyone["runs"]))
