@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memory_pipeline.orchestration.io_manager import PartitionedPickleIOManager
-from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
-
 REPO = Path(__file__).resolve().parent.parent.parent
 SAMPLE_ROOT = REPO / "data" / "agents"
 
 
 def make_resources(root: Path, lance_uri: str, embedder: str = "hash") -> dict:
+    # Imported here: a process a test spawns imports this package, and Dagster would add a
+    # second or more to its start.
+    from memory_pipeline.orchestration.io_manager import PartitionedPickleIOManager
+    from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
+
     return {
         "io_manager": PartitionedPickleIOManager(base_dir=str(Path(lance_uri).parent / "io")),
         "workspace": WorkspaceResource(root=str(root)),

@@ -1,4 +1,5 @@
-"""Chunk rows for the store tests, written straight to LanceDB."""
+"""Chunk rows and cache writes for the store tests, written straight to LanceDB (light to import:
+processes a test spawns import this module)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,24 @@ from datetime import UTC, datetime
 import numpy as np
 import pyarrow as pa
 
+from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.store.tables import CHUNKS
 
 DIM = 8
+HASHES = [f"h{i:04d}" for i in range(300)]
+
+
+def vectors(n: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).normal(size=(n, DIM)).astype(np.float32)
+
+
+def put_all_hashes(uri: str, order: int) -> None:
+    """Cache a vector for every hash of ``HASHES`` in blocks of 50, forwards or backwards by ``order``."""
+    store = MemoryStore(uri, dim=DIM)  # its own connection, as another process would have
+    hashes = HASHES if order % 2 == 0 else HASHES[::-1]
+    for start in range(0, len(hashes), 50):
+        block = hashes[start : start + 50]
+        store.put_cached_vectors("m", block, vectors(len(block)))
 
 
 def rows(tenant: str, path: str, texts: list[str], prefix: str) -> pa.Table:

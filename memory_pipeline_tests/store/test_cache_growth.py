@@ -22,13 +22,7 @@ from memory_pipeline.l0.pipeline import TenantChunks, embed_tenants
 from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.store.tables import FILES
 from memory_pipeline_tests.helpers import run_together
-from memory_pipeline_tests.helpers.store import DIM, rows
-
-HASHES = [f"h{i:04d}" for i in range(300)]
-
-
-def vectors(n: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).normal(size=(n, DIM)).astype(np.float32)
+from memory_pipeline_tests.helpers.store import DIM, HASHES, put_all_hashes, rows, vectors
 
 
 def cache_ids(store: MemoryStore) -> list[str]:
@@ -53,17 +47,9 @@ def test_put_appends_only_hashes_not_yet_cached(tmp_path):
     assert store.put_cached_vectors("other", ["h1"], vectors(1)) == 1  # keyed by model too
 
 
-def _put_all(uri: str, order: int) -> None:
-    store = MemoryStore(uri, dim=DIM)  # its own connection, as another process would have
-    hashes = HASHES if order % 2 == 0 else HASHES[::-1]
-    for start in range(0, len(hashes), 50):
-        block = hashes[start : start + 50]
-        store.put_cached_vectors("m", block, vectors(len(block)))
-
-
 def test_threads_putting_the_same_hashes_leave_one_row_each(tmp_path):
     uri = str(tmp_path / "lancedb")
-    assert run_together(lambda k: _put_all(uri, k), 4) == []
+    assert run_together(lambda k: put_all_hashes(uri, k), 4) == []
     ids = cache_ids(MemoryStore(uri, dim=DIM))
     assert len(ids) == len(HASHES) and len(set(ids)) == len(HASHES)
 
@@ -71,7 +57,7 @@ def test_threads_putting_the_same_hashes_leave_one_row_each(tmp_path):
 def test_processes_putting_the_same_hashes_leave_one_row_each(tmp_path):
     uri = str(tmp_path / "lancedb")
     context = multiprocessing.get_context("spawn")
-    procs = [context.Process(target=_put_all, args=(uri, k)) for k in range(3)]
+    procs = [context.Process(target=put_all_hashes, args=(uri, k)) for k in range(3)]
     for p in procs:
         p.start()
     for p in procs:
