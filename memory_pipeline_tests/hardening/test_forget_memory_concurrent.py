@@ -12,7 +12,10 @@ the forgotten memory's delete.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+
+import pytest
 
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.memories import store as graph_store
@@ -35,6 +38,21 @@ def _memories(lance_uri: str) -> tuple[MemoryGraph, dict]:
         "kept": graph.store_memory(ALICE, "preference", "Prefers invoices as PDF attachments"),
     }
     return graph, stored
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[str, dict]:
+    """The memories of ``_memories`` in a local folder, stored once for the local tests."""
+    lance_uri = str(tmp_path_factory.mktemp("built") / "lancedb")
+    return lance_uri, _memories(lance_uri)[1]
+
+
+@pytest.fixture
+def local_memories(built, tmp_path) -> tuple[str, MemoryGraph, dict]:
+    """A copy of ``built`` for one test: (LanceDB folder, graph on it, stored memories)."""
+    lance_uri = str(tmp_path / "lancedb")
+    shutil.copytree(built[0], lance_uri)
+    return lance_uri, MemoryGraph.open(lance_uri, HashEmbedder()), built[1]
 
 
 def _check(lance_uri: str, stored: dict, done: dict) -> None:
@@ -62,10 +80,9 @@ def _local_files_containing(folder: str, word: str) -> list[str]:
     return sorted(str(p) for p in Path(folder).rglob("*") if p.is_file() and needle in p.read_bytes().lower())
 
 
-def test_forgetting_a_memory_keeps_a_concurrent_write_on_a_local_folder(tmp_path, monkeypatch):
+def test_forgetting_a_memory_keeps_a_concurrent_write_on_a_local_folder(local_memories, monkeypatch):
     """forget_memory holds the commit lock, re-entrant on its own thread, so the writer goes through."""
-    lance_uri = str(tmp_path / "lancedb")
-    graph, stored = _memories(lance_uri)
+    lance_uri, graph, stored = local_memories
     assert _local_files_containing(lance_uri, FORGOTTEN)
     done = with_concurrent_writer(monkeypatch, graph_store, "purge_table", lance_uri, stored["kept"]["id"])
 
@@ -89,10 +106,9 @@ def test_forgetting_a_memory_on_object_storage_keeps_a_concurrent_write(s3, monk
     assert objects_containing(s3, KEPT)
 
 
-def test_purge_keeps_every_row_and_the_index_when_nothing_was_deleted(tmp_path):
+def test_purge_keeps_every_row_and_the_index_when_nothing_was_deleted(local_memories):
     """A purge with nothing to remove changes no row, and full-text search still answers."""
-    lance_uri = str(tmp_path / "lancedb")
-    graph, stored = _memories(lance_uri)
+    _, graph, stored = local_memories
     before = graph.store.memory_rows(ALICE.key).sort("id").to_dicts()
     graph.store.purge_deleted()
     assert graph.store.memory_rows(ALICE.key).sort("id").to_dicts() == before
