@@ -57,6 +57,15 @@ def days_by_tenant(context: dg.AssetExecutionContext) -> dict[Tenant, set[str]]:
     return dict(grouped)
 
 
+def reported_days(context: dg.AssetExecutionContext, days: set[str], active: set[str]) -> list[str]:
+    """The days of a tenant a step reports on: those of ``days`` holding its episodes (``active``),
+    or the one day of a run of one partition. A day inside a range with no session has nothing of
+    its own to report: Dagster's materialization of it carries the run's figures and no check is
+    evaluated on it, where a report of its own would add two events per asset (a tenant's range
+    over half a year of weekly sessions is mostly such days, and each event is a write)."""
+    return sorted(days if len(context.partition_keys) == 1 else days & active)
+
+
 def check_spec(name: str, asset: str, partitions_def: dg.PartitionsDefinition = consolidation_partitions) -> dg.AssetCheckSpec:
     description, blocking = CHECKS[name]
     return dg.AssetCheckSpec(name, asset=asset, description=description, blocking=blocking, partitions_def=partitions_def)
@@ -135,7 +144,7 @@ def episodic_summaries(
         ]
         stored = Counter(_episode_days(store, tenant.key).values())
         outcome = check_episodes(store, tenant.key)
-        for day in days:
+        for day in reported_days(context, days, set(stored) | {d.row["day"] for d in done.drafts}):
             drafts = [d for d in done.drafts if d.row["day"] == day]
             produced = Counter(d.row["produced_by"] for d in drafts)
             report.add(
@@ -220,7 +229,7 @@ def semantic_graph(
         day_of = _episode_days(store, tenant.key)
         stored = Counter(day_of.get(e) for e in store.relation_rows(tenant.key)["source_episode"].to_list())
         outcome = check_relations(store, tenant.key)
-        for day in days:
+        for day in reported_days(context, days, set(day_of.values())):
             mine = [r for r in built.relations if day_of.get(r["source_episode"]) == day]
             report.add(
                 str(consolidation_key(day, tenant.key)),
@@ -287,7 +296,7 @@ def entity_dedup(context: dg.AssetExecutionContext, lancedb: LanceDBResource, em
             "dagster/row_count": store.entity_rows(tenant.key).height,
         }
         outcome = check_dedup(store, tenant.key)
-        for day in days:
+        for day in reported_days(context, days, set(_episode_days(store, tenant.key).values())):
             report.add(str(consolidation_key(day, tenant.key)), figures, {DEDUP_CHECK: outcome})
     metadata = {
         "seconds": round(time.perf_counter() - started, 3),

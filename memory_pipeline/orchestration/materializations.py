@@ -7,7 +7,8 @@ every partition of the run when the step's result arrives, so the result carries
 true of the whole run (``partitions``, ``seconds``, counts known only per run such as episodes
 inserted), and each partition's own materialization follows it: the partition's latest
 materialization, the one the UI shows, is its own. Checks declared per partition get one
-evaluation per partition as well.
+evaluation per partition as well. A partition the asset does not report on (a day of a
+consolidation range without a session) keeps Dagster's materialization, with the run's figures.
 
 A run with one partition (a person's launch from the UI, a sensor's run of one day) reports it
 all in its one result. When some

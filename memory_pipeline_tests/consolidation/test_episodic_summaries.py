@@ -1,6 +1,6 @@
 """episodic_summaries: one row per completed session of the partition's day, idempotent by
 source_id (a rerun changes nothing, a new compaction replaces the row), a backfill over a range of
-days in one run, secrets scrubbed, malformed transcripts consolidated from their good lines."""
+days in one run (each day holding a session reports its own figures, the days between nothing), secrets scrubbed, malformed transcripts consolidated from their good lines."""
 
 from datetime import timedelta
 
@@ -8,6 +8,7 @@ import dagster as dg
 import polars as pl
 
 from memory_pipeline.consolidation.assets import episodic_summaries
+from memory_pipeline.orchestration.materializations import PARTITIONS_FIGURE
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG
 from memory_pipeline_tests.helpers import make_resources, write
@@ -74,6 +75,21 @@ def test_backfill_over_a_range_of_days_in_one_run(sample_root, lance_uri, instan
     rows = episodes(lance_uri)
     assert rows["day"].to_list() == list(ALICE_DAYS)
     assert rows["source_id"].n_unique() == 5
+    # Each day holding a session reports its own figures and check; the days between report
+    # nothing of their own (Dagster's materialization of them carries the run's figures).
+    own = {
+        e.partition: e.step_materialization_data.materialization.metadata
+        for e in result.get_asset_materialization_events() if PARTITIONS_FIGURE not in e.step_materialization_data.materialization.metadata
+    }
+    assert sorted(own) == [f"{day}|{ALICE}" for day in ALICE_DAYS]
+    assert {m["sessions_complete"].value for m in own.values()} == {1}
+    checked = sorted(e.partition for e in result.get_asset_check_evaluations() if e.partition)
+    assert checked == sorted(own)
+    between = f"2026-10-27|{ALICE}"
+    latest = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey("episodic_summaries"), asset_partitions=[between]), limit=1
+    ).records[0].asset_materialization.metadata
+    assert latest[PARTITIONS_FIGURE].value == len(ALICE_DAYS) and "sessions_complete" not in latest
 
 
 def test_new_compaction_replaces_the_episode(root, lance_uri, instance):

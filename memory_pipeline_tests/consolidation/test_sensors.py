@@ -127,14 +127,15 @@ def test_sessions_on_three_days_are_one_run_over_their_range_on_a_real_instance(
         tags = instance.get_run_by_id(run.run_id).tags
         assert (tags[RANGE_START_TAG], tags[RANGE_END_TAG]) == ("2026-11-16|bot~ann", "2026-11-20|bot~ann")
         assert tags["memory_pipeline/trigger"] == "consolidation_sensor" and tags["memory_pipeline/sessions"] == "3"
-        # Every day of the range is materialized; the days with no session say so, with 0 sessions.
+        # Every day of the range is materialized; the days holding a session report their own
+        # figures, the days between only the run's (no events of their own: each is a write).
         span = {f"2026-11-{d}|bot~ann" for d in range(16, 21)}
         for asset in ("episodic_summaries", "semantic_graph", "entity_dedup"):
             assert instance.get_materialized_partitions(dg.AssetKey(asset)) == span
         assert own_figures(run, "episodic_summaries", "sessions_complete") == {
-            "2026-11-16|bot~ann": 1, "2026-11-17|bot~ann": 0, "2026-11-18|bot~ann": 1,
-            "2026-11-19|bot~ann": 0, "2026-11-20|bot~ann": 1,
+            "2026-11-16|bot~ann": 1, "2026-11-18|bot~ann": 1, "2026-11-20|bot~ann": 1,
         }
+        assert own_figures(run, "entity_dedup", "entities_before").keys() == {f"{day}|bot~ann" for day in days}
         assert own_figures(run, "semantic_graph", "episodes_read") == own_figures(run, "episodic_summaries", "sessions_complete")
         assert sorted(store_for(lance_uri).episode_rows("bot~ann")["day"].to_list()) == days
 
