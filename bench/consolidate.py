@@ -15,13 +15,16 @@ In one invocation:
 3. the same work through Dagster: one ``consolidation_job`` run per (day, tenant) partition (what
    the sensor and the CLI requested before they planned per tenant), one backfill run per tenant
    over its range of days, and the launch path the CLI, the demo and the sensor use
-   (``run_consolidation``: one run per tenant from its first to its last due day), each with its
-   ratio to the plain functions' rate measured in the same invocation.
+   (``run_consolidation``: one run per tenant from its first to its last due day), the last
+   also with the instance on the local PostgreSQL server (a new database, dropped after), as
+   production stores its events; each with its events and its ratio to the plain functions'
+   rate measured in the same invocation.
 
 Supersession is decided over all of a tenant's statements, so the plain functions run it once per
 tenant, after its graph, and a Dagster run once per tenant it covers: a run per partition repeats
 it for every day, reading back the parses and vectors earlier runs stored (``parse_cache``).
-Each mode starts from an empty LanceDB folder. LoCoMo's sessions are dated 2022-2023, so the day
+Each mode starts from an empty LanceDB folder and with no parse kept in the process (the models
+stay loaded: a process loads them once). LoCoMo's sessions are dated 2022-2023, so the day
 partitions start at ``MEMORY_PIPELINE_FIRST_DAY=2022-01-01`` unless it is set.
 
     python bench/consolidate.py [--eval ../shared/eval/locomo-dev] [--embedder minilm]
@@ -38,6 +41,7 @@ import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -94,6 +98,16 @@ def bench_spacy(texts: list[str], repeats: int = 3) -> dict:
     return out
 
 
+def forget_parses() -> None:
+    """Empties what a process keeps between runs (recent spaCy parses, the sessions the summaries
+    read), so that each measured pass parses every turn itself; the models stay loaded."""
+    from memory_pipeline.consolidation import pipeline
+    from memory_pipeline.text import statements
+
+    statements._MEMOS.clear()
+    pipeline._read_sessions.clear()
+
+
 def bench_functions(root: Path, sessions: dict, lance: Path, embedder_kind: str) -> dict:
     from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities
     from memory_pipeline.consolidation.store import ConsolidationStore
@@ -110,6 +124,7 @@ def bench_functions(root: Path, sessions: dict, lance: Path, embedder_kind: str)
     load_s = time.perf_counter() - started
     store = ConsolidationStore(lance, embedder.dim)
     now = datetime.now(UTC)
+    forget_parses()
     parts = {"episodes": 0.0, "embed": 0.0, "graph": 0.0, "nlp": 0.0, "supersede": 0.0, "dedup": 0.0}
     count = relations = merged = supersessions = 0
     started = time.perf_counter()
@@ -156,29 +171,67 @@ def bench_dagster(
         "per partition, instance on tmpfs": (fast / "a", "partition"),
         "backfill per tenant, instance on tmpfs": (fast / "b", "backfill"),
         "launch path (run_consolidation), tmpfs": (fast / "c", "launch"),
+        "launch path (run_consolidation), PostgreSQL": (fast / "d", "launch"),
     }
     if which == "tmpfs":
         modes = {k: v for k, v in modes.items() if "tmpfs" in k}
     elif which == "backfill":
         modes = {k: v for k, v in modes.items() if k.startswith("backfill")}
     elif which == "launch":
-        modes = {k: v for k, v in modes.items() if v[1] in ("backfill", "launch")}
+        modes = {k: v for k, v in modes.items() if v[1] == "launch"}
+    if not which == "launch":
+        modes = {k: v for k, v in modes.items() if "PostgreSQL" not in k}
     out = {}
     try:
         for mode, (instance_dir, how) in modes.items():
-            out[mode] = _dagster_mode(root, sessions, lance / str(len(out)), instance_dir, how, embedder_kind)
+            with postgres_database() if "PostgreSQL" in mode else nullcontext() as url:
+                if "PostgreSQL" in mode and url is None:
+                    print(f"Dagster, {mode}: skipped, no PostgreSQL server on {PG_HOST}:{PG_PORT}")
+                    continue
+                out[mode] = _dagster_mode(root, sessions, lance / str(len(out)), instance_dir, how, embedder_kind, url)
             ratio = ""
             if plain_rate:
                 out[mode]["ratio_to_plain"] = round(out[mode]["sessions_per_min"] / plain_rate, 3)
                 ratio = f" ({out[mode]['ratio_to_plain']:.2f} of the plain functions)"
-            print(f"Dagster, {mode:40s}: {out[mode]['sessions']} sessions in {out[mode]['runs']} runs, "
+            print(f"Dagster, {mode:40s}: {out[mode]['sessions']} sessions in {out[mode]['runs']} runs ({out[mode]['events']} events), "
                   f"{out[mode]['seconds']:.1f} s = {out[mode]['sessions_per_min']:.0f} sessions/min{ratio}")
     finally:
         shutil.rmtree(fast, ignore_errors=True)
     return out
 
 
-def _dagster_mode(root: Path, sessions: dict, lance: Path, instance_dir: Path, how: str, embedder_kind: str) -> dict:
+PG_HOST, PG_PORT = "127.0.0.1", 5432
+
+
+@contextmanager
+def postgres_database():
+    """The URL of a new database on the local PostgreSQL server (dropped afterwards), or None."""
+    import psycopg2
+
+    name = f"mp_bench_{os.getpid()}"
+    for user in ("postgres", "root"):
+        try:
+            admin = psycopg2.connect(host=PG_HOST, port=PG_PORT, user=user, dbname="postgres", connect_timeout=5)
+            break
+        except psycopg2.OperationalError:
+            continue
+    else:
+        yield None
+        return
+    admin.autocommit = True
+    with admin.cursor() as cur:
+        cur.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg2://{user}@{PG_HOST}:{PG_PORT}/{name}"
+    finally:
+        with admin.cursor() as cur:
+            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+def _dagster_mode(
+    root: Path, sessions: dict, lance: Path, instance_dir: Path, how: str, embedder_kind: str, postgres_url: str | None = None
+) -> dict:
     import dagster as dg
 
     from memory_pipeline.consolidation import defs as consolidation
@@ -197,7 +250,9 @@ def _dagster_mode(root: Path, sessions: dict, lance: Path, instance_dir: Path, h
     partitions = sorted({(s.day, t.key) for t, items in sessions.items() for s in items})
     count = sum(len(v) for v in sessions.values())
     instance_dir.mkdir(parents=True, exist_ok=True)
-    with dg.instance_for_test(temp_dir=str(instance_dir)) as instance:
+    overrides = {"storage": {"postgres": {"postgres_url": postgres_url}}} if postgres_url else None
+    with dg.instance_for_test(temp_dir=str(instance_dir), overrides=overrides) as instance:
+        forget_parses()
         started = time.perf_counter()
         if how == "partition":
             results = [r for partition in partitions for r in run_consolidation(defs, instance, [partition])]
@@ -213,8 +268,10 @@ def _dagster_mode(root: Path, sessions: dict, lance: Path, instance_dir: Path, h
                         RANGE_END_TAG: str(consolidation_key(days[-1], tenant.key))}
                 results.append(job.execute_in_process(instance=instance, tags=tags, raise_on_error=True))
         seconds = time.perf_counter() - started
+        events = sum(len(instance.all_logs(r.run_id)) for r in results)
     assert all(r.success for r in results)
-    return {"runs": len(results), "sessions": count, "seconds": round(seconds, 2), "sessions_per_min": round(count / seconds * 60, 1)}
+    return {"runs": len(results), "events": events, "sessions": count, "seconds": round(seconds, 2),
+            "sessions_per_min": round(count / seconds * 60, 1)}
 
 
 def main() -> None:
@@ -225,8 +282,9 @@ def main() -> None:
     parser.add_argument("--spacy-repeats", type=int, default=3, help="interleaved spaCy timings, best kept")
     parser.add_argument("--dagster-modes", default="all", choices=["all", "tmpfs", "backfill", "launch"],
                         help="'tmpfs' skips the run with the Dagster instance on disk; 'backfill' runs only "
-                        "one backfill run per tenant (instance on tmpfs); 'launch' the backfill and the "
-                        "launch path (run_consolidation, one run per tenant), both on tmpfs")
+                        "one backfill run per tenant (instance on tmpfs); 'launch' the launch path "
+                        "(run_consolidation, one run per tenant) on SQLite on tmpfs and on the local "
+                        "PostgreSQL server, as production stores events (skipped without a server)")
     opts = parser.parse_args()
     eval_dir = Path(opts.eval).resolve()
     if not (eval_dir / "sessions").is_dir():
