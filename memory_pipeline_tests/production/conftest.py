@@ -1,7 +1,8 @@
 """Fixtures of the production tests: a fresh PostgreSQL database and Dagster running as a service.
 
 One service is shared by the tests of this folder (starting it costs ~20 s); it is stopped and
-its database dropped at the end of the session, also when a test fails or is interrupted.
+its database dropped at the end of the session, also when a test fails or is interrupted. Its
+schedules are stopped before the daemon starts and wait for the test that starts them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from memory_pipeline_tests.production.service import (
     pg_admin_connection,
     start_daemon,
     start_service,
+    stop_schedule,
     stop_service,
 )
 
@@ -28,7 +30,8 @@ SERVICE_ENV = {
     "MEMORY_PIPELINE_EMBEDDER": "minilm",
     # The deployment turns automation on, as docs/deploy.md says (it starts stopped otherwise).
     "MEMORY_PIPELINE_AUTOMATION": "running",
-    # Maintenance schedules run every minute in the test instead of nightly / every 6 hours.
+    # Maintenance schedules run every minute in the test instead of nightly / every 6 hours, once
+    # test_schedules_run_from_the_daemon starts them (stop_schedules).
     "MEMORY_PIPELINE_OPTIMIZE_CRON": EVERY_MINUTE,
     "MEMORY_PIPELINE_PRUNE_CRON": EVERY_MINUTE,
 }
@@ -54,6 +57,15 @@ query Pools($selector: RepositorySelector!) {
   repositoryOrError(repositorySelector: $selector) {
     __typename
     ... on Repository { usedSolids { definition { name pools } } }
+  }
+}
+"""
+
+SCHEDULES_QUERY = """
+query Schedules($selector: RepositorySelector!) {
+  repositoryOrError(repositorySelector: $selector) {
+    __typename
+    ... on Repository { schedules { name scheduleState { id status } } }
   }
 }
 """
@@ -105,6 +117,23 @@ def set_pool_limits(service) -> dict[str, int]:
     return {pool: default for pool in pools}
 
 
+def stop_schedules(service) -> None:
+    """Stops every schedule, which the deployment's automation starts running, before the daemon
+    starts; test_schedules_run_from_the_daemon starts them.
+
+    On the test's every-minute crons the two schedules would otherwise launch two runs a minute for
+    the whole session (each a process loading the code location), taking run slots and the LanceDB
+    write pool from the runs the other tests wait for.
+    """
+    selector = {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY}
+    repo = service.graphql(SCHEDULES_QUERY, {"selector": selector})["repositoryOrError"]
+    assert repo["__typename"] == "Repository", repo
+    for schedule in repo["schedules"]:
+        state = schedule["scheduleState"]
+        assert state["status"] == "RUNNING", f"MEMORY_PIPELINE_AUTOMATION=running leaves {schedule['name']} {state['status']}"
+        stop_schedule(service, state["id"])
+
+
 @pytest.fixture(scope="session")
 def dagster_service(pg_database, tmp_path_factory):
     """Code server, daemon and webserver on the production deploy/dagster.yaml, with the code loaded."""
@@ -116,6 +145,7 @@ def dagster_service(pg_database, tmp_path_factory):
         except RuntimeError as exc:
             pytest.fail(f"{exc}\n{service.logs()}")
         set_pool_limits(service)
+        stop_schedules(service)
         start_daemon(service)
         yield service
     finally:

@@ -203,6 +203,23 @@ class DagsterService:
         raise WaitTimeout(f"timed out after {timeout:.0f}s waiting for {what}; last seen: {last}\n{self.logs()}")
 
 
+STOP_SCHEDULE = """
+mutation Stop($id: String) {
+  stopRunningSchedule(id: $id) {
+    __typename
+    ... on ScheduleStateResult { scheduleState { status } }
+    ... on PythonError { message }
+  }
+}
+"""
+
+
+def stop_schedule(service: DagsterService, state_id: str) -> None:
+    """Stops a schedule through the GraphQL API, as its switch in the UI does."""
+    stopped = service.graphql(STOP_SCHEDULE, {"id": state_id})["stopRunningSchedule"]
+    assert stopped.get("scheduleState", {}).get("status") == "STOPPED", stopped
+
+
 def write_home(home: Path, code_port: int) -> None:
     """DAGSTER_HOME: the production deploy/dagster.yaml as it is, and a workspace naming the code server."""
     home.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,8 @@ indexes new Markdown files and a completed session dropped into the workspace (w
 embedding model); consolidation follows a completed session when its assets are defined; a
 backfill of the L0 index over every tenant, launched through the webserver's GraphQL API as the
 UI does, indexes a file the stopped sensor never saw; and every schedule (LanceDB optimization,
-episode pruning) runs from the daemon on the short interval the test configures.
+episode pruning), held stopped and without runs until its test starts it through the GraphQL API,
+then runs from the daemon on the short interval the test configures.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 
 from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline_tests.helpers import SAMPLE_ROOT
-from memory_pipeline_tests.production.service import EVERY_MINUTE, LOCATION, REPOSITORY, no_failures
+from memory_pipeline_tests.production.service import EVERY_MINUTE, LOCATION, REPOSITORY, no_failures, stop_schedule
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -281,7 +282,7 @@ def test_sensor_backfill_and_lancedb_rows(dagster_service):
 
 
 def test_schedules_run_from_the_daemon(dagster_service):
-    """Every schedule (optimize, prune) follows its cron variable and completes a run."""
+    """Every schedule (optimize, prune) follows its cron variable and completes a run once started."""
     service = dagster_service
     schedules = repository(service)["schedules"]
     names = {s["name"] for s in schedules}
@@ -291,18 +292,27 @@ def test_schedules_run_from_the_daemon(dagster_service):
             f"schedule {schedule['name']} ignores the test's cron ({schedule['cronSchedule']}): read it from "
             "a MEMORY_PIPELINE_*_CRON setting (memory_pipeline/config.py) so the test can run it every minute"
         )
-        if schedule["scheduleState"]["status"] != "RUNNING":
+        # The service fixture stopped it before the daemon started: the daemon launched nothing for it.
+        assert schedule["scheduleState"]["status"] == "STOPPED", schedule
+        assert runs(service, **{"dagster/schedule_name": schedule["name"]}) == [], schedule["name"]
+    try:
+        for schedule in schedules:
             selector = {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY, "scheduleName": schedule["name"]}
             started = service.graphql(START_SCHEDULE, {"selector": selector})["startSchedule"]
             assert started.get("scheduleState", {}).get("status") == "RUNNING", started
 
-    def scheduled_runs_succeeded() -> tuple[bool, object]:
-        seen = {}
-        for name in names:
-            found = runs(service, **{"dagster/schedule_name": name})
-            no_failures(found, name)
-            seen[name] = [r["status"] for r in found]
-        return all("SUCCESS" in statuses for statuses in seen.values()), seen
+        def scheduled_runs_succeeded() -> tuple[bool, object]:
+            seen = {}
+            for name in names:
+                found = runs(service, **{"dagster/schedule_name": name})
+                no_failures(found, name)
+                seen[name] = [r["status"] for r in found]
+            return all("SUCCESS" in statuses for statuses in seen.values()), seen
 
-    seen = service.wait_for(f"a successful run of each schedule {sorted(names)}", scheduled_runs_succeeded, RUNS_TIMEOUT_S)
-    print(f"scheduled runs: {seen}")
+        seen = service.wait_for(f"a successful run of each schedule {sorted(names)}", scheduled_runs_succeeded, RUNS_TIMEOUT_S)
+        print(f"scheduled runs: {seen}")
+    finally:
+        # Stopped again: a run a minute each would go on beside the tests that share the service.
+        for state in (s["scheduleState"] for s in repository(service)["schedules"]):
+            if state["status"] == "RUNNING":
+                stop_schedule(service, state["id"])
