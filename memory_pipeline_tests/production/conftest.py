@@ -2,7 +2,8 @@
 
 One service is shared by the tests of this folder (starting it costs ~20 s); it is stopped and
 its database dropped at the end of the session, also when a test fails or is interrupted. Its
-schedules are stopped before the daemon starts and wait for the test that starts them.
+schedules are stopped before the daemon starts and wait for the test that starts them; so is the
+sensor whose runs no test here waits for.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from memory_pipeline_tests.production.service import (
     start_daemon,
     start_service,
     stop_schedule,
+    stop_sensor,
     stop_service,
 )
 
@@ -31,7 +33,7 @@ SERVICE_ENV = {
     # The deployment turns automation on, as docs/deploy.md says (it starts stopped otherwise).
     "MEMORY_PIPELINE_AUTOMATION": "running",
     # Maintenance schedules run every minute in the test instead of nightly / every 6 hours, once
-    # test_schedules_run_from_the_daemon starts them (stop_schedules).
+    # test_schedules_run_from_the_daemon starts them (hold_automation).
     "MEMORY_PIPELINE_OPTIMIZE_CRON": EVERY_MINUTE,
     "MEMORY_PIPELINE_PRUNE_CRON": EVERY_MINUTE,
 }
@@ -61,11 +63,19 @@ query Pools($selector: RepositorySelector!) {
 }
 """
 
-SCHEDULES_QUERY = """
-query Schedules($selector: RepositorySelector!) {
+# Typed-memory extraction (memories/test_sensors.py, cli/test_memories.py): a run per tenant that
+# loads the embedding model (~30 CPU s each), which nothing here asserts on and which would hold the
+# embedding pool ahead of the backfill the end-to-end test waits for.
+UNAWAITED_SENSORS = ("memories_sensor",)
+
+AUTOMATION_QUERY = """
+query Automation($selector: RepositorySelector!) {
   repositoryOrError(repositorySelector: $selector) {
     __typename
-    ... on Repository { schedules { name scheduleState { id status } } }
+    ... on Repository {
+      sensors { name sensorState { id status } }
+      schedules { name scheduleState { id status } }
+    }
   }
 }
 """
@@ -117,21 +127,25 @@ def set_pool_limits(service) -> dict[str, int]:
     return {pool: default for pool in pools}
 
 
-def stop_schedules(service) -> None:
-    """Stops every schedule, which the deployment's automation starts running, before the daemon
-    starts; test_schedules_run_from_the_daemon starts them.
+def hold_automation(service) -> None:
+    """Stops every schedule, which the deployment's automation starts running, and the sensors of
+    ``UNAWAITED_SENSORS`` before the daemon starts; test_schedules_run_from_the_daemon starts the
+    schedules.
 
     On the test's every-minute crons the two schedules would otherwise launch two runs a minute for
     the whole session (each a process loading the code location), taking run slots and the LanceDB
     write pool from the runs the other tests wait for.
     """
     selector = {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY}
-    repo = service.graphql(SCHEDULES_QUERY, {"selector": selector})["repositoryOrError"]
+    repo = service.graphql(AUTOMATION_QUERY, {"selector": selector})["repositoryOrError"]
     assert repo["__typename"] == "Repository", repo
-    for schedule in repo["schedules"]:
-        state = schedule["scheduleState"]
-        assert state["status"] == "RUNNING", f"MEMORY_PIPELINE_AUTOMATION=running leaves {schedule['name']} {state['status']}"
-        stop_schedule(service, state["id"])
+    sensors = {sensor["name"]: sensor["sensorState"] for sensor in repo["sensors"]}
+    assert set(UNAWAITED_SENSORS) <= set(sensors), sorted(sensors)
+    held = [(name, sensors[name], stop_sensor) for name in UNAWAITED_SENSORS]
+    held += [(schedule["name"], schedule["scheduleState"], stop_schedule) for schedule in repo["schedules"]]
+    for name, state, stop in held:
+        assert state["status"] == "RUNNING", f"MEMORY_PIPELINE_AUTOMATION=running leaves {name} {state['status']}"
+        stop(service, state["id"])
 
 
 @pytest.fixture(scope="session")
@@ -145,7 +159,7 @@ def dagster_service(pg_database, tmp_path_factory):
         except RuntimeError as exc:
             pytest.fail(f"{exc}\n{service.logs()}")
         set_pool_limits(service)
-        stop_schedules(service)
+        hold_automation(service)
         start_daemon(service)
         yield service
     finally:

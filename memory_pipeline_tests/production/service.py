@@ -214,10 +214,27 @@ mutation Stop($id: String) {
 """
 
 
+STOP_SENSOR = """
+mutation Stop($id: String) {
+  stopSensor(id: $id) {
+    __typename
+    ... on StopSensorMutationResult { instigationState { status } }
+    ... on PythonError { message }
+  }
+}
+"""
+
+
 def stop_schedule(service: DagsterService, state_id: str) -> None:
     """Stops a schedule through the GraphQL API, as its switch in the UI does."""
     stopped = service.graphql(STOP_SCHEDULE, {"id": state_id})["stopRunningSchedule"]
     assert stopped.get("scheduleState", {}).get("status") == "STOPPED", stopped
+
+
+def stop_sensor(service: DagsterService, state_id: str) -> None:
+    """Stops a sensor through the GraphQL API, as its switch in the UI does."""
+    stopped = service.graphql(STOP_SENSOR, {"id": state_id})["stopSensor"]
+    assert stopped.get("instigationState", {}).get("status") == "STOPPED", stopped
 
 
 def write_home(home: Path, code_port: int) -> None:

@@ -22,7 +22,7 @@ import pytest
 
 from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline_tests.helpers import SAMPLE_ROOT
-from memory_pipeline_tests.production.service import EVERY_MINUTE, LOCATION, REPOSITORY, no_failures, stop_schedule
+from memory_pipeline_tests.production.service import EVERY_MINUTE, LOCATION, REPOSITORY, no_failures, stop_schedule, stop_sensor
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -55,16 +55,6 @@ query Repo($selector: RepositorySelector!) {
       sensors { name sensorState { id status } }
       schedules { name cronSchedule scheduleState { id status } }
     }
-  }
-}
-"""
-
-STOP_SENSOR = """
-mutation Stop($id: String) {
-  stopSensor(id: $id) {
-    __typename
-    ... on StopSensorMutationResult { instigationState { status } }
-    ... on PythonError { message }
   }
 }
 """
@@ -235,8 +225,7 @@ def test_sensor_backfill_and_lancedb_rows(dagster_service):
     # The operator stops the sensor, a file arrives that no tick will see, and a backfill over
     # every tenant picks it up.
     sensor = next(s for s in repo["sensors"] if s["name"] == SENSOR)
-    stopped = service.graphql(STOP_SENSOR, {"id": sensor["sensorState"]["id"]})["stopSensor"]
-    assert stopped.get("instigationState", {}).get("status") == "STOPPED", stopped
+    stop_sensor(service, sensor["sensorState"]["id"])
     late = service.root / "support-bot/users/alice/memory/2026-11-21.md"
     late.parent.mkdir(parents=True)
     late.write_text("# 2026-11-21\n\nAlice asked to move the Porto cutover review to Friday at 10:00.\n", encoding="utf-8")
