@@ -239,7 +239,7 @@ def _dagster_mode(
     from memory_pipeline.consolidation.partitions import consolidation_key
     from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
     from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
-    from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG, register_tenants
+    from memory_pipeline.orchestration.runs import range_tags, register_tenants
 
     uri = str(lance)
     defs = dg.Definitions(
@@ -264,8 +264,7 @@ def _dagster_mode(
             results = []
             for tenant in sessions:
                 days = sorted(s.day for s in sessions[tenant])
-                tags = {RANGE_START_TAG: str(consolidation_key(days[0], tenant.key)),
-                        RANGE_END_TAG: str(consolidation_key(days[-1], tenant.key))}
+                tags = range_tags(consolidation_key(days[0], tenant.key), consolidation_key(days[-1], tenant.key))
                 results.append(job.execute_in_process(instance=instance, tags=tags, raise_on_error=True))
         seconds = time.perf_counter() - started
         events = sum(len(instance.all_logs(r.run_id)) for r in results)

@@ -12,7 +12,7 @@ from memory_pipeline.consolidation.dreaming import THRESHOLD
 from memory_pipeline.consolidation.sensors import ConsolidationRun, plan_consolidation, plan_runs
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
-from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG, register_tenants
+from memory_pipeline.orchestration.runs import range_tags, register_tenants
 
 
 def completed_partitions(root: str | Path, idle_minutes: int, tenants: Sequence[str] | None = None) -> list[tuple[str, str]]:
@@ -31,9 +31,8 @@ def run_consolidation(
 ) -> list[dg.ExecuteInProcessResult]:
     """One consolidation run per tenant over its (day, tenant) ``partitions``, from its first day
     to its last, as the sensor requests them: the models load and supersession runs once per
-    tenant, not once per day (each day of the range without a session costs its ~12 Dagster
-    events instead, about 0.2 s with the instance on tmpfs and 1 s on disk, measured on a loaded
-    machine). ``held``: other days holding
+    tenant, not once per day (each day of the range without a session costs Dagster's planned
+    and done materializations of it instead, two events per asset). ``held``: other days holding
     sessions, which a range does not cover (they split it). ``on_run`` is told of each run
     before it starts."""
     runs = plan_runs(partitions, held)
@@ -43,8 +42,7 @@ def run_consolidation(
     for run in runs:
         if on_run:
             on_run(run)
-        first_last = run.partition_range
-        tags = {RANGE_START_TAG: str(first_last[0]), RANGE_END_TAG: str(first_last[1])} if first_last else None
+        tags = range_tags(*run.partition_range) if run.partition_range else None
         results.append(job.execute_in_process(
             instance=instance, partition_key=run.partition_key, tags=tags, run_config=run_config, raise_on_error=True
         ))

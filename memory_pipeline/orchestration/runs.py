@@ -21,6 +21,12 @@ RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
 
 
+def range_tags(first: object, last: object) -> dict[str, str]:
+    """The tags of one run over every partition from ``first`` to ``last``, as a single-run
+    backfill makes it."""
+    return {RANGE_START_TAG: str(first), RANGE_END_TAG: str(last)}
+
+
 def local_instance(home: str | Path | None = None) -> dg.DagsterInstance:
     """The instance in ``DAGSTER_HOME``, defaulting to a project-local ``.dagster_home`` (SQLite)."""
     home = Path(home or os.environ.get("DAGSTER_HOME") or ".dagster_home").resolve()
@@ -76,7 +82,7 @@ def run_partitioned_jobs(
     all_keys = instance.get_dynamic_partitions(TENANTS_PARTITION)
     first, last = all_keys.index(ordered[0]), all_keys.index(ordered[-1])
     if last - first + 1 == len(ordered):
-        run_tags = {RANGE_START_TAG: ordered[0], RANGE_END_TAG: ordered[-1], **(tags or {})}
+        run_tags = {**range_tags(ordered[0], ordered[-1]), **(tags or {})}
         return [job.execute_in_process(instance=instance, tags=run_tags, run_config=run_config, raise_on_error=True)]
     return [  # not contiguous: one run each
         job.execute_in_process(instance=instance, partition_key=key, tags=tags, run_config=run_config, raise_on_error=True)

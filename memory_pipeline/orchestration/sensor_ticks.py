@@ -15,7 +15,7 @@ import dagster as dg
 
 from memory_pipeline.orchestration.automation import sensor_status
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION, tenant_partitions
-from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG
+from memory_pipeline.orchestration.runs import range_tags
 
 TAG_PREFIX = "memory_pipeline/"
 
@@ -48,7 +48,7 @@ def tagged_run_request(
     from the first to the last, as a single-run backfill makes it (Dagster's range tags)."""
     own = {f"{TAG_PREFIX}{name}": str(value) for name, value in {"trigger": trigger, **tags}.items()}
     if partition_range is not None:
-        own = {RANGE_START_TAG: str(partition_range[0]), RANGE_END_TAG: str(partition_range[1]), **own}
+        own = {**range_tags(*partition_range), **own}
     return dg.RunRequest(partition_key=partition_key, run_key=run_key, tags=own)
 
 
