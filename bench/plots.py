@@ -28,8 +28,10 @@ def ingest(result: dict, out: Path) -> Path:
     left.bar_label(bars, labels=[f"{r:,.0f}" for r in rates])
     left.set_ylabel("tokens / s")
     left.set_title(f"Full ingest: ratio {result['ratios']['ingest_vs_bare_throughput']:.2f} (target 0.80)", fontsize=10)
-    times = [result["full"]["seconds"], result["changed"]["seconds"], result["rerun"]["seconds"]]
-    bars = right.bar(["full", "1% changed", "no change"], times, color=[BLUE, ORANGE, GREEN])
+    runs = [("full", "full", BLUE), ("1% changed", "changed", ORANGE), ("no change", "rerun", GREEN)]
+    runs = [run for run in runs if run[1] in result]  # the quick mode has no 1%-changed run
+    times = [result[key]["seconds"] for _, key, _ in runs]
+    bars = right.bar([label for label, _, _ in runs], times, color=[color for _, _, color in runs])
     right.bar_label(bars, labels=[f"{t:.1f} s ({t / times[0]:.1%})" for t in times], fontsize=8)
     right.set_ylim(0, max(times) * 1.2)
     right.set_ylabel("seconds")
