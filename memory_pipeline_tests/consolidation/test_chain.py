@@ -17,7 +17,10 @@ from memory_pipeline_tests.helpers.consolidation import ALICE, dreamed_path, hum
 pytestmark = pytest.mark.slow
 
 
-def test_transcripts_to_dreamed_file_to_search(sample_root, lance_uri, instance):
+def test_transcripts_to_dreamed_file_to_search(sample_root, lance_uri):
+    # In memory: the chain's runs log about 700 events, and a SQLite event log on disk opens a
+    # connection for each (half the test's time).
+    instance = dg.DagsterInstance.ephemeral()
     defs = dg.Definitions(
         assets=[*l0_assets, *consolidation.ASSETS],
         jobs=[l0_index_job, *consolidation.JOBS],
