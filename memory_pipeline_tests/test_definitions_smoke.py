@@ -37,16 +37,18 @@ def test_definitions_load_and_l0_job_runs(sample_root, tmp_path, monkeypatch):
 
     keys = discover_tenants(sample_root)
     assert "support-bot~alice" in keys and "research-assistant~carol" in keys
-    with dg.instance_for_test() as instance:
-        result = run_partitioned_job(defs, "l0_index_job", instance, keys)
-        assert result.success
-        evaluations = [e for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
-        assert evaluations and all(e.asset_check_evaluation_data.passed for e in evaluations)
-        monkeypatch.setenv("MEMORY_PIPELINE_EMBEDDER", "hash")
-        monkeypatch.setenv("MEMORY_PIPELINE_LANCEDB_URI", str(tmp_path / "lancedb-hash"))
-        config.get_settings.cache_clear()
-        hashed = importlib.reload(definitions).defs
-        ran = {"l0_index_job": [result], **_every_other_job(hashed, instance, sample_root, "support-bot~alice")}
+    # In memory: the jobs log over a thousand events, and a SQLite event log on disk opens a
+    # connection for each.
+    instance = dg.DagsterInstance.ephemeral()
+    result = run_partitioned_job(defs, "l0_index_job", instance, keys)
+    assert result.success
+    evaluations = [e for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    assert evaluations and all(e.asset_check_evaluation_data.passed for e in evaluations)
+    monkeypatch.setenv("MEMORY_PIPELINE_EMBEDDER", "hash")
+    monkeypatch.setenv("MEMORY_PIPELINE_LANCEDB_URI", str(tmp_path / "lancedb-hash"))
+    config.get_settings.cache_clear()
+    hashed = importlib.reload(definitions).defs
+    ran = {"l0_index_job": [result], **_every_other_job(hashed, instance, sample_root, "support-bot~alice")}
     jobs = {job.name for job in repo.get_all_jobs() if not job.name.startswith("__")}
     assert set(ran) == jobs
     assert all(results and all(r.success for r in results) for results in ran.values()), ran
