@@ -124,7 +124,7 @@ def phase_bare(root: Path) -> dict:
 
     scan = scan_workspace(root)
     settings = get_settings()
-    store = MemoryStore(tempfile.mkdtemp(), dim=384)
+    store = MemoryStore(str(Path(root).parent / "bare-store"), dim=384)  # removed with the workspace
     texts = []
     for tenant in scan.tenants:
         batch = prepare_tenant(store, root, tenant, settings, "bare", files=scan.files[tenant])

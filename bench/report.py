@@ -284,7 +284,7 @@ def write_readme(results: dict, info: dict, path: Path) -> None:
         "in `bench/notes.md`, included below). Every figure is a ratio against a baseline measured in the "
         "same run, on the machine below.\n",
         "```\npython -m bench            # full suite: results, plots, this README\n"
-        "python -m bench --quick    # < 2 min, ratios checked against bench/baseline.json (CI)\n"
+        "python -m bench --quick    # ~2 min, ratios checked against bench/baseline.json (CI)\n"
         "python -m bench --only recall\n```\n",
         "## Machine\n", machine_section(info) + "\n",
         "## Targets\n", targets_section({k: v for k, v in results.items() if k in info["runs"]}, info) + "\n",

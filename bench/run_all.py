@@ -1,7 +1,7 @@
 """Run every benchmark, plot the results and regenerate ``bench/README.md``.
 
     python -m bench                 # the full suite (about 30 minutes here), README included
-    python -m bench --quick         # under 2 minutes: small sizes, checked against baseline.json
+    python -m bench --quick         # about 2 minutes: small sizes, checked against baseline.json
     python -m bench --only recall   # one benchmark (results and plots; README from what exists)
 
 Each benchmark runs as its own process (``bench/<name>.py``) and writes
@@ -148,7 +148,7 @@ def check_against_baseline(measured: dict[str, float], baseline: dict) -> list[s
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="small sizes, under 2 minutes; checks baseline.json")
+    parser.add_argument("--quick", action="store_true", help="small sizes, about 2 minutes; checks baseline.json")
     parser.add_argument("--only", help="comma-separated benchmarks to run (ingest, recall, memory, consolidate)")
     parser.add_argument("--out", help="results folder (default bench/results, or a temporary one with --quick)")
     parser.add_argument("--no-readme", action="store_true", help="do not rewrite bench/README.md")
