@@ -43,9 +43,9 @@ SHARED_FIXTURE_FILES = {
     "indexed_sample": ("memory_pipeline_tests/cli/test_python_api.py", "memory_pipeline_tests/cli/test_vocabulary.py"),
 }
 # The longest work, handed out first so that it overlaps with the rest (the run ends when its last
-# long test does): groups or files, in the order of their time in ``--durations`` on one process
-# (load 7-10): the service tests 8.6 min, the quick benchmark 3.6, the leaky workspace's tests
-# 2.2, the Definitions smoke test 1.5, the object-storage race 1.0, the chain 0.9.
+# long test does): groups or files, in the order of their time in a ``--durations`` profile: the
+# service tests, the quick benchmark, the leaky workspace's tests, the Definitions smoke test, the
+# object-storage race, the chain.
 LONGEST_FIRST = (
     "dagster_service",
     "memory_pipeline_tests/bench/test_bench_quick.py",
