@@ -41,8 +41,7 @@ def consolidate_command(
 ) -> None:
     """Consolidate completed sessions into episodes and the knowledge graph (one run per tenant over its days)."""
     from memory_pipeline.config import get_settings
-    from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation
-    from memory_pipeline.consolidation.sensors import plan_runs
+    from memory_pipeline.consolidation.launch import completed_partitions
 
     days = _days(day)
     keys = select_tenants(agent, user, every)
@@ -52,19 +51,8 @@ def consolidate_command(
     # Days with sessions that were not asked for (--day) split a tenant's range instead of joining it.
     asked = set(partitions)
     held = [p for p in completed if p not in asked]
-    planned = plan_runs(partitions, held)
     started = time.perf_counter()
-    results = []
-    if partitions:
-        defs, instance = runs.defs(), runs.instance()
-        with runs.progress("consolidating", len(planned), "runs") as bars:
-            def starting(run) -> None:
-                if run != planned[0]:
-                    bars.advance(1)
-                bars.advance(0, f"consolidating {run.label} ({len(run.days)} day(s) with sessions)")
-
-            results = run_consolidation(defs, instance, partitions, runs.run_config(), held=held, on_run=starting)
-            bars.advance(1)
+    results, planned = runs.consolidate(runs.defs(), runs.instance(), partitions, held) if partitions else ([], [])
     summary = runs.summarize(
         results, sorted({t for _, t in partitions}), started,
         {"partitions": [f"{d}|{t}" for d, t in sorted(partitions)], "ranges": [run.label for run in planned]},

@@ -61,7 +61,7 @@ def _consolidation(defs, instance, tenant_keys: list[str], focus: str) -> None:
     import time
 
     from memory_pipeline.config import get_settings
-    from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation, run_dreaming, tenants_to_dream
+    from memory_pipeline.consolidation.launch import completed_partitions, run_dreaming, tenants_to_dream
     from memory_pipeline.consolidation.store import ConsolidationStore
     from memory_pipeline.embedding import EMBEDDER_IDENTITY
     from memory_pipeline.orchestration.runs import run_partitioned_jobs
@@ -72,11 +72,7 @@ def _consolidation(defs, instance, tenant_keys: list[str], focus: str) -> None:
     partitions = completed_partitions(settings.root, settings.session_idle_minutes, tenant_keys)
     started = time.perf_counter()
     tenants = sorted({t for _, t in partitions})
-    with runs.progress("consolidating", len(tenants), "tenants") as bars:
-        results = []
-        for tenant in tenants:  # one run per tenant over its days, as the CLI and the sensor launch them
-            results += run_consolidation(defs, instance, [p for p in partitions if p[1] == tenant], run_config=runs.run_config())
-            bars.advance(1)
+    results, _ = runs.consolidate(defs, instance, partitions)  # one run per tenant, as the CLI and the sensor
     runs.print_summary(f"{len(partitions)} day x tenant partitions consolidated in {len(results)} runs",
                        runs.summarize(results, tenants, started))
     store = ConsolidationStore(settings.lancedb_uri, dim)
