@@ -179,14 +179,14 @@ def bench_dagster(
         modes = {k: v for k, v in modes.items() if k.startswith("backfill")}
     elif which == "launch":
         modes = {k: v for k, v in modes.items() if v[1] == "launch"}
-    if not which == "launch":
+    if which != "launch":
         modes = {k: v for k, v in modes.items() if "PostgreSQL" not in k}
     out = {}
     try:
         for mode, (instance_dir, how) in modes.items():
             with postgres_database() if "PostgreSQL" in mode else nullcontext() as url:
                 if "PostgreSQL" in mode and url is None:
-                    print(f"Dagster, {mode}: skipped, no PostgreSQL server on {PG_HOST}:{PG_PORT}")
+                    print(f"Dagster, {mode}: skipped")
                     continue
                 out[mode] = _dagster_mode(root, sessions, lance / str(len(out)), instance_dir, how, embedder_kind, url)
             ratio = ""
@@ -200,32 +200,22 @@ def bench_dagster(
     return out
 
 
-PG_HOST, PG_PORT = "127.0.0.1", 5432
-
-
 @contextmanager
 def postgres_database():
-    """The URL of a new database on the local PostgreSQL server (dropped afterwards), or None."""
-    import psycopg2
+    """The URL of a new database on the local PostgreSQL server (dropped afterwards), or None,
+    made as the production tests make theirs."""
+    from memory_pipeline_tests.production.service import PG_HOST, PG_PORT, create_database, drop_database, pg_admin_connection
 
-    name = f"mp_bench_{os.getpid()}"
-    for user in ("postgres", "root"):
-        try:
-            admin = psycopg2.connect(host=PG_HOST, port=PG_PORT, user=user, dbname="postgres", connect_timeout=5)
-            break
-        except psycopg2.OperationalError:
-            continue
-    else:
+    admin, user = pg_admin_connection()
+    if admin is None:
+        print(f"no PostgreSQL server on {PG_HOST}:{PG_PORT}: {user}")
         yield None
         return
-    admin.autocommit = True
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{name}"')
+    name = create_database(admin)
     try:
         yield f"postgresql+psycopg2://{user}@{PG_HOST}:{PG_PORT}/{name}"
     finally:
-        with admin.cursor() as cur:
-            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        drop_database(admin, name)
         admin.close()
 
 
