@@ -16,8 +16,8 @@ In one invocation:
    the sensor and the CLI requested before they planned per tenant), one backfill run per tenant
    over its range of days, and the launch path the CLI, the demo and the sensor use
    (``run_consolidation``: one run per tenant from its first to its last due day), the last
-   also with the instance on the local PostgreSQL server (a new database, dropped after), as
-   production stores its events; each with its events and its ratio to the plain functions'
+   also with the instance on the local PostgreSQL server (a new database, dropped after) through
+   the storage ``deploy/dagster.yaml`` names, as production stores its events; each with its events and its ratio to the plain functions'
    rate measured in the same invocation.
 
 Supersession is decided over all of a tenant's statements, so the plain functions run it once per
@@ -184,11 +184,11 @@ def bench_dagster(
     out = {}
     try:
         for mode, (instance_dir, how) in modes.items():
-            with postgres_database() if "PostgreSQL" in mode else nullcontext() as url:
-                if "PostgreSQL" in mode and url is None:
+            with postgres_database() if "PostgreSQL" in mode else nullcontext() as storage:
+                if "PostgreSQL" in mode and storage is None:
                     print(f"Dagster, {mode}: skipped")
                     continue
-                out[mode] = _dagster_mode(root, sessions, lance / str(len(out)), instance_dir, how, embedder_kind, url)
+                out[mode] = _dagster_mode(root, sessions, lance / str(len(out)), instance_dir, how, embedder_kind, storage)
             ratio = ""
             if plain_rate:
                 out[mode]["ratio_to_plain"] = round(out[mode]["sessions_per_min"] / plain_rate, 3)
@@ -202,8 +202,10 @@ def bench_dagster(
 
 @contextmanager
 def postgres_database():
-    """The URL of a new database on the local PostgreSQL server (dropped afterwards), or None,
-    made as the production tests make theirs."""
+    """The storage section of ``deploy/dagster.yaml`` (production's) on a new database of the local
+    PostgreSQL server, dropped afterwards, or None; made as the production tests make theirs."""
+    import yaml
+
     from memory_pipeline_tests.production.service import PG_HOST, PG_PORT, create_database, drop_database, pg_admin_connection
 
     admin, user = pg_admin_connection()
@@ -212,15 +214,23 @@ def postgres_database():
         yield None
         return
     name = create_database(admin)
+    variables = {"DAGSTER_PG_HOST": PG_HOST, "DAGSTER_PG_PORT": str(PG_PORT), "DAGSTER_PG_USER": user, "DAGSTER_PG_DB": name}
+    saved = {key: os.environ.get(key) for key in variables}
+    os.environ.update(variables)
     try:
-        yield f"postgresql+psycopg2://{user}@{PG_HOST}:{PG_PORT}/{name}"
+        yield yaml.safe_load((HERE.parent / "deploy" / "dagster.yaml").read_text())["storage"]
     finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
         drop_database(admin, name)
         admin.close()
 
 
 def _dagster_mode(
-    root: Path, sessions: dict, lance: Path, instance_dir: Path, how: str, embedder_kind: str, postgres_url: str | None = None
+    root: Path, sessions: dict, lance: Path, instance_dir: Path, how: str, embedder_kind: str, storage: dict | None = None
 ) -> dict:
     import dagster as dg
 
@@ -240,7 +250,7 @@ def _dagster_mode(
     partitions = sorted({(s.day, t.key) for t, items in sessions.items() for s in items})
     count = sum(len(v) for v in sessions.values())
     instance_dir.mkdir(parents=True, exist_ok=True)
-    overrides = {"storage": {"postgres": {"postgres_url": postgres_url}}} if postgres_url else None
+    overrides = {"storage": storage} if storage else None
     with dg.instance_for_test(temp_dir=str(instance_dir), overrides=overrides) as instance:
         forget_parses()
         started = time.perf_counter()

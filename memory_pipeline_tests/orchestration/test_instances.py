@@ -3,7 +3,8 @@
 The top-level ``dagster.yaml`` (what ``dagster dev -w workspace.yaml`` reads from the project
 root with DAGSTER_HOME unset) needs no setting at all: SQLite storage, a run queue of two, one
 sensor run at a time, pools at one. ``deploy/dagster.yaml`` (PostgreSQL) stops a command with one
-line naming each unset DAGSTER_PG_* variable instead of a stack trace per variable.
+line naming each unset DAGSTER_PG_* variable instead of a stack trace per variable, and keeps
+its connections to PostgreSQL open between writes instead of opening one per statement.
 """
 
 from __future__ import annotations
@@ -14,11 +15,15 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 import yaml
 from dagster._core.instance.ref import InstanceRef
+from sqlalchemy import event
+from sqlalchemy.pool import Pool
 
 from memory_pipeline.orchestration.postgres import missing_settings, postgres_config
 from memory_pipeline_tests.helpers import REPO
+from memory_pipeline_tests.production.service import PG_HOST, PG_PORT, create_database, drop_database, pg_admin_connection
 
 PG_VARIABLES = ("DAGSTER_PG_HOST", "DAGSTER_PG_PORT", "DAGSTER_PG_USER", "DAGSTER_PG_PASSWORD", "DAGSTER_PG_DB")
 
@@ -70,3 +75,57 @@ def test_production_storage_is_dagster_postgres_with_variable_references():
     deploy = yaml.safe_load((REPO / "deploy" / "dagster.yaml").read_text())
     assert deploy["storage"]["custom"]["class"] == "PostgresStorageFromEnvironment"
     assert deploy["concurrency"]["pools"]["default_limit"] == 1
+
+
+@dg.asset
+def first() -> int:
+    return 1
+
+
+@dg.asset
+def second(first: int) -> int:
+    return first + 1
+
+
+@dg.asset
+def third(second: int) -> int:
+    return second + 1
+
+
+def test_production_instance_keeps_its_connections_between_writes(tmp_path, monkeypatch):
+    """A run's events reuse the process's connections: the stock storages opened several per event."""
+    admin, user = pg_admin_connection()
+    if admin is None:
+        pytest.skip(f"PostgreSQL on {PG_HOST}:{PG_PORT} cannot be reached ({user}); start it, see docs/deploy.md")
+    name = create_database(admin)
+    opened: list[object] = []
+
+    def count(dbapi_connection, record):
+        opened.append(dbapi_connection)
+
+    try:
+        home = tmp_path / "home"
+        home.mkdir()
+        (home / "dagster.yaml").write_text((REPO / "deploy" / "dagster.yaml").read_text())
+        for variable, value in {"DAGSTER_PG_HOST": PG_HOST, "DAGSTER_PG_PORT": str(PG_PORT), "DAGSTER_PG_USER": user, "DAGSTER_PG_DB": name}.items():
+            monkeypatch.setenv(variable, value)
+        monkeypatch.delenv("DAGSTER_PG_PASSWORD", raising=False)
+        event.listen(Pool, "connect", count)  # every new connection of every engine in this process
+        # As a run worker builds it: from the instance reference of the folder's dagster.yaml.
+        with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
+            during, events = [], []
+            for _ in range(2):
+                before = len(opened)
+                result = dg.materialize([first, second, third], instance=instance)
+                during.append(len(opened) - before)
+                events.append(len(instance.all_logs(result.run_id)))
+    finally:
+        event.remove(Pool, "connect", count)
+        drop_database(admin, name)
+        admin.close()
+    assert result.success and result.output_for_node("third") == 3
+    assert min(events) >= 20, events
+    # The stock storages opened 74 connections for the first run's 34 events, and as many again for
+    # the second. Pooled: the first run opens the kept ones and the second only the few a nested
+    # write needs beside them (overflow connections are closed when given back).
+    assert during[0] <= 8 and during[1] <= 3, (during, events)
