@@ -101,11 +101,11 @@ def bench_spacy(texts: list[str], repeats: int = 3) -> dict:
 def forget_parses() -> None:
     """Empties what a process keeps between runs (recent spaCy parses, the sessions the summaries
     read), so that each measured pass parses every turn itself; the models stay loaded."""
-    from memory_pipeline.consolidation import pipeline
-    from memory_pipeline.text import statements
+    from memory_pipeline.consolidation.pipeline import forget_read_sessions
+    from memory_pipeline.text.statements import forget_parses as forget_recent_parses
 
-    statements._MEMOS.clear()
-    pipeline._read_sessions.clear()
+    forget_recent_parses()
+    forget_read_sessions()
 
 
 def bench_functions(root: Path, sessions: dict, lance: Path, embedder_kind: str) -> dict:

@@ -107,6 +107,11 @@ _read_sessions: OrderedDict[tuple[str, str], dict[str, Session]] = OrderedDict()
 right after reads their turns from here instead of reading and scrubbing the files again."""
 
 
+def forget_read_sessions() -> None:
+    """Empty the sessions kept for ``build_graph``: it reads every transcript again."""
+    _read_sessions.clear()
+
+
 def _remember_sessions(root: Path, tenant: Tenant, sessions: list[Session]) -> None:
     key = (str(root), tenant.key)
     _read_sessions[key] = {s.file.path: s for s in sessions}

@@ -96,6 +96,11 @@ class _ParseMemo:
 _MEMOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def forget_parses() -> None:
+    """Empty the memo of recent parses: the next ``parse`` of any text runs the pipeline again."""
+    _MEMOS.clear()
+
+
 def parse(texts: Sequence[str], nlp=None, batch_size: int = 64, disable: Sequence[str] = ()) -> list:
     """The docs of ``texts`` as ``nlp.pipe`` makes them, each text parsed once per process while
     it is among the last ``PARSE_MEMO_TOKENS`` tokens parsed by that pipeline.
