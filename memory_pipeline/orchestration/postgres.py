@@ -7,18 +7,21 @@ here an unset one is a single line naming it. The storage itself is dagster-post
 launches and the services it starts see an ordinary PostgreSQL instance.
 
 One difference: each process keeps its connections open between writes. The stock storages
-connect anew for every statement (a run of 20 tenants opened about 1,600 connections for its
-296 events, 22 ms an event on the local server); held in a pool, the same run's events cost
-about 7 ms each (``bench/consolidate.py --dagster-modes launch`` measures the whole launch path).
-Every process that builds the instance, run workers, daemon and code server included, comes
-through this class (``dagster.yaml`` names it), so each holds one connection per storage and
-opens more only while several threads write at once.
+connect anew for every statement (a run of 34 events opened 74 connections; the 70 LoCoMo dev
+sessions' consolidation runs took 92 s on the local server); held in a pool, the next run opens
+only the few a nested write needs beside them, and those runs took 47 s
+(``bench/consolidate.py --dagster-modes launch``). Every process
+that builds the instance, run workers, daemon and code server included, comes through this
+class (``dagster.yaml`` names it), so each holds one connection per storage and opens more only
+while several threads write at once. A kept connection is tested before each use, so one the
+server has closed (a restart, an idle timeout) is replaced instead of failing a write.
 """
 
 from __future__ import annotations
 
 import os
 
+import sqlalchemy
 import yaml
 from dagster._serdes import ConfigurableClassData
 from dagster_postgres import DagsterPostgresStorage
@@ -28,10 +31,9 @@ REQUIRED = {"hostname": "DAGSTER_PG_HOST", "username": "DAGSTER_PG_USER", "db_na
 OPTIONAL = {"port": "DAGSTER_PG_PORT", "password": "DAGSTER_PG_PASSWORD"}  # 5432, no password (trust)
 # dagster-postgres installs psycopg2; SQLAlchemy 2.1 would otherwise pick psycopg 3.
 SCHEME = "postgresql+psycopg2"
-# The pool dagster-postgres gives the webserver (``optimize_for_webserver``): one connection kept,
-# up to POOL_OVERFLOW more while threads write at once, renewed after POOL_RECYCLE_S. A statement
-# timeout of 0 is PostgreSQL's own default (none), as for the stock storages.
-POOL_OVERFLOW, POOL_RECYCLE_S, NO_STATEMENT_TIMEOUT = 20, 3600, 0
+# As dagster-postgres pools the webserver's connections: one kept, up to POOL_OVERFLOW more while
+# threads write at once, renewed after POOL_RECYCLE_S; and pinged before use.
+POOL_OVERFLOW, POOL_RECYCLE_S = 20, 3600
 
 
 class PostgresSettingMissing(SystemExit):
@@ -73,7 +75,15 @@ class PostgresStorageFromEnvironment(DagsterPostgresStorage):
         stock = ConfigurableClassData("dagster_postgres", "DagsterPostgresStorage", yaml.safe_dump(config))
         storage = DagsterPostgresStorage(postgres_url=get_conn_string(**values, scheme=SCHEME), inst_data=stock)
         for part in (storage.run_storage, storage.event_log_storage, storage.schedule_storage):
-            part.optimize_for_webserver(
-                statement_timeout=NO_STATEMENT_TIMEOUT, pool_recycle=POOL_RECYCLE_S, max_overflow=POOL_OVERFLOW
-            )
+            keep_connections(part)
         return storage
+
+
+def keep_connections(part) -> None:
+    """Give one of dagster-postgres' storages a pooled engine in place of its engine without a pool
+    (the attribute its own ``optimize_for_webserver`` replaces; that method cannot ping)."""
+    part._engine.dispose()
+    part._engine = sqlalchemy.create_engine(
+        part.postgres_url, isolation_level="AUTOCOMMIT", pool_size=1, max_overflow=POOL_OVERFLOW,
+        pool_recycle=POOL_RECYCLE_S, pool_pre_ping=True,
+    )

@@ -93,7 +93,8 @@ def third(second: int) -> int:
 
 
 def test_production_instance_keeps_its_connections_between_writes(tmp_path, monkeypatch):
-    """A run's events reuse the process's connections: the stock storages opened several per event."""
+    """A run's events reuse the process's connections (the stock storages opened several per event),
+    and a kept connection the server has closed is replaced before it fails a write."""
     admin, user = pg_admin_connection()
     if admin is None:
         pytest.skip(f"PostgreSQL on {PG_HOST}:{PG_PORT} cannot be reached ({user}); start it, see docs/deploy.md")
@@ -119,11 +120,17 @@ def test_production_instance_keeps_its_connections_between_writes(tmp_path, monk
                 result = dg.materialize([first, second, third], instance=instance)
                 during.append(len(opened) - before)
                 events.append(len(instance.all_logs(result.run_id)))
+            # The server closes every kept connection (as a restart does): the next run replaces them.
+            with admin.cursor() as cur:
+                cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
+                assert cur.fetchall(), "the instance kept no connection open"
+            after_restart = dg.materialize([first, second, third], instance=instance)
     finally:
         event.remove(Pool, "connect", count)
         drop_database(admin, name)
         admin.close()
     assert result.success and result.output_for_node("third") == 3
+    assert after_restart.success and after_restart.output_for_node("third") == 3
     assert min(events) >= 20, events
     # The stock storages opened 74 connections for the first run's 34 events, and as many again for
     # the second. Pooled: the first run opens the kept ones and the second only the few a nested
