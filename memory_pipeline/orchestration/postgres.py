@@ -9,8 +9,8 @@ launches and the services it starts see an ordinary PostgreSQL instance.
 One difference: each process keeps its connections open between writes. The stock storages
 connect anew for every statement (a run of 34 events opened 74 connections; the 70 LoCoMo dev
 sessions' consolidation runs took 92 s on the local server); held in a pool, the next run opens
-only the few a nested write needs beside them, and those runs took 47 s
-(``bench/consolidate.py --dagster-modes launch``). Every process
+only the few a nested write needs beside them, and those runs took 47 s, 53 s with the ping below
+(``bench/consolidate.py --dagster-modes launch``, ``bench/README.md``). Every process
 that builds the instance, run workers, daemon and code server included, comes through this
 class (``dagster.yaml`` names it), so each holds one connection per storage and opens more only
 while several threads write at once. A kept connection is tested before each use, so one the
