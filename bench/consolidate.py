@@ -41,7 +41,7 @@ import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -162,6 +162,8 @@ def bench_functions(root: Path, sessions: dict, lance: Path, embedder_kind: str)
 def bench_dagster(
     root: Path, sessions: dict, lance: Path, home: Path, embedder_kind: str, which: str = "all", plain_rate: float | None = None
 ) -> dict:
+    from bench.postgres import postgres_database
+
     # The Dagster instance's SQLite event log commits every event; on this machine's disk a commit
     # costs 6-11 ms (0.02 ms on tmpfs), which dominates small runs. Production uses PostgreSQL.
     shm = Path("/dev/shm")
@@ -198,35 +200,6 @@ def bench_dagster(
     finally:
         shutil.rmtree(fast, ignore_errors=True)
     return out
-
-
-@contextmanager
-def postgres_database():
-    """The storage section of ``deploy/dagster.yaml`` (production's) on a new database of the local
-    PostgreSQL server, dropped afterwards, or None; made as the production tests make theirs."""
-    import yaml
-
-    from memory_pipeline_tests.production.service import PG_HOST, PG_PORT, create_database, drop_database, pg_admin_connection
-
-    admin, user = pg_admin_connection()
-    if admin is None:
-        print(f"no PostgreSQL server on {PG_HOST}:{PG_PORT}: {user}")
-        yield None
-        return
-    name = create_database(admin)
-    variables = {"DAGSTER_PG_HOST": PG_HOST, "DAGSTER_PG_PORT": str(PG_PORT), "DAGSTER_PG_USER": user, "DAGSTER_PG_DB": name}
-    saved = {key: os.environ.get(key) for key in variables}
-    os.environ.update(variables)
-    try:
-        yield yaml.safe_load((HERE.parent / "deploy" / "dagster.yaml").read_text())["storage"]
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        drop_database(admin, name)
-        admin.close()
 
 
 def _dagster_mode(
