@@ -21,8 +21,7 @@ from memory_pipeline_tests.production.service import (
     pg_admin_connection,
     start_daemon,
     start_service,
-    stop_schedule,
-    stop_sensor,
+    stop_automation,
     stop_service,
 )
 
@@ -141,11 +140,11 @@ def hold_automation(service) -> None:
     assert repo["__typename"] == "Repository", repo
     sensors = {sensor["name"]: sensor["sensorState"] for sensor in repo["sensors"]}
     assert set(UNAWAITED_SENSORS) <= set(sensors), sorted(sensors)
-    held = [(name, sensors[name], stop_sensor) for name in UNAWAITED_SENSORS]
-    held += [(schedule["name"], schedule["scheduleState"], stop_schedule) for schedule in repo["schedules"]]
-    for name, state, stop in held:
+    held = [(name, sensors[name], "sensor") for name in UNAWAITED_SENSORS]
+    held += [(schedule["name"], schedule["scheduleState"], "schedule") for schedule in repo["schedules"]]
+    for name, state, kind in held:
         assert state["status"] == "RUNNING", f"MEMORY_PIPELINE_AUTOMATION=running leaves {name} {state['status']}"
-        stop(service, state["id"])
+        stop_automation(service, kind, state["id"])
 
 
 @pytest.fixture(scope="session")

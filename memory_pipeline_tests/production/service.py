@@ -203,38 +203,23 @@ class DagsterService:
         raise WaitTimeout(f"timed out after {timeout:.0f}s waiting for {what}; last seen: {last}\n{self.logs()}")
 
 
-STOP_SCHEDULE = """
-mutation Stop($id: String) {
-  stopRunningSchedule(id: $id) {
-    __typename
-    ... on ScheduleStateResult { scheduleState { status } }
-    ... on PythonError { message }
-  }
+# How the GraphQL API stops each kind of automation: its mutation, the type of a successful answer,
+# and the state that answer holds.
+STOP = {
+    "schedule": ("stopRunningSchedule", "ScheduleStateResult", "scheduleState"),
+    "sensor": ("stopSensor", "StopSensorMutationResult", "instigationState"),
 }
-"""
 
 
-STOP_SENSOR = """
-mutation Stop($id: String) {
-  stopSensor(id: $id) {
-    __typename
-    ... on StopSensorMutationResult { instigationState { status } }
-    ... on PythonError { message }
-  }
-}
-"""
-
-
-def stop_schedule(service: DagsterService, state_id: str) -> None:
-    """Stops a schedule through the GraphQL API, as its switch in the UI does."""
-    stopped = service.graphql(STOP_SCHEDULE, {"id": state_id})["stopRunningSchedule"]
-    assert stopped.get("scheduleState", {}).get("status") == "STOPPED", stopped
-
-
-def stop_sensor(service: DagsterService, state_id: str) -> None:
-    """Stops a sensor through the GraphQL API, as its switch in the UI does."""
-    stopped = service.graphql(STOP_SENSOR, {"id": state_id})["stopSensor"]
-    assert stopped.get("instigationState", {}).get("status") == "STOPPED", stopped
+def stop_automation(service: DagsterService, kind: str, state_id: str) -> None:
+    """Stops a schedule or a sensor (``kind``) through the GraphQL API, as its switch in the UI does."""
+    mutation, answer, state = STOP[kind]
+    query = (
+        f"mutation Stop($id: String) {{ {mutation}(id: $id) {{ __typename "
+        f"... on {answer} {{ {state} {{ status }} }} ... on PythonError {{ message }} }} }}"
+    )
+    stopped = service.graphql(query, {"id": state_id})[mutation]
+    assert stopped.get(state, {}).get("status") == "STOPPED", stopped
 
 
 def write_home(home: Path, code_port: int) -> None:

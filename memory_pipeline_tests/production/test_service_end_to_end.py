@@ -22,7 +22,7 @@ import pytest
 
 from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline_tests.helpers import SAMPLE_ROOT
-from memory_pipeline_tests.production.service import EVERY_MINUTE, LOCATION, REPOSITORY, no_failures, stop_schedule, stop_sensor
+from memory_pipeline_tests.production.service import EVERY_MINUTE, LOCATION, REPOSITORY, no_failures, stop_automation
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -225,7 +225,7 @@ def test_sensor_backfill_and_lancedb_rows(dagster_service):
     # The operator stops the sensor, a file arrives that no tick will see, and a backfill over
     # every tenant picks it up.
     sensor = next(s for s in repo["sensors"] if s["name"] == SENSOR)
-    stop_sensor(service, sensor["sensorState"]["id"])
+    stop_automation(service, "sensor", sensor["sensorState"]["id"])
     late = service.root / "support-bot/users/alice/memory/2026-11-21.md"
     late.parent.mkdir(parents=True)
     late.write_text("# 2026-11-21\n\nAlice asked to move the Porto cutover review to Friday at 10:00.\n", encoding="utf-8")
@@ -304,4 +304,4 @@ def test_schedules_run_from_the_daemon(dagster_service):
         # Stopped again: a run a minute each would go on beside the tests that share the service.
         for state in (s["scheduleState"] for s in repository(service)["schedules"]):
             if state["status"] == "RUNNING":
-                stop_schedule(service, state["id"])
+                stop_automation(service, "schedule", state["id"])
