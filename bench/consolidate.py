@@ -17,8 +17,8 @@ In one invocation:
    over its range of days, and the launch path the CLI, the demo and the sensor use
    (``run_consolidation``: one run per tenant from its first to its last due day), the last
    also with the instance on the local PostgreSQL server (a new database, dropped after) through
-   the storage ``deploy/dagster.yaml`` names, as production stores its events; each with its events and its ratio to the plain functions'
-   rate measured in the same invocation.
+   the storage ``deploy/dagster.yaml`` names, as production stores its events; each with its
+   events and its ratio to the plain functions' rate measured in the same invocation.
 
 Supersession is decided over all of a tenant's statements, so the plain functions run it once per
 tenant, after its graph, and a Dagster run once per tenant it covers: a run per partition repeats

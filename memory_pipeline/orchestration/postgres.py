@@ -70,8 +70,10 @@ class PostgresStorageFromEnvironment(DagsterPostgresStorage):
             )
         config = postgres_config()
         values = {key: os.environ[ref["env"]] for key, ref in config["postgres_db"].items() if key != "scheme"}
-        # The event, run and schedule storages of a run worker are rebuilt from this data: the
-        # stock class with variable references, as if dagster.yaml had named it directly.
+        # What the storage reports of itself (`dagster instance info`) and hands to whatever
+        # rebuilds one of its parts alone: the stock class with variable references, as if
+        # dagster.yaml had named it directly. A process built from the instance reference (a run
+        # worker's) comes through this class again, pooled connections included.
         stock = ConfigurableClassData("dagster_postgres", "DagsterPostgresStorage", yaml.safe_dump(config))
         storage = DagsterPostgresStorage(postgres_url=get_conn_string(**values, scheme=SCHEME), inst_data=stock)
         for part in (storage.run_storage, storage.event_log_storage, storage.schedule_storage):
