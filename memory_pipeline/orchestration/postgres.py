@@ -27,6 +27,8 @@ from dagster._serdes import ConfigurableClassData
 from dagster_postgres import DagsterPostgresStorage
 from dagster_postgres.utils import get_conn_string
 
+from memory_pipeline.orchestration.sqlite import write_events_in_batches
+
 REQUIRED = {"hostname": "DAGSTER_PG_HOST", "username": "DAGSTER_PG_USER", "db_name": "DAGSTER_PG_DB"}
 OPTIONAL = {"port": "DAGSTER_PG_PORT", "password": "DAGSTER_PG_PASSWORD"}  # 5432, no password (trust)
 # dagster-postgres installs psycopg2; SQLAlchemy 2.1 would otherwise pick psycopg 3.
@@ -78,6 +80,7 @@ class PostgresStorageFromEnvironment(DagsterPostgresStorage):
         storage = DagsterPostgresStorage(postgres_url=get_conn_string(**values, scheme=SCHEME), inst_data=stock)
         for part in (storage.run_storage, storage.event_log_storage, storage.schedule_storage):
             keep_connections(part)
+        write_events_in_batches()
         return storage
 
 

@@ -11,9 +11,11 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import dagster as dg
+import yaml
 
 from memory_pipeline.orchestration.materializations import PARTITIONS_FIGURE
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
+from memory_pipeline.orchestration.sqlite import storage_config
 from memory_pipeline.sources.workspace import scan_workspace
 from memory_pipeline.tenancy import Tenant
 
@@ -28,13 +30,14 @@ def range_tags(first: object, last: object) -> dict[str, str]:
 
 
 def local_instance(home: str | Path | None = None) -> dg.DagsterInstance:
-    """The instance in ``DAGSTER_HOME``, defaulting to a project-local ``.dagster_home`` (SQLite)."""
+    """The instance in ``DAGSTER_HOME``, defaulting to a project-local ``.dagster_home``. A home
+    without a ``dagster.yaml`` gets one: Dagster's SQLite files in the home, written through
+    ``LocalSqliteStorage`` (each batch of events at once), and no telemetry."""
     home = Path(home or os.environ.get("DAGSTER_HOME") or ".dagster_home").resolve()
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     if not config.exists():
-        # A local instance: SQLite storage (Dagster's default) and no telemetry.
-        config.write_text("telemetry:\n  enabled: false\n")
+        config.write_text(yaml.safe_dump({"storage": storage_config(str(home)), "telemetry": {"enabled": False}}))
     os.environ["DAGSTER_HOME"] = str(home)
     return dg.DagsterInstance.get()
 

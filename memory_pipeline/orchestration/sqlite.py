@@ -1,0 +1,175 @@
+"""The local instance's storage: Dagster's SQLite storage, writing each batch of events at once.
+
+``local_instance`` (the CLI's and the demo's home, ``.dagster_home``) names ``LocalSqliteStorage``
+in the ``dagster.yaml`` it writes. Runs, events and schedules are the files of Dagster's own
+SQLite storage under ``base_dir`` (a stock instance reads them), written by the stock code except
+in two ways:
+
+- **One engine per database file.** Dagster's SQLite event log builds a SQLAlchemy engine for
+  every statement, so no compiled statement is ever reused (the consolidation of the LoCoMo dev
+  sessions compiled 18,000). Here each file keeps its engine; connections are still opened per
+  write and closed after it (no pool), so other processes see the same files and locks.
+- **Batches in one transaction.** With ``DAGSTER_EVENT_BATCH_SIZE`` set (this storage sets it for
+  the process that builds it), Dagster hands a storage the events it produces together as one
+  batch: the planned materializations of every partition of a run, the materializations of
+  every partition a step wrote. The stock event log stores them one by one, each in its own
+  transactions on the run's file and on the index file, serializing the asset's record anew for
+  each. Here a batch is one transaction per file: each event serialized once and inserted in
+  both files, its tags indexed, and the asset's record written once with the batch's last event,
+  which is what the record holds after the stock writes too. Other events of a batch (planned
+  check evaluations) go through the stock ``store_event`` in the same transactions. On an error
+  everything is rolled back and Dagster stores the batch's events one at a time.
+
+A (day, tenant) partition of a consolidation range without a session still costs a planned and a
+done materialization per asset: the 70 LoCoMo dev sessions' runs store 4,071 events, and how
+long they take against the stock storage is in ``bench/README.md`` (``bench/consolidate.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from itertools import groupby
+
+import yaml
+from dagster._core.events import DagsterEventType
+from dagster._core.events.log import EventLogEntry
+from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+from dagster._core.storage.sql import create_engine
+from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS, create_db_conn_string
+from dagster._core.storage.sqlite_storage import DagsterSqliteStorage, _event_logs_directory
+from dagster._serdes import ConfigurableClassData
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import NullPool
+
+BATCH_SIZE_VARIABLE = "DAGSTER_EVENT_BATCH_SIZE"
+BATCH_SIZE = 1000
+"""Events Dagster collects before handing them over (a run over a year of days plans 365
+materializations per asset, written as one batch)."""
+PLAIN_ASSET_EVENTS = {
+    DagsterEventType.ASSET_MATERIALIZATION, DagsterEventType.ASSET_OBSERVATION, DagsterEventType.ASSET_MATERIALIZATION_PLANNED,
+}
+"""The events a batch stores at once (``_store_asset_events``); any other goes through ``store_event``."""
+ENGINES_KEPT = 16
+"""Database files whose engine a process keeps: the index and the runs it is writing or reading
+(an engine without a pool holds no connection, only its compiled statements)."""
+
+
+class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
+    """Dagster's SQLite event log with one engine per file and batches written in one transaction."""
+
+    def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
+        self._engines: OrderedDict[str, Engine] = OrderedDict()
+        self._batch = threading.local()
+        super().__init__(base_dir, inst_data)
+
+    @classmethod
+    def from_config_value(cls, inst_data: ConfigurableClassData | None, config_value: dict) -> BatchingSqliteEventLogStorage:
+        return cls(inst_data=inst_data, **config_value)
+
+    def _engine(self, shard: str) -> Engine:
+        engine = self._engines.pop(shard, None)
+        if engine is None:
+            engine = create_engine(
+                create_db_conn_string(self._base_dir, shard), poolclass=NullPool,
+                connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS},
+            )
+            if shard not in self._initialized_dbs:
+                self._initdb(engine)
+                self._initialized_dbs.add(shard)
+        self._engines[shard] = engine  # the most recently used last
+        while len(self._engines) > ENGINES_KEPT:
+            self._engines.popitem(last=False)[1].dispose()
+        return engine
+
+    @contextmanager
+    def _connect(self, shard: str) -> Iterator[Connection]:
+        held: dict[str, Connection] | None = getattr(self._batch, "connections", None)
+        if held is not None:  # inside store_event_batch, on its thread: its open transaction
+            if shard not in held:
+                held[shard] = self._batch.stack.enter_context(self._transaction(shard))
+            yield held[shard]
+            return
+        with self._db_lock, self._transaction(shard) as conn:
+            yield conn
+
+    @contextmanager
+    def _transaction(self, shard: str) -> Iterator[Connection]:
+        with self._engine(shard).connect() as conn, conn.begin():
+            yield conn
+
+    def store_event_batch(self, events: Sequence[EventLogEntry]) -> None:
+        with self._db_lock, ExitStack() as stack:
+            self._batch.connections, self._batch.stack = {}, stack
+            try:
+                for (plain, _), group in groupby(events, key=lambda e: (_plain_asset_event(e), e.run_id)):
+                    if plain:
+                        self._store_asset_events(list(group))
+                    else:
+                        for event in group:
+                            self.store_event(event)
+            finally:
+                self._batch.connections = self._batch.stack = None
+
+    def _store_asset_events(self, events: list[EventLogEntry]) -> None:
+        """What ``store_event`` does for each of these events of one run (each a materialization,
+        an observation or a planned materialization of an asset), at once: each event serialized
+        once, inserted in the run's file and mirrored in the index, its tags indexed; the asset's
+        record, which each of them would overwrite, written once per asset and kind of event."""
+        rows = [self._event_to_row(event) for event in events]
+        with self.run_connection(events[0].run_id) as conn:
+            conn.execute(SqlEventLogStorageTable.insert(), rows)
+        with self.index_connection() as conn:
+            ids = [conn.execute(SqlEventLogStorageTable.insert(), row).inserted_primary_key[0] for row in rows]
+            self._store_asset_event_tags(conn, events, ids)
+            last = {(event.dagster_event.asset_key, event.dagster_event_type): (event_id, event) for event, event_id in zip(events, ids)}
+            for event_id, event in sorted(last.values(), key=lambda pair: pair[0]):
+                self._store_asset_event(conn, event, event_id)
+
+    def dispose(self) -> None:
+        super().dispose()
+        while self._engines:
+            self._engines.popitem()[1].dispose()
+
+
+def _plain_asset_event(event: EventLogEntry) -> bool:
+    return bool(event.is_dagster_event and event.dagster_event_type in PLAIN_ASSET_EVENTS and event.dagster_event.asset_key)
+
+
+class LocalSqliteStorage(DagsterSqliteStorage):
+    """Dagster's SQLite storage under ``base_dir`` with ``BatchingSqliteEventLogStorage`` as its
+    event log (runs and schedules are the stock ones)."""
+
+    def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
+        super().__init__(base_dir, inst_data)
+        self._event_log_storage.dispose()  # the stock event log the parent opened on the same files
+        self._event_log_storage = BatchingSqliteEventLogStorage(_event_logs_directory(base_dir))
+        write_events_in_batches()
+
+    @classmethod
+    def from_config_value(cls, inst_data: ConfigurableClassData | None, config_value: dict) -> LocalSqliteStorage:
+        return cls.from_local(inst_data=inst_data, **config_value)
+
+    @property
+    def event_storage_data(self) -> ConfigurableClassData:
+        return ConfigurableClassData(
+            __name__, BatchingSqliteEventLogStorage.__name__,
+            yaml.dump({"base_dir": _event_logs_directory(self.base_dir)}, default_flow_style=False),
+        )
+
+
+def write_events_in_batches() -> None:
+    """Let Dagster hand this process's storage the events it produces together as one batch
+    (unless ``DAGSTER_EVENT_BATCH_SIZE`` is set already): the instance reads the variable at each
+    event, and the storage is what every process building the instance (a run worker, the
+    daemon, the webserver) constructs."""
+    os.environ.setdefault(BATCH_SIZE_VARIABLE, str(BATCH_SIZE))
+
+
+def storage_config(base_dir: str | dict) -> dict:
+    """The ``storage`` section of an instance's ``dagster.yaml`` naming ``LocalSqliteStorage``."""
+    return {"custom": {"module": __name__, "class": LocalSqliteStorage.__name__, "config": {"base_dir": base_dir}}}

@@ -1,0 +1,150 @@
+"""Proves: the local instance's storage (``LocalSqliteStorage``) stores a run's events as Dagster's
+own SQLite storage does, writes the events Dagster hands it together in one batch, and loses or
+duplicates nothing when a batch fails.
+
+Each test runs the same range of partitions on a stock SQLite instance and on the local storage
+and compares what the instance answers afterwards: events of the run, planned and done
+materializations per partition, the asset's record, check evaluations.
+"""
+
+from collections import Counter
+
+import dagster as dg
+import pytest
+import yaml
+from dagster._core.instance.ref import InstanceRef
+
+from memory_pipeline.orchestration.runs import local_instance, range_tags
+from memory_pipeline.orchestration.sqlite import BatchingSqliteEventLogStorage, storage_config
+
+DAYS = dg.DailyPartitionsDefinition(start_date="2026-01-01")
+FIRST, LAST = "2026-01-03", "2026-01-09"
+RANGE = [key for key in DAYS.get_partition_keys() if FIRST <= key <= LAST]
+
+
+@dg.asset(
+    partitions_def=DAYS, backfill_policy=dg.BackfillPolicy.single_run(),
+    check_specs=[dg.AssetCheckSpec("has_rows", asset="daily", partitions_def=DAYS)],
+)
+def daily(context: dg.AssetExecutionContext):
+    yield dg.MaterializeResult(metadata={"partitions": len(context.partition_keys)}, check_results=[dg.AssetCheckResult(check_name="has_rows", passed=True)])
+    for key in context.partition_keys:
+        yield dg.AssetMaterialization(asset_key="daily", partition=key, metadata={"day": key})
+        yield dg.AssetCheckEvaluation(asset_key=dg.AssetKey("daily"), check_name="has_rows", passed=key != LAST, partition=key)
+
+
+@dg.asset(partitions_def=DAYS, deps=[daily], backfill_policy=dg.BackfillPolicy.single_run())
+def downstream(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+    return dg.MaterializeResult(metadata={"partitions": len(context.partition_keys)})
+
+
+JOB = dg.define_asset_job("days_job", selection=[daily, downstream], partitions_def=DAYS)
+DEFS = dg.Definitions(assets=[daily, downstream], jobs=[JOB])
+
+
+def run_range(instance: dg.DagsterInstance) -> str:
+    result = DEFS.resolve_job_def("days_job").execute_in_process(instance=instance, tags=range_tags(FIRST, LAST))
+    assert result.success
+    return result.run_id
+
+
+def what_the_instance_answers(instance: dg.DagsterInstance, run_id: str) -> dict:
+    def partitions(event_type: dg.DagsterEventType, asset: str) -> list[str]:
+        records = instance.get_event_records(dg.EventRecordsFilter(event_type, asset_key=dg.AssetKey(asset)), limit=1000)
+        return sorted(r.partition_key for r in records)
+
+    def figures(asset: str) -> list[tuple[str, str]]:
+        records = instance.fetch_materializations(dg.AssetKey(asset), limit=1000).records
+        return sorted((r.partition_key, repr(sorted(r.asset_materialization.metadata.items()))) for r in records)
+
+    answers = {"events": Counter(e.dagster_event_type for e in instance.all_logs(run_id) if e.dagster_event_type)}
+    for asset in ("daily", "downstream"):
+        key = dg.AssetKey(asset)
+        record = instance.get_asset_records([key])[0].asset_entry
+        answers[asset] = {
+            "materialized": sorted(instance.get_materialized_partitions(key)),
+            "planned": partitions(dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED, asset),
+            "done": partitions(dg.DagsterEventType.ASSET_MATERIALIZATION, asset),
+            "last_run": record.last_run_id == run_id,
+            "last_partition": record.last_materialization_record.partition_key,
+            "figures": figures(asset),
+        }
+    checks = instance.event_log_storage.get_asset_check_execution_history(
+        dg.AssetCheckKey(dg.AssetKey("daily"), "has_rows"), limit=100
+    )
+    answers["checks"] = sorted((c.partition or "", c.status.value) for c in checks)
+    return answers
+
+
+@pytest.fixture
+def local_storage(tmp_path):
+    (tmp_path / "local").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "local"), overrides={"storage": storage_config(str(tmp_path / "local"))}) as instance:
+        assert type(instance.event_log_storage) is BatchingSqliteEventLogStorage
+        yield instance
+
+
+def test_local_storage_answers_as_dagsters_own_and_writes_batches(tmp_path, local_storage, monkeypatch):
+    batches: list[tuple[str, int]] = []
+    store = BatchingSqliteEventLogStorage._store_asset_events
+
+    def recorded(self, events):
+        batches.append((events[0].dagster_event_type.value, len(events)))
+        return store(self, events)
+
+    monkeypatch.setattr(BatchingSqliteEventLogStorage, "_store_asset_events", recorded)
+    (tmp_path / "stock").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "stock")) as stock:
+        assert type(stock.event_log_storage).__name__ == "SqliteEventLogStorage"
+        expected = what_the_instance_answers(stock, run_range(stock))
+    answers = what_the_instance_answers(local_storage, run_range(local_storage))
+
+    assert answers == expected
+    assert expected["daily"]["planned"] == RANGE and expected["daily"]["done"] == sorted(RANGE * 2)
+    assert expected["daily"]["materialized"] == RANGE and expected["downstream"]["last_run"]
+    assert ("2026-01-09", "FAILED") in expected["checks"] and ("2026-01-03", "SUCCEEDED") in expected["checks"]
+    # The planned materializations of both assets came as one batch, each step's 7 as another.
+    assert ("ASSET_MATERIALIZATION_PLANNED", 2 * len(RANGE)) in batches, batches
+    assert batches.count(("ASSET_MATERIALIZATION", len(RANGE))) == 2, batches
+
+
+def test_a_failed_batch_is_rolled_back_and_stored_one_event_at_a_time(local_storage, monkeypatch, capfd):
+    failures: list[int] = []
+    store_tags = BatchingSqliteEventLogStorage._store_asset_event_tags
+
+    def fail_in_a_batch(self, conn, events, event_ids):
+        if len(events) > 1:  # after the batch's rows were inserted in both files
+            failures.append(len(events))
+            raise RuntimeError("disk full")
+        return store_tags(self, conn, events, event_ids)
+
+    monkeypatch.setattr(BatchingSqliteEventLogStorage, "_store_asset_event_tags", fail_in_a_batch)
+    run_id = run_range(local_storage)
+    answers = what_the_instance_answers(local_storage, run_id)
+
+    assert failures, "no batch was written"
+    assert "Exception while storing event batch: disk full" in capfd.readouterr().err
+    # Every event once: the rolled-back batch left nothing behind, the single writes stored it all.
+    assert answers["daily"]["planned"] == RANGE and answers["downstream"]["planned"] == RANGE
+    assert answers["daily"]["done"] == sorted(RANGE * 2) and answers["daily"]["materialized"] == RANGE
+    assert answers["events"][dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED] == 2 * len(RANGE)
+
+
+def test_the_local_home_and_its_run_workers_use_the_local_storage(tmp_path, monkeypatch):
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    home = tmp_path / "home"
+    instance = local_instance(home)
+    config = yaml.safe_load((home / "dagster.yaml").read_text())
+    assert config["storage"]["custom"]["class"] == "LocalSqliteStorage"
+    assert config["storage"]["custom"]["config"] == {"base_dir": str(home)}
+    assert type(instance.event_log_storage) is BatchingSqliteEventLogStorage
+    run_id = run_range(instance)
+    # Dagster's own layout under the home: a stock instance on the same folder reads the run.
+    assert (home / "history" / "runs" / f"{run_id}.db").is_file()
+    (tmp_path / "elsewhere").mkdir()
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(tmp_path / "elsewhere"), overrides={"storage": {"sqlite": {"base_dir": str(home)}}})) as stock:
+        assert sorted(stock.get_materialized_partitions(dg.AssetKey("downstream"))) == RANGE
+    # A run worker rebuilds the instance from its reference.
+    with dg.DagsterInstance.from_ref(instance.get_ref()) as worker:
+        assert type(worker.event_log_storage) is BatchingSqliteEventLogStorage
+    instance.dispose()
