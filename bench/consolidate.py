@@ -16,9 +16,11 @@ In one invocation:
    the sensor and the CLI requested before they planned per tenant), one backfill run per tenant
    over its range of days, and the launch path the CLI, the demo and the sensor use
    (``run_consolidation``: one run per tenant from its first to its last due day), the last
-   also with the instance on the local PostgreSQL server (a new database, dropped after) through
-   the storage ``deploy/dagster.yaml`` names, as production stores its events; each with its
-   events and its ratio to the plain functions' rate measured in the same invocation.
+   also on Dagster's stock SQLite storage and with the instance on the local PostgreSQL server
+   (a new database, dropped after) through the storage ``deploy/dagster.yaml`` names, as
+   production stores its events; each with its events and its ratio to the plain functions'
+   rate measured in the same invocation. The other SQLite modes store events as the local
+   instance does (``LocalSqliteStorage``, in batches).
 
 Supersession is decided over all of a tenant's statements, so the plain functions run it once per
 tenant, after its graph, and a Dagster run once per tenant it covers: a run per partition repeats
@@ -163,17 +165,21 @@ def bench_dagster(
     root: Path, sessions: dict, lance: Path, home: Path, embedder_kind: str, which: str = "all", plain_rate: float | None = None
 ) -> dict:
     from bench.postgres import postgres_database
+    from memory_pipeline.orchestration.sqlite import storage_config
 
     # The Dagster instance's SQLite event log commits every event; on this machine's disk a commit
     # costs 6-11 ms (0.02 ms on tmpfs), which dominates small runs. Production uses PostgreSQL.
+    # The SQLite modes store events as the local instance does (LocalSqliteStorage, local_instance);
+    # the launch path runs once more on Dagster's stock SQLite storage, for comparison.
     shm = Path("/dev/shm")
     fast = Path(tempfile.mkdtemp(prefix="mp-bench-instance-", dir=shm)) if shm.is_dir() else home / "fast"
     modes = {
-        "per partition, instance on disk": (home / "disk", "partition"),
-        "per partition, instance on tmpfs": (fast / "a", "partition"),
-        "backfill per tenant, instance on tmpfs": (fast / "b", "backfill"),
-        "launch path (run_consolidation), tmpfs": (fast / "c", "launch"),
-        "launch path (run_consolidation), PostgreSQL": (fast / "d", "launch"),
+        "per partition, instance on disk": (home / "disk", "partition", "local"),
+        "per partition, instance on tmpfs": (fast / "a", "partition", "local"),
+        "backfill per tenant, instance on tmpfs": (fast / "b", "backfill", "local"),
+        "launch path (run_consolidation), tmpfs": (fast / "c", "launch", "local"),
+        "launch path, Dagster's stock SQLite storage, tmpfs": (fast / "e", "launch", "stock"),
+        "launch path (run_consolidation), PostgreSQL": (fast / "d", "launch", "postgres"),
     }
     if which == "tmpfs":
         modes = {k: v for k, v in modes.items() if "tmpfs" in k}
@@ -182,14 +188,16 @@ def bench_dagster(
     elif which == "launch":
         modes = {k: v for k, v in modes.items() if v[1] == "launch"}
     if which != "launch":
-        modes = {k: v for k, v in modes.items() if "PostgreSQL" not in k}
+        modes = {k: v for k, v in modes.items() if v[2] == "local"}
     out = {}
     try:
-        for mode, (instance_dir, how) in modes.items():
-            with postgres_database() if "PostgreSQL" in mode else nullcontext() as storage:
-                if "PostgreSQL" in mode and storage is None:
+        for mode, (instance_dir, how, kind) in modes.items():
+            with postgres_database() if kind == "postgres" else nullcontext() as storage:
+                if kind == "postgres" and storage is None:
                     print(f"Dagster, {mode}: skipped")
                     continue
+                if kind == "local":
+                    storage = storage_config(str(instance_dir))
                 out[mode] = _dagster_mode(root, sessions, lance / str(len(out)), instance_dir, how, embedder_kind, storage)
             ratio = ""
             if plain_rate:
