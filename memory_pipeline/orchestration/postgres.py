@@ -14,7 +14,11 @@ only the few a nested write needs beside them, and those runs took 47 s, 53 s wi
 that builds the instance, run workers, daemon and code server included, comes through this
 class (``dagster.yaml`` names it), so each holds one connection per storage and opens more only
 while several threads write at once. A kept connection is tested before each use, so one the
-server has closed (a restart, an idle timeout) is replaced instead of failing a write.
+server has closed (a restart, an idle timeout) is replaced instead of failing a write. The class
+also sets ``DAGSTER_EVENT_BATCH_SIZE`` for the process (``write_events_in_batches``), so that
+Dagster hands dagster-postgres the materializations of a run's partitions together, which it
+inserts in one statement (the launch path above, twice each, interleaved: 36-40 s instead of
+66-69 s).
 """
 
 from __future__ import annotations

@@ -37,12 +37,13 @@ from itertools import groupby
 import yaml
 from dagster._core.events import DagsterEventType
 from dagster._core.events.log import EventLogEntry
-from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
+from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+from dagster._core.storage.event_log.schema import AssetCheckExecutionsTable, SqlEventLogStorageTable
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 from dagster._core.storage.sql import create_engine
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS, create_db_conn_string
 from dagster._core.storage.sqlite_storage import DagsterSqliteStorage, _event_logs_directory
-from dagster._serdes import ConfigurableClassData
+from dagster._serdes import ConfigurableClassData, serialize_value
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import NullPool
 
@@ -126,9 +127,26 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
         with self.index_connection() as conn:
             ids = [conn.execute(SqlEventLogStorageTable.insert(), row).inserted_primary_key[0] for row in rows]
             self._store_asset_event_tags(conn, events, ids)
-            last = {(event.dagster_event.asset_key, event.dagster_event_type): (event_id, event) for event, event_id in zip(events, ids)}
+            last = {
+                (event.dagster_event.asset_key, event.dagster_event_type): (event_id, event)
+                for event, event_id in zip(events, ids)
+            }
             for event_id, event in sorted(last.values(), key=lambda pair: pair[0]):
                 self._store_asset_event(conn, event, event_id)
+
+    def _store_asset_check_evaluation_planned(self, event: EventLogEntry, event_id: int | None) -> None:
+        """Dagster's rows of a planned check evaluation, one per partition of the run, with the event
+        serialized once for all of them (the stock storage serializes it, the run's partitions
+        included, again for each row: a consolidation range plans each check on every day)."""
+        planned = event.get_dagster_event().event_specific_data
+        keys = planned.partitions_subset.get_partition_keys() if planned.partitions_subset else [None]
+        common = {
+            "asset_key": planned.asset_key.to_string(), "check_name": planned.check_name, "run_id": event.run_id,
+            "execution_status": AssetCheckExecutionRecordStatus.PLANNED.value, "evaluation_event": serialize_value(event),
+            "evaluation_event_timestamp": self._event_insert_timestamp(event), "evaluation_event_storage_id": event_id,
+        }
+        with self.index_connection() as conn:
+            conn.execute(AssetCheckExecutionsTable.insert(), [{**common, "partition": key} for key in keys])
 
     def dispose(self) -> None:
         super().dispose()

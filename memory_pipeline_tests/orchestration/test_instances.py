@@ -22,6 +22,7 @@ from sqlalchemy import event
 from sqlalchemy.pool import Pool
 
 from memory_pipeline.orchestration.postgres import missing_settings, postgres_config
+from memory_pipeline.orchestration.sqlite import BATCH_SIZE, BATCH_SIZE_VARIABLE
 from memory_pipeline_tests.helpers import REPO
 from memory_pipeline_tests.production.service import PG_HOST, PG_PORT, create_database, drop_database, pg_admin_connection
 
@@ -111,9 +112,11 @@ def test_production_instance_keeps_its_connections_between_writes(tmp_path, monk
         for variable, value in {"DAGSTER_PG_HOST": PG_HOST, "DAGSTER_PG_PORT": str(PG_PORT), "DAGSTER_PG_USER": user, "DAGSTER_PG_DB": name}.items():
             monkeypatch.setenv(variable, value)
         monkeypatch.delenv("DAGSTER_PG_PASSWORD", raising=False)
+        monkeypatch.delenv(BATCH_SIZE_VARIABLE, raising=False)
         event.listen(Pool, "connect", count)  # every new connection of every engine in this process
         # As a run worker builds it: from the instance reference of the folder's dagster.yaml.
         with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
+            assert os.environ[BATCH_SIZE_VARIABLE] == str(BATCH_SIZE)  # Dagster hands over batches of events
             during, events = [], []
             for _ in range(2):
                 before = len(opened)

@@ -18,7 +18,7 @@ from memory_pipeline.orchestration.runs import local_instance, range_tags
 from memory_pipeline.orchestration.sqlite import BatchingSqliteEventLogStorage, storage_config
 
 DAYS = dg.DailyPartitionsDefinition(start_date="2026-01-01")
-FIRST, LAST = "2026-01-03", "2026-01-09"
+FIRST, LAST, UNCHECKED = "2026-01-03", "2026-01-09", "2026-01-05"
 RANGE = [key for key in DAYS.get_partition_keys() if FIRST <= key <= LAST]
 
 
@@ -27,10 +27,14 @@ RANGE = [key for key in DAYS.get_partition_keys() if FIRST <= key <= LAST]
     check_specs=[dg.AssetCheckSpec("has_rows", asset="daily", partitions_def=DAYS)],
 )
 def daily(context: dg.AssetExecutionContext):
-    yield dg.MaterializeResult(metadata={"partitions": len(context.partition_keys)}, check_results=[dg.AssetCheckResult(check_name="has_rows", passed=True)])
+    yield dg.MaterializeResult(
+        metadata={"partitions": len(context.partition_keys)},
+        check_results=[dg.AssetCheckResult(check_name="has_rows", passed=True)],
+    )
     for key in context.partition_keys:
         yield dg.AssetMaterialization(asset_key="daily", partition=key, metadata={"day": key})
-        yield dg.AssetCheckEvaluation(asset_key=dg.AssetKey("daily"), check_name="has_rows", passed=key != LAST, partition=key)
+        if key != UNCHECKED:  # its planned evaluation stays planned
+            yield dg.AssetCheckEvaluation(asset_key=dg.AssetKey("daily"), check_name="has_rows", passed=key != LAST, partition=key)
 
 
 @dg.asset(partitions_def=DAYS, deps=[daily], backfill_policy=dg.BackfillPolicy.single_run())
@@ -73,13 +77,17 @@ def what_the_instance_answers(instance: dg.DagsterInstance, run_id: str) -> dict
         dg.AssetCheckKey(dg.AssetKey("daily"), "has_rows"), limit=100
     )
     answers["checks"] = sorted((c.partition or "", c.status.value) for c in checks)
+    answers["planned_check"] = [  # the planned evaluation as stored, for the partition never evaluated
+        (c.event.dagster_event.event_specific_data.check_name, c.run_id == run_id) for c in checks if c.partition == UNCHECKED
+    ]
     return answers
 
 
 @pytest.fixture
 def local_storage(tmp_path):
-    (tmp_path / "local").mkdir()
-    with dg.instance_for_test(temp_dir=str(tmp_path / "local"), overrides={"storage": storage_config(str(tmp_path / "local"))}) as instance:
+    home = tmp_path / "local"
+    home.mkdir()
+    with dg.instance_for_test(temp_dir=str(home), overrides={"storage": storage_config(str(home))}) as instance:
         assert type(instance.event_log_storage) is BatchingSqliteEventLogStorage
         yield instance
 
@@ -102,7 +110,7 @@ def test_local_storage_answers_as_dagsters_own_and_writes_batches(tmp_path, loca
     assert answers == expected
     assert expected["daily"]["planned"] == RANGE and expected["daily"]["done"] == sorted(RANGE * 2)
     assert expected["daily"]["materialized"] == RANGE and expected["downstream"]["last_run"]
-    assert ("2026-01-09", "FAILED") in expected["checks"] and ("2026-01-03", "SUCCEEDED") in expected["checks"]
+    assert {(LAST, "FAILED"), (FIRST, "SUCCEEDED"), (UNCHECKED, "PLANNED")} <= set(expected["checks"])
     # The planned materializations of both assets came as one batch, each step's 7 as another.
     assert ("ASSET_MATERIALIZATION_PLANNED", 2 * len(RANGE)) in batches, batches
     assert batches.count(("ASSET_MATERIALIZATION", len(RANGE))) == 2, batches
@@ -142,7 +150,8 @@ def test_the_local_home_and_its_run_workers_use_the_local_storage(tmp_path, monk
     # Dagster's own layout under the home: a stock instance on the same folder reads the run.
     assert (home / "history" / "runs" / f"{run_id}.db").is_file()
     (tmp_path / "elsewhere").mkdir()
-    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(tmp_path / "elsewhere"), overrides={"storage": {"sqlite": {"base_dir": str(home)}}})) as stock:
+    stock_ref = InstanceRef.from_dir(str(tmp_path / "elsewhere"), overrides={"storage": {"sqlite": {"base_dir": str(home)}}})
+    with dg.DagsterInstance.from_ref(stock_ref) as stock:
         assert sorted(stock.get_materialized_partitions(dg.AssetKey("downstream"))) == RANGE
     # A run worker rebuilds the instance from its reference.
     with dg.DagsterInstance.from_ref(instance.get_ref()) as worker:
