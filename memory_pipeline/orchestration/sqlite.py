@@ -3,7 +3,7 @@
 ``local_instance`` (the CLI's and the demo's home, ``.dagster_home``) names ``LocalSqliteStorage``
 in the ``dagster.yaml`` it writes. Runs, events and schedules are the files of Dagster's own
 SQLite storage under ``base_dir`` (a stock instance reads them), written by the stock code except
-in two ways:
+in three ways:
 
 - **One engine per database file.** Dagster's SQLite event log builds a SQLAlchemy engine for
   every statement, so no compiled statement is ever reused (the consolidation of the LoCoMo dev
@@ -19,6 +19,8 @@ in two ways:
   which is what the record holds after the stock writes too. Other events of a batch (planned
   check evaluations) go through the stock ``store_event`` in the same transactions. On an error
   everything is rolled back and Dagster stores the batch's events one at a time.
+- **A planned check evaluation serialized once.** Its rows, one per partition of the run, hold the
+  same serialized event; the stock event log serializes it again for each row.
 
 A (day, tenant) partition of a consolidation range without a session still costs a planned and a
 done materialization per asset: the 70 LoCoMo dev sessions' runs store 4,071 events, and how
