@@ -181,16 +181,15 @@ def phase_sensor(root: Path, home: Path) -> dict:
 def rerun_on_postgres(root: Path, lance: Path, home: Path) -> dict | None:
     """The no-change rerun on a new PostgreSQL database (None without a server): a first run
     registers the tenants and gives the instance a history, the second is returned."""
-    import yaml
-
     sys.path.insert(0, str(HERE.parent))
     from bench.postgres import postgres_database
+    from memory_pipeline.orchestration.runs import instance_config
 
     with postgres_database() as storage:
         if storage is None:
             return None
         home.mkdir(parents=True, exist_ok=True)
-        (home / "dagster.yaml").write_text(yaml.safe_dump({"storage": storage, "telemetry": {"enabled": False}}))
+        (home / "dagster.yaml").write_text(instance_config(storage))
         run_phase("pipeline", str(root), str(lance), str(home))
         return run_phase("pipeline", str(root), str(lance), str(home))
 

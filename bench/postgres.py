@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from unittest import mock
 
 import yaml
 
@@ -25,15 +26,9 @@ def postgres_database() -> Iterator[dict | None]:
         return
     name = create_database(admin)
     variables = {"DAGSTER_PG_HOST": PG_HOST, "DAGSTER_PG_PORT": str(PG_PORT), "DAGSTER_PG_USER": user, "DAGSTER_PG_DB": name}
-    saved = {key: os.environ.get(key) for key in variables}
-    os.environ.update(variables)
     try:
-        yield yaml.safe_load(DEPLOY_CONFIG.read_text())["storage"]
+        with mock.patch.dict(os.environ, variables):  # the variables deploy/dagster.yaml reads, restored after
+            yield yaml.safe_load(DEPLOY_CONFIG.read_text())["storage"]
     finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
         drop_database(admin, name)
         admin.close()

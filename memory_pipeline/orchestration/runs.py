@@ -29,6 +29,11 @@ def range_tags(first: object, last: object) -> dict[str, str]:
     return {RANGE_START_TAG: str(first), RANGE_END_TAG: str(last)}
 
 
+def instance_config(storage: dict) -> str:
+    """A home's ``dagster.yaml``: the ``storage`` section given, and no telemetry."""
+    return yaml.safe_dump({"storage": storage, "telemetry": {"enabled": False}})
+
+
 def local_instance(home: str | Path | None = None) -> dg.DagsterInstance:
     """The instance in ``DAGSTER_HOME``, defaulting to a project-local ``.dagster_home``. A home
     without a ``dagster.yaml`` gets one: Dagster's SQLite files in the home, written through
@@ -37,7 +42,7 @@ def local_instance(home: str | Path | None = None) -> dg.DagsterInstance:
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     if not config.exists():
-        config.write_text(yaml.safe_dump({"storage": storage_config(str(home)), "telemetry": {"enabled": False}}))
+        config.write_text(instance_config(storage_config(str(home))))
     os.environ["DAGSTER_HOME"] = str(home)
     return dg.DagsterInstance.get()
 
