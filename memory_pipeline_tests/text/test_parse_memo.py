@@ -1,4 +1,5 @@
-"""Proves: ``parse`` gives the docs ``nlp.pipe`` gives (tags, lemmas, parse, entities), whatever
+"""Proves: the shared pipeline (``load_pipeline``, on numpy's BLAS) parses as spaCy's default load does;
+``parse`` gives the docs ``nlp.pipe`` gives (tags, lemmas, parse, entities), whatever
 the batch; a text parsed once is not parsed again by the same pipeline while it is among the
 recent tokens, so a session's summary and its graph share one parse; the memo holds at most
 ``PARSE_MEMO_TOKENS`` tokens and drops the least recently used first. Real spaCy: the claim is
@@ -62,3 +63,18 @@ def test_least_recently_used_texts_leave_first(nlp, monkeypatch):
     counting.parsed.clear()
     parse([a, b, c], counting)
     assert counting.parsed == [b]
+
+
+def test_the_shared_pipeline_computes_on_numpys_blas_and_parses_as_spacys_default(nlp):
+    import spacy
+    from thinc.api import NumpyOps
+
+    stock = spacy.load(statements_module.SPACY_MODEL)
+    texts = [*TEXTS, "Caroline went to the LGBTQ support group on 7 May 2023 and said it was powerful.",
+             "We moved from Boston to Denver after Melanie got the job at Acme Corp in 2021."]
+    assert [signature(d) for d in nlp.pipe(texts)] == [signature(d) for d in stock.pipe(texts)]
+    def layers(pipeline):
+        return [node for _, c in pipeline.components if getattr(c, "model", None) for node in c.model.walk()]
+
+    assert all(isinstance(node.ops, NumpyOps) and not node.ops.use_blis for node in layers(nlp))
+    assert any(getattr(node.ops, "use_blis", False) for node in layers(stock))
