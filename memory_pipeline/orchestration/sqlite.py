@@ -7,8 +7,10 @@ in three ways:
 
 - **One engine per database file.** Dagster's SQLite event log builds a SQLAlchemy engine for
   every statement, so no compiled statement is ever reused (the consolidation of the LoCoMo dev
-  sessions compiled 18,000). Here each file keeps its engine; connections are still opened per
-  write and closed after it (no pool), so other processes see the same files and locks.
+  sessions compiled 18,000), and another to ask whether the index holds a table, twice for each
+  asset event. Here each file keeps its engine, and a table found is remembered; connections are
+  still opened per write and closed after it (no pool), so other processes see the same files
+  and locks.
 - **Batches in one transaction.** With ``DAGSTER_EVENT_BATCH_SIZE`` set (this storage sets it for
   the process that builds it), Dagster hands a storage the events it produces together as one
   batch: the planned materializations of every partition of a run, the materializations of
@@ -41,7 +43,7 @@ from dagster._core.events import DagsterEventType
 from dagster._core.events.log import EventLogEntry
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 from dagster._core.storage.event_log.schema import AssetCheckExecutionsTable, SqlEventLogStorageTable
-from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME, SqliteEventLogStorage
 from dagster._core.storage.sql import create_engine
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS, create_db_conn_string
 from dagster._core.storage.sqlite_storage import DagsterSqliteStorage, _event_logs_directory
@@ -68,11 +70,22 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
     def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
         self._engines: OrderedDict[str, Engine] = OrderedDict()
         self._batch = threading.local()
+        self._tables: set[str] = set()
         super().__init__(base_dir, inst_data)
 
     @classmethod
     def from_config_value(cls, inst_data: ConfigurableClassData | None, config_value: dict) -> BatchingSqliteEventLogStorage:
         return cls(inst_data=inst_data, **config_value)
+
+    def has_table(self, table_name: str) -> bool:
+        """Whether the index file holds the table, asked on its kept engine (the stock check builds
+        an engine for each call, and asks twice for each asset event). A table found stays found:
+        Dagster's migrations add tables, never drop them."""
+        if table_name not in self._tables:
+            with self._engine(INDEX_SHARD_NAME).connect() as conn:
+                if conn.dialect.has_table(conn, table_name):
+                    self._tables.add(table_name)
+        return table_name in self._tables
 
     def _engine(self, shard: str) -> Engine:
         engine = self._engines.pop(shard, None)

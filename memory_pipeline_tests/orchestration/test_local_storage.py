@@ -20,6 +20,7 @@ from memory_pipeline.orchestration.sqlite import BatchingSqliteEventLogStorage, 
 DAYS = dg.DailyPartitionsDefinition(start_date="2026-01-01")
 FIRST, LAST, UNCHECKED = "2026-01-03", "2026-01-09", "2026-01-05"
 RANGE = [key for key in DAYS.get_partition_keys() if FIRST <= key <= LAST]
+TABLES = ("asset_event_tags", "asset_check_executions", "no_such_table")
 
 
 @dg.asset(
@@ -105,9 +106,12 @@ def test_local_storage_answers_as_dagsters_own_and_writes_batches(tmp_path, loca
     with dg.instance_for_test(temp_dir=str(tmp_path / "stock")) as stock:
         assert type(stock.event_log_storage).__name__ == "SqliteEventLogStorage"
         expected = what_the_instance_answers(stock, run_range(stock))
+        expected["tables"] = [stock.event_log_storage.has_table(t) for t in TABLES]
     answers = what_the_instance_answers(local_storage, run_range(local_storage))
+    answers["tables"] = [local_storage.event_log_storage.has_table(t) for t in TABLES]
 
     assert answers == expected
+    assert expected["tables"] == [True, True, False]
     assert expected["daily"]["planned"] == RANGE and expected["daily"]["done"] == sorted(RANGE * 2)
     assert expected["daily"]["materialized"] == RANGE and expected["downstream"]["last_run"]
     assert {(LAST, "FAILED"), (FIRST, "SUCCEEDED"), (UNCHECKED, "PLANNED")} <= set(expected["checks"])
