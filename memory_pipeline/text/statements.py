@@ -64,8 +64,8 @@ class Statement:
 
 def load_pipeline(disable: Sequence[str] = ()):
     """``SPACY_MODEL`` with its layers' matrix products on numpy's BLAS (OpenBLAS) instead of
-    thinc's default BLIS kernels: the same tags, parses and entities, about a third less time on
-    the machines measured (``bench/consolidate.py`` times both and compares their documents)."""
+    thinc's default BLIS kernels: the same tags, parses, lemmas and entities in about 30 % less
+    time on the benchmark machine (``bench/consolidate.py`` times both and compares their documents)."""
     import spacy
     from thinc.api import NumpyOps
 

@@ -73,6 +73,7 @@ def test_the_shared_pipeline_computes_on_numpys_blas_and_parses_as_spacys_defaul
     texts = [*TEXTS, "Caroline went to the LGBTQ support group on 7 May 2023 and said it was powerful.",
              "We moved from Boston to Denver after Melanie got the job at Acme Corp in 2021."]
     assert [signature(d) for d in nlp.pipe(texts)] == [signature(d) for d in stock.pipe(texts)]
+
     def layers(pipeline):
         return [node for _, c in pipeline.components if getattr(c, "model", None) for node in c.model.walk()]
 
