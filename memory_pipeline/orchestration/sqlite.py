@@ -94,9 +94,9 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
                 create_db_conn_string(self._base_dir, shard), poolclass=NullPool,
                 connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS},
             )
-            if shard not in self._initialized_dbs:
-                self._initdb(engine)
-                self._initialized_dbs.add(shard)
+        if shard not in self._initialized_dbs:  # asked at each use, as the stock one does: a wipe empties it
+            self._initdb(engine)
+            self._initialized_dbs.add(shard)
         self._engines[shard] = engine  # the most recently used last
         while len(self._engines) > ENGINES_KEPT:
             self._engines.popitem(last=False)[1].dispose()

@@ -1,6 +1,7 @@
 """Proves: the local instance's storage (``LocalSqliteStorage``) stores a run's events as Dagster's
-own SQLite storage does, writes the events Dagster hands it together in one batch, and loses or
-duplicates nothing when a batch fails.
+own SQLite storage does, writes the events Dagster hands it together in one batch, loses or
+duplicates nothing when a batch fails, and stores a run's events again after a wipe of the event
+log, though it keeps an engine per file.
 
 Each test runs the same range of partitions on a stock SQLite instance and on the local storage
 and compares what the instance answers afterwards: events of the run, planned and done
@@ -12,6 +13,7 @@ from collections import Counter
 import dagster as dg
 import pytest
 import yaml
+from dagster._core.events.log import EventLogEntry
 from dagster._core.instance.ref import InstanceRef
 
 from memory_pipeline.orchestration.runs import local_instance, range_tags
@@ -140,6 +142,21 @@ def test_a_failed_batch_is_rolled_back_and_stored_one_event_at_a_time(local_stor
     assert answers["daily"]["planned"] == RANGE and answers["downstream"]["planned"] == RANGE
     assert answers["daily"]["done"] == sorted(RANGE * 2) and answers["daily"]["materialized"] == RANGE
     assert answers["events"][dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED] == 2 * len(RANGE)
+
+
+def test_a_wiped_event_log_stores_a_runs_events_again_as_dagsters_own_does(tmp_path, local_storage):
+    def after_wipe(instance: dg.DagsterInstance) -> list[str]:
+        run_id = run_range(instance)
+        instance.event_log_storage.wipe()  # removes every run's file, whose engine the local storage keeps
+        instance.event_log_storage.store_event(
+            EventLogEntry(error_info=None, level="INFO", user_message="after the wipe", run_id=run_id, timestamp=0.0)
+        )
+        return [entry.user_message for entry in instance.all_logs(run_id)]
+
+    (tmp_path / "stock").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "stock")) as stock:
+        expected = after_wipe(stock)
+    assert after_wipe(local_storage) == expected == ["after the wipe"]
 
 
 def test_the_local_home_and_its_run_workers_use_the_local_storage(tmp_path, monkeypatch):
