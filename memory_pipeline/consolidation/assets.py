@@ -48,22 +48,22 @@ BY_TENANT = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name=T
 _DIM = EMBEDDER_IDENTITY[get_settings().embedder][1]
 
 
-def days_by_tenant(context: dg.AssetExecutionContext) -> dict[Tenant, set[str]]:
+def days_by_tenant(partition_keys: list[str]) -> dict[Tenant, set[str]]:
     """The run's partitions grouped as {tenant: {day, ...}}."""
     grouped: dict[Tenant, set[str]] = defaultdict(set)
-    for key in context.partition_keys:
+    for key in partition_keys:
         dims = consolidation_partitions.get_partition_key_from_str(key).keys_by_dimension
         grouped[Tenant.from_key(dims[TENANT])].add(dims[DAY])
     return dict(grouped)
 
 
-def reported_days(context: dg.AssetExecutionContext, days: set[str], active: set[str]) -> list[str]:
+def reported_days(report: PartitionReport, days: set[str], active: set[str]) -> list[str]:
     """The days of a tenant a step reports on: those of ``days`` holding its episodes (``active``),
     or the one day of a run of one partition. A day inside a range with no session has nothing of
-    its own to report: Dagster's materialization of it carries the run's figures and no check is
-    evaluated on it, where a report of its own would add two events per asset (a tenant's range
-    over half a year of weekly sessions is mostly such days, and each event is a write)."""
-    return sorted(days if len(context.partition_keys) == 1 else days & active)
+    its own to report: Dagster's materialization of it carries no figures and no check is
+    evaluated on it, where a check evaluation would add an event per asset (a tenant's range over
+    half a year of weekly sessions is mostly such days, and each event is a write)."""
+    return sorted(days if len(report.partition_keys) == 1 else days & active)
 
 
 def check_spec(name: str, asset: str, partitions_def: dg.PartitionsDefinition = consolidation_partitions) -> dg.AssetCheckSpec:
@@ -115,11 +115,11 @@ def episodic_summaries(
     store = _store(lancedb, embedder)
     llm = LLMClient.from_env()
     now = datetime.now(UTC)
-    report = PartitionReport()
+    report = PartitionReport(context.partition_keys)
     totals: Counter = Counter()
     problems, preview = [], []
     model = None
-    for tenant, days in days_by_tenant(context).items():
+    for tenant, days in days_by_tenant(report.partition_keys).items():
         try:
             model = model or embedder.get()
             done = consolidate_episodes(
@@ -144,7 +144,7 @@ def episodic_summaries(
         ]
         stored = Counter(_episode_days(store, tenant.key).values())
         outcome = check_episodes(store, tenant.key)
-        for day in reported_days(context, days, set(stored) | {d.row["day"] for d in done.drafts}):
+        for day in reported_days(report, days, set(stored) | {d.row["day"] for d in done.drafts}):
             drafts = [d for d in done.drafts if d.row["day"] == day]
             produced = Counter(d.row["produced_by"] for d in drafts)
             report.add(
@@ -191,12 +191,12 @@ def semantic_graph(
     started = time.perf_counter()
     store = _store(lancedb, embedder)
     llm = LLMClient.from_env()
-    report = PartitionReport()
+    report = PartitionReport(context.partition_keys)
     nlp_ms = 0
     tenant_wide: Counter = Counter()
     predicates: Counter = Counter()
     failures, preview, closed, replaced = [], [], [], []
-    for tenant, days in days_by_tenant(context).items():
+    for tenant, days in days_by_tenant(report.partition_keys).items():
         try:
             built = build_graph(workspace.root_path, store, tenant, days, embedder.get())
             timeline = supersede_tenant(workspace.root_path, lancedb.uri, tenant, embedder.get(), datetime.now(UTC), llm=llm)
@@ -229,7 +229,7 @@ def semantic_graph(
         day_of = _episode_days(store, tenant.key)
         stored = Counter(day_of.get(e) for e in store.relation_rows(tenant.key)["source_episode"].to_list())
         outcome = check_relations(store, tenant.key)
-        for day in reported_days(context, days, set(day_of.values())):
+        for day in reported_days(report, days, set(day_of.values())):
             mine = [r for r in built.relations if day_of.get(r["source_episode"]) == day]
             report.add(
                 str(consolidation_key(day, tenant.key)),
@@ -277,9 +277,9 @@ def entity_dedup(context: dg.AssetExecutionContext, lancedb: LanceDBResource, em
     started = time.perf_counter()
     store = _store(lancedb, embedder)
     now = datetime.now(UTC)
-    report = PartitionReport()
+    report = PartitionReport(context.partition_keys)
     merged, ambiguous = [], []
-    for tenant, days in days_by_tenant(context).items():
+    for tenant, days in days_by_tenant(report.partition_keys).items():
         try:
             done = dedup_entities(store, tenant, now)
         except Exception as exc:
@@ -296,7 +296,7 @@ def entity_dedup(context: dg.AssetExecutionContext, lancedb: LanceDBResource, em
             "dagster/row_count": store.entity_rows(tenant.key).height,
         }
         outcome = check_dedup(store, tenant.key)
-        for day in reported_days(context, days, set(_episode_days(store, tenant.key).values())):
+        for day in reported_days(report, days, set(_episode_days(store, tenant.key).values())):
             report.add(str(consolidation_key(day, tenant.key)), figures, {DEDUP_CHECK: outcome})
     metadata = {
         "seconds": round(time.perf_counter() - started, 3),

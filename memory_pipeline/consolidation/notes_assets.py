@@ -49,9 +49,9 @@ def dreaming(context: dg.AssetExecutionContext, workspace: WorkspaceResource, la
     store = ConsolidationStore(lancedb.uri, embedder.dim)
     llm = LLMClient.from_env()
     now = datetime.now(UTC)
-    report = PartitionReport()
+    report = PartitionReport(context.partition_keys)
     rows, refused, texts = [], [], []
-    for key in context.partition_keys:
+    for key in report.partition_keys:
         try:
             done = dream(workspace.root_path, store, Tenant.from_key(key), now, llm)
         except Exception as exc:  # one tenant's failure must not stop the others
@@ -118,9 +118,9 @@ def compaction_flush(context: dg.AssetExecutionContext, config: FlushConfig, wor
     """Key facts, preferences, decisions and action items of long live sessions, appended to ``memory/YYYY-MM-DD.md``."""
     started = time.perf_counter()
     now = datetime.now(UTC)
-    report = PartitionReport()
+    report = PartitionReport(context.partition_keys)
     rows, problems = [], []
-    for key in context.partition_keys:
+    for key in report.partition_keys:
         tenant = Tenant.from_key(key)
         windows = [w for w in config.sessions if w.path.startswith(f"{tenant.agent_id}/sessions/{tenant.user_id}/")]
         if not config.sessions:

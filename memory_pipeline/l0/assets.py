@@ -83,15 +83,15 @@ def memory_chunks(
     store = MemoryStore(lancedb.uri, dim=embedder.dim)
     settings = workspace.settings()
     results: dict[str, TenantChunks | None] = {}
-    report = PartitionReport()
+    report = PartitionReport(context.partition_keys)
     failed: dict[str, str] = {}
     skipped_rows: list[list[Any]] = []
     secrets: Counter = Counter()
-    for key in context.partition_keys:
+    for key in report.partition_keys:
         try:
             batch = prepare_tenant(store, workspace.root_path, Tenant.from_key(key), settings, embedder.model_name)
         except Exception as exc:  # one tenant's failure must not stop the others
-            if len(context.partition_keys) == 1:
+            if len(report.partition_keys) == 1:
                 raise
             context.log.error(f"[{key}] not indexed: {type(exc).__name__}: {exc}")
             failed[key], results[key] = f"{type(exc).__name__}: {exc}", None
@@ -108,7 +108,7 @@ def memory_chunks(
         })
     # Folders that would be tenants but cannot be (an invalid id, a name holding a secret).
     folder_skips = tenant_folder_skips(workspace.root_path)
-    skipped_rows += [["-", path, reason] for path, reason in folder_skips]
+    skipped_rows = [["-", path, reason] for path, reason in folder_skips] + skipped_rows  # first: the table shows 50
     for path, reason in folder_skips:
         context.log.warning(f"tenant folder skipped {path}: {reason}")
     preview_rows = []
@@ -149,7 +149,7 @@ def memory_embeddings(
     batches = [b for b in prepared.values() if b is not None]
     model = embedder.get() if any(b.chunks.height for b in batches) else _NoModel(embedder)
     embedded = embed_tenants(batches, model, MemoryStore(lancedb.uri, dim=embedder.dim))
-    report = PartitionReport()
+    report = PartitionReport(context.partition_keys)
     for b in batches:
         report.add(b.tenant, {"chunks": b.chunks.height, "distinct_texts": b.chunks["text_hash"].n_unique() if b.chunks.height else 0})
     metadata = {
@@ -201,7 +201,7 @@ def memory_index(
     fts_complete = store.ensure_fts_index()
     fts_s = time.perf_counter() - fts_started
 
-    report = PartitionReport()
+    report = PartitionReport(context.partition_keys)
     table = store.chunks()
     for key, figures in written.items():
         outcomes = check_tenant(store, key, embedder.dim)

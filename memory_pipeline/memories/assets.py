@@ -82,9 +82,9 @@ def typed_memories(
     started = time.perf_counter()
     source, max_age = _options(context)
     graph = MemoryGraph.open(lancedb.uri, _LazyEmbedder(embedder))
-    report = PartitionReport()
+    report = PartitionReport(context.partition_keys)
     preview = []
-    for key in context.partition_keys:
+    for key in report.partition_keys:
         tenant = Tenant.from_key(key)
         try:
             ingested = ingest_tenant(

@@ -107,32 +107,35 @@ def materialization_metadata(
 ) -> dict[str, dict]:
     """Each asset's metadata in a run, once per asset.
 
-    A run over many partitions reports each partition on its own materialization after the
-    run-wide one (see ``orchestration.materializations``): the run's figures are then the run-wide
-    entries plus each counted figure summed over the partitions.
+    A run over many partitions reports the run-wide figures on an observation of the asset and
+    each partition's own on its materialization (see ``orchestration.materializations``): the
+    run's figures are then the run-wide entries plus each counted figure summed over the
+    partitions. A run of one partition reports it all on its one materialization.
 
     ``timings=False`` leaves out the ``*seconds`` entries (for a caller that reports its own
     wall-clock time, or adds figures up over runs); ``skip`` names other entries to leave out.
     """
     run_wide: dict[str, dict] = {}
+    for event in result.get_asset_observation_events():
+        observation = event.asset_observation_data.asset_observation
+        values = {key: value.value for key, value in observation.metadata.items()}
+        if PARTITIONS_FIGURE in values:
+            run_wide[observation.asset_key.to_user_string()] = values
     summed: dict[str, dict] = {}
     for event in result.get_asset_materialization_events():
         mat = event.step_materialization_data.materialization
         asset = mat.asset_key.to_user_string()
         values = {key: value.value for key, value in mat.metadata.items()}
-        if PARTITIONS_FIGURE not in values and PARTITIONS_FIGURE not in run_wide.get(asset, {}):
-            run_wide[asset] = values  # a run of one partition: its one materialization
-            continue
-        if PARTITIONS_FIGURE in values:
-            run_wide[asset] = values
+        if asset not in run_wide:
+            summed[asset] = values  # a run of one partition: its one materialization
             continue
         totals = summed.setdefault(asset, {})
         for key, value in values.items():
             numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
             totals[key] = totals.get(key, 0) + value if numeric else value
     out: dict[str, dict] = {}
-    for asset, values in run_wide.items():
-        merged = {**values, **summed.get(asset, {})} if PARTITIONS_FIGURE in values else values
+    for asset in {**summed, **run_wide}:  # in the order of their materializations
+        merged = {**run_wide.get(asset, {}), **summed.get(asset, {})}
         out[asset] = {
             key: value
             for key, value in merged.items()

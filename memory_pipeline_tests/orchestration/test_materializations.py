@@ -1,13 +1,14 @@
 """Proves: ``report_partitions`` gives each partition of a run its own truth.
 
-In a run over three partitions each partition's latest materialization carries its own figures
-and each partitioned check one evaluation per partition; a blocking check that fails on one
+In a run over three partitions each partition is materialized once, with its own figures, the
+run's figures are one observation of the asset, and each partitioned check has one evaluation
+per partition; a blocking check that fails on one
 partition fails the step, so nothing downstream reads it. When a partition fails, the others are
 still reported as materialized and the run fails naming the failed one (what a single-run
 backfill over tenants needs: one bad tenant neither hides its failure nor loses the others' work).
 A count known only for the whole run (episodes inserted over a tenant's days) is on the run-wide
-result of a run over many partitions, never on a partition's own figures, and is the partition's
-own in a run of one.
+observation of a run over many partitions, never on a partition's materialization, and is the
+partition's own in a run of one.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ def build(failing_check: str | None = None, failing_partition: str | None = None
         check_specs=[dg.AssetCheckSpec("rows_ok", asset="counted", partitions_def=PARTS, blocking=True, description="d")],
     )
     def counted(context):
-        report = PartitionReport()
-        for key in context.partition_keys:
+        report = PartitionReport(context.partition_keys)
+        for key in report.partition_keys:
             if key == failing_partition:
                 report.fail(key, "its folder could not be read")
                 continue
@@ -50,12 +51,19 @@ def latest(instance, key: str) -> dict:
     return {k: v.value for k, v in records[0].asset_materialization.metadata.items()} if records else {}
 
 
+def run_wide(result) -> list[dict]:
+    return [
+        {k: v.value for k, v in e.asset_observation_data.asset_observation.metadata.items()}
+        for e in result.get_asset_observation_events()
+    ]
+
+
 def test_each_partition_has_its_own_figures_and_check(instance):
     result = dg.materialize(build(), instance=instance, tags=RANGE)
     assert result.success
-    assert [latest(instance, k)["dagster/row_count"] for k in "abc"] == [1, 2, 3]
-    run_wide = [m.metadata for m in result.asset_materializations_for_node("counted") if PARTITIONS_FIGURE in m.metadata]
-    assert run_wide and all(set(m) == {"seconds", PARTITIONS_FIGURE} for m in run_wide)
+    assert [latest(instance, k) for k in "abc"] == [{"dagster/row_count": n} for n in (1, 2, 3)]
+    assert sorted(m.partition for m in result.asset_materializations_for_node("counted")) == ["a", "b", "c"]
+    assert run_wide(result) == [{"seconds": 0.1, PARTITIONS_FIGURE: 3}]
     evaluations = {
         (e.asset_check_evaluation_data.partition, e.asset_check_evaluation_data.passed)
         for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION" and e.asset_check_evaluation_data.partition
@@ -84,11 +92,11 @@ def test_run_totals_are_on_the_run_wide_result_only(instance):
     from memory_pipeline.orchestration.runs import materialization_metadata
 
     result = dg.materialize(build(run_totals={"inserted": 7}), instance=instance, tags=RANGE)
-    run_wide = [m.metadata for m in result.asset_materializations_for_node("counted") if PARTITIONS_FIGURE in m.metadata]
-    assert run_wide and all(set(m) == {"seconds", "inserted", PARTITIONS_FIGURE} for m in run_wide)
+    assert run_wide(result) == [{"inserted": 7, "seconds": 0.1, PARTITIONS_FIGURE: 3}]
     assert [latest(instance, k) for k in "abc"] == [{"dagster/row_count": n} for n in (1, 2, 3)]
     assert materialization_metadata(result, timings=False)["counted"] == {"inserted": 7, "dagster/row_count": 6}
 
     one = dg.materialize(build(run_totals={"inserted": 2}), instance=instance, partition_key="b")
+    assert run_wide(one) == []
     assert materialization_metadata(one, timings=False)["counted"] == {"dagster/row_count": 2, "inserted": 2}
     assert latest(instance, "b") == {"dagster/row_count": 2, "inserted": 2, "seconds": 0.1}
