@@ -135,8 +135,8 @@ def plan_runs(due: Iterable[tuple[str, str]], held: Iterable[tuple[str, str]] = 
     """The runs that consolidate the (day, tenant) partitions ``due``: one per tenant, in day order.
 
     A run covers the range of partitions from the tenant's first due day to its last (Dagster runs
-    a range, not a set), so the days between them with no session are materialized too, with the
-    run's figures: nothing to read, idempotent. A day of ``held`` (it holds completed sessions but is
+    a range, not a set), so the days between them with no session are materialized too, with no
+    figures of their own: nothing to read, idempotent. A day of ``held`` (it holds completed sessions but is
     not due: consolidated already, or not asked for) splits the range instead, since covering it
     would consolidate its sessions again for nothing.
     """
