@@ -64,10 +64,14 @@ class Statement:
 
 def load_pipeline(disable: Sequence[str] = ()):
     """``SPACY_MODEL`` with its layers' matrix products on numpy's BLAS (OpenBLAS) instead of
-    thinc's default BLIS kernels: the same tags, parses, lemmas and entities in about 30 % less
-    time on the benchmark machine (``bench/consolidate.py`` times both and compares their documents)."""
+    thinc's default BLIS kernels, and its attribute ruler matching by a lookup per token
+    (``text.ruler``): the same tags, parses, lemmas and entities in less time (the BLAS change
+    took about 30 % off on the benchmark machine; ``bench/consolidate.py`` times the stock pipeline
+    too and compares their documents)."""
     import spacy
     from thinc.api import NumpyOps
+
+    from memory_pipeline.text.ruler import fast_attribute_ruler
 
     nlp = spacy.load(SPACY_MODEL, disable=list(disable))
     ops = NumpyOps(use_blis=False)
@@ -75,6 +79,7 @@ def load_pipeline(disable: Sequence[str] = ()):
         model = getattr(component, "model", None)
         for node in model.walk() if model is not None else ():
             node.ops = ops
+    fast_attribute_ruler(nlp)
     return nlp
 
 

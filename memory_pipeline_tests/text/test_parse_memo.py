@@ -1,4 +1,5 @@
-"""Proves: the shared pipeline (``load_pipeline``, on numpy's BLAS) parses as spaCy's default load does;
+"""Proves: the shared pipeline (``load_pipeline``: numpy's BLAS, the attribute ruler's lookup) parses as
+spaCy's default load does;
 ``parse`` gives the docs ``nlp.pipe`` gives (tags, lemmas, parse, entities), whatever
 the batch; a text parsed once is not parsed again by the same pipeline while it is among the
 recent tokens, so a session's summary and its graph share one parse; the memo holds at most
@@ -6,6 +7,7 @@ recent tokens, so a session's summary and its graph share one parse; the memo ho
 that a remembered doc equals a fresh one."""
 
 import memory_pipeline.text.statements as statements_module
+from memory_pipeline.text.ruler import RulerLookup
 from memory_pipeline.text.statements import parse
 
 TEXTS = [
@@ -30,7 +32,7 @@ class CountingPipeline:
 
 
 def signature(doc):
-    tokens = [(t.text, t.tag_, t.pos_, t.lemma_, t.dep_, t.head.i, t.ent_type_, t.is_sent_start) for t in doc]
+    tokens = [(t.text, t.tag_, t.pos_, str(t.morph), t.lemma_, t.dep_, t.head.i, t.ent_type_, t.is_sent_start) for t in doc]
     return tokens, [(e.text, e.label_) for e in doc.ents]
 
 
@@ -71,8 +73,11 @@ def test_the_shared_pipeline_computes_on_numpys_blas_and_parses_as_spacys_defaul
 
     stock = spacy.load(statements_module.SPACY_MODEL)
     texts = [*TEXTS, "Caroline went to the LGBTQ support group on 7 May 2023 and said it was powerful.",
-             "We moved from Boston to Denver after Melanie got the job at Acme Corp in 2021."]
+             "We moved from Boston to Denver after Melanie got the job at Acme Corp in 2021.",
+             # the ruler's patterns of two tokens, and a lemma it sets
+             "Y'all ain't gonna believe it, c'mon, let's go: there is a cat and I gotta run.  "]
     assert [signature(d) for d in nlp.pipe(texts)] == [signature(d) for d in stock.pipe(texts)]
+    assert isinstance(nlp.get_pipe("attribute_ruler").match.__self__, RulerLookup)
 
     def layers(pipeline):
         return [node for _, c in pipeline.components if getattr(c, "model", None) for node in c.model.walk()]
