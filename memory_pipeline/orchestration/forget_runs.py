@@ -7,9 +7,9 @@ compute logs and its cached materializations. A run shared with other tenants is
 - the forgotten tenants' own event records (their partitions' materializations, observations,
   check evaluations and the tags indexing them) are deleted, row by row, in the run's event
   storage and in the asset index;
-- what the run shares and cannot split is stopped being shared: the text metadata every
-  partition of the run carries (previews, skip tables, JSON) is replaced on the other tenants'
-  records by a note, numbers stay; log messages naming a forgotten tenant are deleted; the run's
+- what the run shares and cannot split is stopped being shared: the text metadata it reports
+  for all its tenants at once (previews, skip tables, JSON, on the run's observation of each
+  asset) is replaced by a note, numbers stay; log messages naming a forgotten tenant are deleted; the run's
   compute logs (the captured output of every step, for all its tenants) are deleted.
 
 SQLite storage is vacuumed afterwards, so freed pages do not keep the bytes.

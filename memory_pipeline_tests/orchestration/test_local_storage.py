@@ -5,7 +5,7 @@ log, though it keeps an engine per file.
 
 Each test runs the same range of partitions on a stock SQLite instance and on the local storage
 and compares what the instance answers afterwards: events of the run, planned and done
-materializations per partition, the asset's record, check evaluations.
+materializations per partition, the tags indexed for them, the asset's record, check evaluations.
 """
 
 from collections import Counter
@@ -15,6 +15,7 @@ import pytest
 import yaml
 from dagster._core.events.log import EventLogEntry
 from dagster._core.instance.ref import InstanceRef
+from dagster._core.definitions.data_version import DATA_VERSION_TAG
 
 from memory_pipeline.orchestration.runs import local_instance, range_tags
 from memory_pipeline.orchestration.sqlite import BatchingSqliteEventLogStorage, storage_config
@@ -64,6 +65,12 @@ def what_the_instance_answers(instance: dg.DagsterInstance, run_id: str) -> dict
         records = instance.fetch_materializations(dg.AssetKey(asset), limit=1000).records
         return sorted((r.partition_key, repr(sorted(r.asset_materialization.metadata.items()))) for r in records)
 
+    def tagged(asset: str) -> list[str]:  # the partitions whose latest materialization's tags are indexed
+        by_partition = instance.event_log_storage.get_latest_tags_by_partition(
+            dg.AssetKey(asset), dg.DagsterEventType.ASSET_MATERIALIZATION, tag_keys=[DATA_VERSION_TAG]
+        )
+        return sorted(p for p, tags in by_partition.items() if DATA_VERSION_TAG in tags)
+
     answers = {"events": Counter(e.dagster_event_type for e in instance.all_logs(run_id) if e.dagster_event_type)}
     for asset in ("daily", "downstream"):
         key = dg.AssetKey(asset)
@@ -75,6 +82,7 @@ def what_the_instance_answers(instance: dg.DagsterInstance, run_id: str) -> dict
             "last_run": record.last_run_id == run_id,
             "last_partition": record.last_materialization_record.partition_key,
             "figures": figures(asset),
+            "tagged": tagged(asset),
         }
     checks = instance.event_log_storage.get_asset_check_execution_history(
         dg.AssetCheckKey(dg.AssetKey("daily"), "has_rows"), limit=100
@@ -116,6 +124,7 @@ def test_local_storage_answers_as_dagsters_own_and_writes_batches(tmp_path, loca
     assert expected["tables"] == [True, True, False]
     assert expected["daily"]["planned"] == RANGE and expected["daily"]["done"] == sorted(RANGE * 2)
     assert expected["daily"]["materialized"] == RANGE and expected["downstream"]["last_run"]
+    assert expected["downstream"]["tagged"] == RANGE  # daily's latest are its own, without data versions
     assert {(LAST, "FAILED"), (FIRST, "SUCCEEDED"), (UNCHECKED, "PLANNED")} <= set(expected["checks"])
     # The planned materializations of both assets came as one batch, each step's 7 as another.
     assert ("ASSET_MATERIALIZATION_PLANNED", 2 * len(RANGE)) in batches, batches
