@@ -37,43 +37,34 @@ def _string_id(value) -> int:
     return get_string_id(value)
 
 
-def _token_test(attr: str, value) -> Callable[[int, Callable[[int], str]], bool]:
-    """The test of one attribute of one pattern token, on the attribute's value (a hash or a flag);
-    ``text`` gives the string of a hash, for ``REGEX``."""
+def _token_test(attr: str, value) -> tuple[list[int] | None, Callable[[int, Callable[[int], str]], bool]]:
+    """One attribute's test of one pattern token, on the attribute's value (a hash or a flag;
+    ``text`` gives the string of a hash, for ``REGEX``), with the values it accepts when it is a
+    list of them (equality or ``IN``: what a pattern's first token is filed under), else None."""
     if isinstance(value, bool) or (attr.startswith("IS_") and isinstance(value, int)):
         if not attr.startswith("IS_"):
             raise _Unsupported(attr)
         flag = int(value)
-        return lambda v, text: v == flag
+        return [flag], lambda v, text: v == flag
     if attr not in HASHED:
         raise _Unsupported(attr)
     if isinstance(value, (str, int)):
         wanted = _string_id(value)
-        return lambda v, text: v == wanted
+        return [wanted], lambda v, text: v == wanted
     if not isinstance(value, dict) or len(value) != 1:
         raise _Unsupported(f"{attr}: {value!r}")
     (op, arg), = value.items()
     if op == "IN":
-        allowed = {_string_id(v) for v in arg}
-        return lambda v, text: v in allowed
+        allowed = [_string_id(v) for v in arg]
+        accepted = set(allowed)
+        return allowed, lambda v, text: v in accepted
     if op == "NOT_IN":
         refused = {_string_id(v) for v in arg}
-        return lambda v, text: v not in refused
+        return None, lambda v, text: v not in refused
     if op == "REGEX":
         pattern = re.compile(arg)
-        return lambda v, text: bool(pattern.search(text(v)))
+        return None, lambda v, text: bool(pattern.search(text(v)))
     raise _Unsupported(op)
-
-
-def _wanted(attr: str, value) -> list[int] | None:
-    """The values an attribute test accepts, when it is a list of them (equality or ``IN``)."""
-    if isinstance(value, bool) or (attr.startswith("IS_") and isinstance(value, int)):
-        return [int(value)]
-    if isinstance(value, (str, int)):
-        return [_string_id(value)]
-    if isinstance(value, dict) and set(value) == {"IN"}:
-        return [_string_id(v) for v in value["IN"]]
-    return None
 
 
 class RulerLookup:
@@ -97,7 +88,7 @@ class RulerLookup:
             return attrs.index(attr)
 
         # {(columns): {(values): [(attr_id, match_id, length, [(offset, column, test)])]}}
-        self.filed: dict[tuple[int, ...], dict[tuple[int, ...], list]] = defaultdict(lambda: defaultdict(list))
+        filed: dict[tuple[int, ...], dict[tuple[int, ...], list]] = defaultdict(lambda: defaultdict(list))
         for attr_id in range(len(ruler.attrs)):
             key = str(attr_id)
             for pattern in ruler.matcher.get(key)[1]:
@@ -106,22 +97,21 @@ class RulerLookup:
                 filed_on, rest = {}, []
                 for offset, spec in enumerate(pattern):
                     for attr, value in spec.items():
-                        col, test = column(attr), _token_test(attr, value)
-                        wanted = _wanted(attr, value) if offset == 0 else None
-                        if wanted is None:
-                            rest.append((offset, col, test))
-                        else:
+                        col, (wanted, test) = column(attr), _token_test(attr, value)
+                        if offset == 0 and wanted is not None:
                             filed_on[col] = wanted
+                        else:
+                            rest.append((offset, col, test))
                 cols = tuple(sorted(filed_on))
                 entry = (attr_id, self.strings[key], len(pattern), rest)
                 for values in product(*(filed_on[c] for c in cols)):
-                    self.filed[cols][values].append(entry)
+                    filed[cols][values].append(entry)
         self.columns = [IDS[a] for a in attrs]
-        self.always = [entry for entries in self.filed.pop((), {}).values() for entry in entries]
+        self.always = [entry for entries in filed.pop((), {}).values() for entry in entries]
         # A token's key under each set of columns (a value for one column, a tuple for several).
         self.lookups = [
             (itemgetter(*cols), {values[0] if len(cols) == 1 else values: entries for values, entries in by_values.items()})
-            for cols, by_values in self.filed.items()
+            for cols, by_values in filed.items()
         ]
 
     def match(self, doc) -> list[tuple[int, int, int, int]]:
