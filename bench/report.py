@@ -238,7 +238,7 @@ def consolidate_section(r: dict) -> str:
         f"{f['parts_seconds']}.\n\n"
         + _table(["path", "runs", "Dagster events", "sessions", "seconds", "sessions/min", "vs. functions"], rows)
         + "\n\n"
-        + _table(["spaCy configuration", "docs/s", "same entities as full", "tags, parse, lemmas and entities as full"], spacy)
+        + _table(["spaCy configuration", "docs/s", "same entities as full", "tags, POS, morphology, parse, lemmas and entities as full"], spacy)
         + "\n\n![consolidate](results/consolidate.png)\n"
     )
 
