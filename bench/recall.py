@@ -77,6 +77,7 @@ from memory_pipeline.recall.sources import ChunkSource, tenant_cache  # noqa: E4
 from memory_pipeline.store.base import sql_str  # noqa: E402
 from memory_pipeline.store.tables import CHUNKS  # noqa: E402
 
+from bench import host_steal_s, steal_since  # noqa: E402
 from bench.recall_fresh import (  # noqa: E402
     EncodeEmbedder,
     TorchScriptEmbedder,
@@ -202,17 +203,28 @@ class PrecomputedEmbedder:
         return len(text.split())
 
 
+class Timings(list):
+    """Seconds per item of one timed pass, with the CPU seconds the host took meanwhile."""
+
+    host_steal_s: float | None = None
+
+
 def percentiles(samples: list[float]) -> dict[str, float]:
     ms = np.array(samples) * 1000
-    return {"p50": round(float(np.percentile(ms, 50)), 3), "p95": round(float(np.percentile(ms, 95)), 3), "n": len(samples)}
+    out = {"p50": round(float(np.percentile(ms, 50)), 3), "p95": round(float(np.percentile(ms, 95)), 3), "n": len(samples)}
+    if getattr(samples, "host_steal_s", None) is not None:
+        out["host_steal_s"] = samples.host_steal_s
+    return out
 
 
-def timed(fn, items) -> tuple[list[float], list]:
-    times, outs = [], []
+def timed(fn, items) -> tuple[Timings, list]:
+    times, outs = Timings(), []
+    steal = host_steal_s()
     for item in items:
         t0 = time.perf_counter()
         outs.append(fn(item))
         times.append(time.perf_counter() - t0)
+    times.host_steal_s = steal_since(steal)
     return times, outs
 
 

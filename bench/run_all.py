@@ -28,6 +28,10 @@ from importlib import metadata
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench import host_steal_s, steal_since  # noqa: E402
+
 RESULTS = HERE / "results"
 BASELINE = HERE / "baseline.json"
 
@@ -90,9 +94,16 @@ def machine() -> dict:
 
 
 def run_benchmark(name: str, args: list[str], out: Path, log) -> dict:
+    """Run one benchmark in its own process. What earlier ones wrote (the recall and memory
+    benchmarks each write gigabytes) is on disk first, so the kernel does not write it back
+    during this one's timings; the CPU time the host took from the machine meanwhile is kept
+    beside the load (``host_steal_s``)."""
     cmd = [sys.executable, str(HERE / f"{name}.py"), *args, "--out", str(out / f"{name}.json")]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "LANCE_LOG": "error"}
+    if hasattr(os, "sync"):
+        os.sync()
     started = time.perf_counter()
+    steal = host_steal_s()
     load = os.getloadavg()
     print(f"== {name}: {' '.join(cmd[1:])}  (load {load[0]:.1f})", flush=True)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=HERE.parent)
@@ -106,7 +117,8 @@ def run_benchmark(name: str, args: list[str], out: Path, log) -> dict:
         raise SystemExit(f"benchmark {name} failed (exit {code}); see the log above")
     return {"seconds": round(seconds, 1), "finished": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "load_average_at_start": [round(x, 2) for x in load],
-            "load_average_at_end": [round(x, 2) for x in os.getloadavg()], "command": f"python bench/{name}.py {' '.join(args)}"}
+            "load_average_at_end": [round(x, 2) for x in os.getloadavg()], "host_steal_s": steal_since(steal),
+            "command": f"python bench/{name}.py {' '.join(args)}"}
 
 
 def _values(data, path):

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import host_steal_s, steal_since
 from bench.run_all import BASELINE, check_against_baseline, guarded_ratios
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,6 +50,17 @@ def test_guarded_ratios_take_the_worst_size():
     }
 
 
+def test_host_steal_is_read_from_proc_stat():
+    first = host_steal_s()
+    if not Path("/proc/stat").exists():
+        assert first is None
+        return
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    assert first == pytest.approx(int(fields[8]) / os.sysconf("SC_CLK_TCK"), abs=1.0)
+    assert steal_since(first) >= 0
+    assert steal_since(None) is None
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(3600)  # minutes when quiet; far more under load, which must not fail it
 def test_quick_benchmark_ratios_hold(tmp_path):
@@ -60,4 +72,9 @@ def test_quick_benchmark_ratios_hold(tmp_path):
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     for name in ("ingest", "recall", "machine"):
         assert (tmp_path / f"{name}.json").exists()
+    runs = json.loads((tmp_path / "machine.json").read_text())["runs"]
+    if Path("/proc/stat").exists():  # each benchmark's figures carry what the host took meanwhile
+        assert all(run["host_steal_s"] >= 0 for run in runs.values())
+        timed = json.loads((tmp_path / "recall.json").read_text())["sizes"]["20000"]["retrieval"]
+        assert timed["host_steal_s"] >= 0 and timed["n"] == 40
     assert (tmp_path / "ingest.png").stat().st_size < 200_000
