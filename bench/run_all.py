@@ -244,5 +244,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(HERE.parent))
     raise SystemExit(main())
