@@ -209,10 +209,10 @@ class Timings(list):
     host_steal_s: float | None = None
 
 
-def percentiles(samples: list[float]) -> dict[str, float]:
+def percentiles(samples: Timings) -> dict[str, float]:
     ms = np.array(samples) * 1000
     out = {"p50": round(float(np.percentile(ms, 50)), 3), "p95": round(float(np.percentile(ms, 95)), 3), "n": len(samples)}
-    if getattr(samples, "host_steal_s", None) is not None:
+    if samples.host_steal_s is not None:
         out["host_steal_s"] = samples.host_steal_s
     return out
 
