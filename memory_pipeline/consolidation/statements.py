@@ -96,7 +96,7 @@ def _turns(text: str, path: str, tenant: Tenant) -> list[Statement]:
         else:
             speaker = role  # a named speaker of a multi-party transcript
         # Code and attachments ("[shares a photo of ...]") state no fact of the speaker's.
-        content = clean_text(scrub_secrets(turn.content).text)
+        content = clean_text(turn.content)  # scrubbed by parse_transcript
         if not content:
             continue
         out.append(Statement(f"{path}#L{turn.line}", TURN, content, turn.ts, speaker, path, turn.line))

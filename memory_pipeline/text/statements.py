@@ -190,7 +190,14 @@ def _restore(text: str, placeholders: list[str]) -> str:
 
 def clean_text(text: str) -> str:
     """A turn's words without code blocks and bracketed attachments, on one line."""
-    return " ".join(_BRACKET_RE.sub(" ", _CODE_BLOCK_RE.sub(" ", text[:MAX_TURN_CHARS])).split())
+    return words_and_captions(text[:MAX_TURN_CHARS])[0]
+
+
+def words_and_captions(text: str) -> tuple[str, list[str]]:
+    """A text's words on one line without code blocks and bracketed attachments, and the
+    attachments' captions ("[shares a photo of a dog]") as written."""
+    text = _CODE_BLOCK_RE.sub(" ", text)
+    return " ".join(_BRACKET_RE.sub(" ", text).split()), _BRACKET_RE.findall(text)
 
 
 def statements(turns: Sequence, user_name: str, nlp=None) -> list[Statement]:
