@@ -1,13 +1,15 @@
 """Proves: the local instance's storage (``LocalSqliteStorage``) stores a run's events as Dagster's
-own SQLite storage does, writes the events Dagster hands it together in one batch, loses or
-duplicates nothing when a batch fails, and stores a run's events again after a wipe of the event
-log, though it keeps an engine per file.
+own SQLite storage does, writes the events Dagster hands it together in one batch and each other
+event in one transaction per file, makes a run's file as Dagster's own does, loses or duplicates
+nothing when a batch fails, and stores a run's events again after a wipe of the event log, though
+it keeps an engine per file.
 
 Each test runs the same range of partitions on a stock SQLite instance and on the local storage
 and compares what the instance answers afterwards: events of the run, planned and done
 materializations per partition, the tags indexed for them, the asset's record, check evaluations.
 """
 
+import sqlite3
 from collections import Counter
 
 import dagster as dg
@@ -129,6 +131,48 @@ def test_local_storage_answers_as_dagsters_own_and_writes_batches(tmp_path, loca
     # The planned materializations of both assets came as one batch, each step's 7 as another.
     assert ("ASSET_MATERIALIZATION_PLANNED", 2 * len(RANGE)) in batches, batches
     assert batches.count(("ASSET_MATERIALIZATION", len(RANGE))) == 2, batches
+
+
+def test_a_check_evaluation_is_stored_through_one_connection_per_file(local_storage, monkeypatch):
+    opened: list[tuple[str, str]] = []
+    transaction = BatchingSqliteEventLogStorage._transaction
+    store_event = BatchingSqliteEventLogStorage.store_event
+
+    def recorded_transaction(self, shard):
+        opened.append((self._current_event, "index" if shard == "index" else "run"))
+        return transaction(self, shard)
+
+    def recorded_store(self, event):
+        self._current_event = event.dagster_event_type.value if event.dagster_event_type else "log"
+        return store_event(self, event)
+
+    monkeypatch.setattr(BatchingSqliteEventLogStorage, "_transaction", recorded_transaction)
+    monkeypatch.setattr(BatchingSqliteEventLogStorage, "store_event", recorded_store)
+    run_range(local_storage)
+    evaluations = len(RANGE)  # one per checked partition (all days but one), and the run's own result
+    per_evaluation = Counter(where for event, where in opened if event == "ASSET_CHECK_EVALUATION")
+    # The stock storage opens the index file twice for each (the row, then the check's record).
+    assert per_evaluation == {"run": evaluations, "index": evaluations}, per_evaluation
+
+
+def test_a_run_file_is_made_as_dagsters_own_makes_it(tmp_path, local_storage):
+    def made(instance: dg.DagsterInstance) -> tuple:
+        run_id = run_range(instance)
+        db = sqlite3.connect(instance.event_log_storage.path_for_shard(run_id))
+        try:
+            return (
+                sorted(db.execute("SELECT type, name, sql FROM sqlite_master").fetchall()),
+                db.execute("SELECT version_num FROM alembic_version").fetchall(),
+                db.execute("PRAGMA journal_mode").fetchall(),
+            )
+        finally:
+            db.close()
+
+    (tmp_path / "stock").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "stock")) as stock:
+        expected = made(stock)
+    assert made(local_storage) == expected
+    assert expected[2] == [("wal",)] and len(expected[1]) == 1 and expected[0]
 
 
 def test_a_failed_batch_is_rolled_back_and_stored_one_event_at_a_time(local_storage, monkeypatch, capfd):
