@@ -2,13 +2,18 @@
 spaCy's default load does;
 ``parse`` gives the docs ``nlp.pipe`` gives (tags, lemmas, parse, entities), whatever
 the batch; a text parsed once is not parsed again by the same pipeline while it is among the
-recent tokens, so a session's summary and its graph share one parse; the memo holds at most
+recent tokens, so a session's summary and its graph share one parse (the graph parses only a turn's
+attachment captions, which the summary leaves out, and reads the same facts); the memo holds at most
 ``PARSE_MEMO_TOKENS`` tokens and drops the least recently used first. Real spaCy: the claim is
 that a remembered doc equals a fresh one."""
 
+from datetime import UTC, datetime
+
 import memory_pipeline.text.statements as statements_module
+from memory_pipeline.knowledge.relations import extract, utterances
 from memory_pipeline.text.ruler import RulerLookup
-from memory_pipeline.text.statements import parse
+from memory_pipeline.text.statements import parse, statements
+from memory_pipeline.text.turns import Turn
 
 TEXTS = [
     "Lost my job as a banker yesterday.",
@@ -45,6 +50,24 @@ def test_docs_equal_a_fresh_parse_and_each_text_is_parsed_once(nlp):
     again = parse([TEXTS[1], "A new sentence about Oslo."], counting)
     assert again[0] is first[1]
     assert counting.parsed == [*TEXTS[:3], "A new sentence about Oslo."]
+
+
+def test_the_graph_reads_a_turns_words_from_its_summarys_parse_and_its_captions_apart(nlp):
+    ts = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
+    turns = [
+        Turn(1, "Gina", "I opened my store in Rome last week! [shares a photo of a shop front in Rome]", ts, "D1:1"),
+        Turn(2, "Jon", "Congrats!\n I adopted a puppy.", ts, "D1:2"),
+    ]
+    counting = CountingPipeline(nlp)
+    statements(turns, "conv-1", counting)
+    summary_parsed = list(counting.parsed)
+    found = extract(utterances(turns, (), "conv-1"), nlp=counting)
+
+    assert summary_parsed == ["I opened my store in Rome last week!", "Congrats! I adopted a puppy."]
+    assert counting.parsed == [*summary_parsed, "[shares a photo of a shop front in Rome]"]
+    facts = {(f.subject, f.predicate, f.object, f.line) for f in found.facts}
+    assert {("Gina", "opened", "store", 1), ("Jon", "has_pet", "puppy", 2)} <= facts, facts
+    assert ("Rome", "GPE") in {(name, kind) for name, kind, _, _ in found.mentions}
 
 
 def test_disabled_components_are_parsed_apart(nlp):
