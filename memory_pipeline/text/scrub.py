@@ -48,6 +48,7 @@ from memory_pipeline.text.secret_families import (
     looks_like_password,
     looks_random,
     placeholder,
+    sub_values,
 )
 
 CUSTOM = "custom"
@@ -70,6 +71,7 @@ _ASSIGNMENT_RE = re.compile(
     r"|(?P<bare>[^\s\"'`,;\\]{1,300}))"
 )
 
+_VALUE_GROUPS = ("dq", "sq", "bare")
 _WORDISH = re.compile(r"[A-Za-z]+")
 # Values that stand for a secret without being one: templates, environment references, code.
 _PLACEHOLDER_VALUE_RE = re.compile(
@@ -242,11 +244,11 @@ def _replace_group(match: re.Match[str], group: int | str, kind: str, counts: Co
 
 
 def _apply_assignments(text: str, counts: Counter[str]) -> str:
-    def substitute(match: re.Match[str]) -> str:
+    def substitute(match: re.Match[str]) -> str | None:
         kind = _assignment_type(match)
         if kind is None:
-            return match.group(0)
-        group = next(g for g in ("dq", "sq", "bare") if match.group(g) is not None)
+            return None
+        group = next(g for g in _VALUE_GROUPS if match.group(g) is not None)
         return _replace_group(match, group, kind, counts)
 
     # The keyword alternation is slow to try at every position of a megabyte of prose, and an
@@ -257,7 +259,7 @@ def _apply_assignments(text: str, counts: Counter[str]) -> str:
         return any(stem in before for stem in _KEYWORD_STEMS)
 
     spans = _spans_around(text, _OPERATOR_RE, _KEY_REACH, _VALUE_REACH, keyword_before)
-    return _rewrite_spans(text, spans, lambda piece: _ASSIGNMENT_RE.sub(substitute, piece))
+    return _rewrite_spans(text, spans, lambda piece: sub_values(_ASSIGNMENT_RE, piece, substitute, *_VALUE_GROUPS))
 
 
 def _spans_around(

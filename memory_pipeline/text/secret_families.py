@@ -17,6 +17,7 @@ identifiers (``getUserAccountSettings``), hashes and ids (hex only) are left alo
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
 
@@ -258,49 +259,73 @@ def _value_group(match: re.Match[str], *names: str) -> str | None:
     return next((n for n in names if match.group(n) is not None), None)
 
 
+def sub_values(
+    pattern: re.Pattern[str], text: str, substitute: Callable[[re.Match[str]], str | None], *value_groups: str
+) -> str:
+    """``pattern.sub(substitute, text)`` for a label followed by its value (``value_groups``: the
+    groups that may hold it), where ``substitute`` returns None to leave a match as it is. The
+    search then goes on from where the value starts, not from its end: a value turned down may
+    hold another label ("Max tokens: 4096.SESSION_SECRET=..." pasted without a space), whose
+    secret a plain ``sub`` would skip and leave in the text."""
+    pieces: list[str] = []
+    done = at = 0
+    while (match := pattern.search(text, at)) is not None:
+        new = substitute(match)
+        if new is None:
+            group = _value_group(match, *value_groups)
+            at = max(match.start(group) if group else match.end(), match.start() + 1)
+            continue
+        pieces += (text[done : match.start()], new)
+        done = at = max(match.end(), match.start() + 1)
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
 def apply_labelled(text: str, counts) -> str:
     """Flags, XML elements and URL user information that name or hold a credential."""
 
-    def flag_or_xml(match: re.Match[str]) -> str:
+    def flag_or_xml(match: re.Match[str]) -> str | None:
         value = match.group("value")
         if is_template(value) or not (looks_random(value, 8) or looks_like_password(value)):
-            return match.group(0)
+            return None
         return _redact(match, "value", "secret", counts)
 
-    def url_token(match: re.Match[str]) -> str:
+    def url_token(match: re.Match[str]) -> str | None:
         value = match.group("value")
         if "REDACTED" in value or not looks_random(value, 16) or entropy(value) < 3.5:
-            return match.group(0)
+            return None
         return _redact(match, "value", "url_token", counts)
 
     if "--" in text or "-p" in text:
-        text = FLAG_RE.sub(flag_or_xml, text)
+        text = sub_values(FLAG_RE, text, flag_or_xml, "value")
     if "</" in text:
-        text = XML_RE.sub(flag_or_xml, text)
+        text = sub_values(XML_RE, text, flag_or_xml, "value")
     if "@" in text:
-        text = URL_TOKEN_RE.sub(url_token, text)
+        text = sub_values(URL_TOKEN_RE, text, url_token, "value")
 
-    def user_password(match: re.Match[str]) -> str:
+    def user_password(match: re.Match[str]) -> str | None:
         group = _value_group(match, "value", "glued", "sshpass", "netrc")
         value = match.group(group)
         if is_template(value) or not (looks_like_password(value) or looks_random(value, 8)):
-            return match.group(0)
+            return None
         return _redact(match, group, "password", counts)
 
     if "-u" in text or "--user" in text or "-p" in text or "password" in text:
-        text = USER_PASSWORD_RE.sub(user_password, text)
+        text = sub_values(USER_PASSWORD_RE, text, user_password, "value", "glued", "sshpass", "netrc")
     return text
 
 
 def apply_prose(text: str, counts) -> str:
     """"My password is X": the value is taken when it looks like one (prose words are not)."""
 
-    def substitute(match: re.Match[str]) -> str:
+    def substitute(match: re.Match[str]) -> str | None:
         group = _value_group(match, "quoted", "bare")
         value = match.group(group)
         stripped = value.rstrip(_TRAILING_PUNCTUATION)
         if is_template(value) or "://" in value or not stripped or any(c.isspace() for c in stripped):
-            return match.group(0)
+            return None
         password = PASSWORD_KEYWORD_RE.fullmatch(match.group("kw")) is not None
         quoted = group == "quoted"
         if password:
@@ -308,7 +333,7 @@ def apply_prose(text: str, counts) -> str:
         else:
             ok = looks_random(stripped, 16)
         if not ok:
-            return match.group(0)
+            return None
         kind = "password" if password else "secret"
         whole, base = match.group(0), match.start(0)
         start = match.start(group) - base
@@ -316,17 +341,17 @@ def apply_prose(text: str, counts) -> str:
         counts[kind] += 1
         return whole[:start] + placeholder(kind, whole[start:end]) + whole[end:]
 
-    text = PROSE_RE.sub(substitute, text)
+    text = sub_values(PROSE_RE, text, substitute, "quoted", "bare")
 
-    def bare(match: re.Match[str]) -> str:
+    def bare(match: re.Match[str]) -> str | None:
         value = match.group("value").rstrip(_TRAILING_PUNCTUATION)
         if is_template(value) or not (any(c.isdigit() for c in value) and looks_random(value, 8)):
-            return match.group(0)
+            return None
         counts["password"] += 1
         whole, start = match.group(0), match.start("value") - match.start(0)
         return whole[:start] + placeholder("password", value) + whole[start + len(value) :]
 
-    return BARE_PASSWORD_RE.sub(bare, text)
+    return sub_values(BARE_PASSWORD_RE, text, bare, "value")
 
 
 def apply_aws_pairs(text: str, counts) -> str:

@@ -17,7 +17,7 @@ import random
 import string
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memory_pipeline.sources.transcripts import parse_transcript
@@ -284,8 +284,23 @@ fragments = st.sampled_from(
 )
 
 
+def test_a_value_turned_down_does_not_hide_the_assignment_glued_to_it():
+    """"tokens: 4096" is no secret, and its value runs on into the next line's assignment when the
+    two are pasted without a space: the assignment is still read, and its secret redacted."""
+    text = "Max tokens: 4096.SESSION_SECRET=SURCsQKxFe20510VVjdyfT1s and more"
+    once = scrub_secrets(text)
+    assert once.text == "Max tokens: 4096.SESSION_SECRET=[REDACTED:secret] and more"
+    assert once.counts == {"secret": 1}
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(fragments, max_size=12), st.sampled_from(["", " ", "\n", "\r\n", "; "]))
+@example(
+    ["The bearer of bad news was Melanie. Tokens per second: 4500. Max tokens: 4096.",
+     "SESSION_SECRET=SURCsQKxFe20510VVjdyfT1s", "SESSION_SECRET=SURCsQKxFe20510VVjdyfT1s",
+     "temporary creds ASIAJ9Q716C1RSMVLK3F (expire at 5pm)"],
+    "",
+)
 def test_mixed_corpus_is_idempotent_and_keeps_lines(parts, glue):
     text = glue.join(parts)
     once = scrub_secrets(text)
