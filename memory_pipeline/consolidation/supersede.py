@@ -69,7 +69,8 @@ UNVALUED_CHANGE = 0.50
 MIN_WORDS = 4
 """Shorter sentences ("Thanks, Jon!") state nothing to replace."""
 MAX_TOKENS = 40
-_LINE_RE = re.compile(r"\n+|(?:^|\s)(?:[-*•]|\d+[.)])\s+")
+_BREAK_RE = re.compile(r"(?:^|\s+)[-*•]\s+|\n+")
+_NUMBERED_RE = re.compile(r"(?:^|\s)(\d{1,3})[.)]\s+")
 EXTRACTIVE, LLM = "extractive", "llm"
 
 JUDGE_PROMPT = (
@@ -107,11 +108,40 @@ class _Sentence:
     claim: Claim
 
 
+def lines(text: str) -> list[str]:
+    """A text's lines and list items, their bullets left out. A turn's words come on one line, so
+    a list is found inside it: a dash or a bullet, and a numbered item of a run counting from one
+    ("1. Scene ... 2. The problem ..."), or one opening a line or following a sentence's end
+    ("Several things. 1) We pushed ..."). A number ending a sentence ("on May 14. Ana runs it",
+    "due November 20.") is in no run and stays in its sentence, a value of it."""
+    cuts = [m.span() for m in _BREAK_RE.finditer(text)]
+    run: list[re.Match] = []
+    for m in [*_NUMBERED_RE.finditer(text), None]:
+        n = int(m.group(1)) if m else 0
+        if m and run and n == int(run[-1].group(1)) + 1:
+            run.append(m)
+            continue
+        cuts += [r.span() for r in run if len(run) > 1 or _opens(text, r)]
+        run = [m] if m and (n == 1 or _opens(text, m)) else []
+    out, at = [], 0
+    for start, end in sorted(cuts):
+        if start >= at:
+            out.append(text[at:start])
+        at = max(at, end)
+    return [*out, text[at:]]
+
+
+def _opens(text: str, number: re.Match) -> bool:
+    """Whether a number opens a line or follows a sentence's end: an item's number, not a value."""
+    before = text[: number.start(1)].rstrip(" \t")
+    return not before or before.endswith(("\n", ".", "!", "?", ":"))
+
+
 def claims_of(statements: Sequence[Statement], nlp) -> list[_Sentence]:
     """Every sentence of every statement as a claim. Lines and bullets are parsed apart (the
     parser runs a summary's bullets together), and a sentence longer than ``MAX_TOKENS`` is no
     claim: a paragraph of several facts changes nothing in particular."""
-    parts = [(s, line) for s in statements for line in _LINE_RE.split(s.text[:4000]) if line.strip()]
+    parts = [(s, line) for s in statements for line in lines(s.text[:4000]) if line.strip()]
     out = []
     for (statement, _), doc in zip(parts, nlp.pipe([p for _, p in parts], batch_size=64), strict=True):
         for sent in doc.sents:

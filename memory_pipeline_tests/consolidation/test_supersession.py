@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memory_pipeline.consolidation.statements import MEMORY, NOTE, TURN, Statement
-from memory_pipeline.consolidation.supersede import detect
+from memory_pipeline.consolidation.supersede import detect, lines
 from memory_pipeline.consolidation.timeline import SupersessionStore, supersede_tenant
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.service import MemoryService
@@ -81,6 +81,29 @@ def test_a_fact_changed_twice_is_a_chain(statement_nlp, minilm):
     second = note("2026-04-13", "The deploy window moved to Wednesdays at 10:00 UTC.")
     third = turn(3, "Heads up: deploys are on Thursdays at 09:00 UTC from now on.", at(8, 24))
     assert pairs([third, first, second], statement_nlp, minilm) == [(first.ref, second.ref), (second.ref, third.ref)]
+
+
+LISTS = {
+    "a number ending a sentence": ("The review is on May 14. Ana runs it.", ["The review is on May 14. Ana runs it."]),
+    "a numbered point after a sentence": ("Several things. 1) We pushed the cutover.", ["Several things.", "We pushed the cutover."]),
+    "a number ending a sentence before a list": ("It is due November 20. Plan: 1. draft", ["It is due November 20. Plan:", "draft"]),
+    "a numbered list on one line": ("Budget: 1. Scene: 500 2. Problem: 550 3. Close: 250", ["Budget:", "Scene: 500", "Problem: 550", "Close: 250"]),
+    "a number after a list started": ("See item 3. Then: 1. foo 2. bar", ["See item 3. Then:", "foo", "bar"]),
+    "dashes on one line": ("Main risks: - Slots retain WAL. - Long transactions.", ["Main risks:", "Slots retain WAL.", "Long transactions."]),
+    "lines and their bullets": ("- a\n- b\n2. c\n  3. d\n\n1. e", ["a", "b", "c", "d", "e"]),
+}
+
+
+@pytest.mark.parametrize("case", list(LISTS))
+def test_lists_are_read_apart_and_numbers_stay_in_their_sentence(case):
+    text, expected = LISTS[case]
+    assert [line.strip() for line in lines(text) if line.strip()] == expected
+
+
+def test_a_date_ending_a_sentence_is_the_value_a_later_one_changes(statement_nlp, minilm):
+    old = turn(1, "The quarterly review is on May 14. Ana runs it.", at(3, 2))
+    new = turn(2, "The quarterly review was pushed to May 21.", at(4, 2))
+    assert pairs([old, new], statement_nlp, minilm) == [(old.ref, new.ref)]
 
 
 LOOKALIKES = {
