@@ -127,7 +127,7 @@ def targets_section(results: dict, info: dict) -> str:
                      "(reported)", "", info["runs"]["consolidate"]["command"]])
         rows.append([f"consolidation through Dagster ({best[0]}) / plain functions", f"{through / plain:.2f}",
                      "≥ 0.80", _verdict(through / plain >= 0.8), info["runs"]["consolidate"]["command"]])
-        rows.append([f"consolidation through Dagster ({best[0]})", f"{through:.0f} sessions/min",
+        rows.append([f"consolidation through Dagster ({best[0]})", f"{through:.1f} sessions/min",
                      "≥ 200", _verdict(through >= 200), info["runs"]["consolidate"]["command"]])
     return _table(["figure", "measured", "target", "", "command"], rows)
 
