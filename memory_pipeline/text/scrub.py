@@ -244,12 +244,9 @@ def _replace_group(match: re.Match[str], group: int | str, kind: str, counts: Co
 
 
 def _apply_assignments(text: str, counts: Counter[str]) -> str:
-    def substitute(match: re.Match[str]) -> str | None:
+    def substitute(match: re.Match[str], group: str) -> str | None:
         kind = _assignment_type(match)
-        if kind is None:
-            return None
-        group = next(g for g in _VALUE_GROUPS if match.group(g) is not None)
-        return _replace_group(match, group, kind, counts)
+        return None if kind is None else _replace_group(match, group, kind, counts)
 
     # The keyword alternation is slow to try at every position of a megabyte of prose, and an
     # assignment always has its operator: look only around ":" and "=" signs that have a

@@ -260,19 +260,19 @@ def _value_group(match: re.Match[str], *names: str) -> str | None:
 
 
 def sub_values(
-    pattern: re.Pattern[str], text: str, substitute: Callable[[re.Match[str]], str | None], *value_groups: str
+    pattern: re.Pattern[str], text: str, substitute: Callable[[re.Match[str], str], str | None], *value_groups: str
 ) -> str:
-    """``pattern.sub(substitute, text)`` for a label followed by its value (``value_groups``: the
-    groups that may hold it), where ``substitute`` returns None to leave a match as it is. The
-    search then goes on from where the value starts, not from its end: a value turned down may
-    hold another label ("Max tokens: 4096.SESSION_SECRET=..." pasted without a space), whose
-    secret a plain ``sub`` would skip and leave in the text."""
+    """``pattern.sub`` for a label followed by its value, in the first of ``value_groups`` that
+    holds it: ``substitute(match, group)`` returns the replacement, or None to leave the match as
+    it is. The search then goes on from where the value starts, not from its end: a value turned
+    down may hold another label ("Max tokens: 4096.SESSION_SECRET=..." pasted without a space),
+    whose secret a plain ``sub`` would skip and leave in the text."""
     pieces: list[str] = []
     done = at = 0
     while (match := pattern.search(text, at)) is not None:
-        new = substitute(match)
+        group = _value_group(match, *value_groups)
+        new = substitute(match, group)
         if new is None:
-            group = _value_group(match, *value_groups)
             at = max(match.start(group) if group else match.end(), match.start() + 1)
             continue
         pieces += (text[done : match.start()], new)
@@ -286,17 +286,17 @@ def sub_values(
 def apply_labelled(text: str, counts) -> str:
     """Flags, XML elements and URL user information that name or hold a credential."""
 
-    def flag_or_xml(match: re.Match[str]) -> str | None:
-        value = match.group("value")
+    def flag_or_xml(match: re.Match[str], group: str) -> str | None:
+        value = match.group(group)
         if is_template(value) or not (looks_random(value, 8) or looks_like_password(value)):
             return None
-        return _redact(match, "value", "secret", counts)
+        return _redact(match, group, "secret", counts)
 
-    def url_token(match: re.Match[str]) -> str | None:
-        value = match.group("value")
+    def url_token(match: re.Match[str], group: str) -> str | None:
+        value = match.group(group)
         if "REDACTED" in value or not looks_random(value, 16) or entropy(value) < 3.5:
             return None
-        return _redact(match, "value", "url_token", counts)
+        return _redact(match, group, "url_token", counts)
 
     if "--" in text or "-p" in text:
         text = sub_values(FLAG_RE, text, flag_or_xml, "value")
@@ -305,8 +305,7 @@ def apply_labelled(text: str, counts) -> str:
     if "@" in text:
         text = sub_values(URL_TOKEN_RE, text, url_token, "value")
 
-    def user_password(match: re.Match[str]) -> str | None:
-        group = _value_group(match, "value", "glued", "sshpass", "netrc")
+    def user_password(match: re.Match[str], group: str) -> str | None:
         value = match.group(group)
         if is_template(value) or not (looks_like_password(value) or looks_random(value, 8)):
             return None
@@ -320,8 +319,7 @@ def apply_labelled(text: str, counts) -> str:
 def apply_prose(text: str, counts) -> str:
     """"My password is X": the value is taken when it looks like one (prose words are not)."""
 
-    def substitute(match: re.Match[str]) -> str | None:
-        group = _value_group(match, "quoted", "bare")
+    def substitute(match: re.Match[str], group: str) -> str | None:
         value = match.group(group)
         stripped = value.rstrip(_TRAILING_PUNCTUATION)
         if is_template(value) or "://" in value or not stripped or any(c.isspace() for c in stripped):
@@ -343,12 +341,12 @@ def apply_prose(text: str, counts) -> str:
 
     text = sub_values(PROSE_RE, text, substitute, "quoted", "bare")
 
-    def bare(match: re.Match[str]) -> str | None:
-        value = match.group("value").rstrip(_TRAILING_PUNCTUATION)
+    def bare(match: re.Match[str], group: str) -> str | None:
+        value = match.group(group).rstrip(_TRAILING_PUNCTUATION)
         if is_template(value) or not (any(c.isdigit() for c in value) and looks_random(value, 8)):
             return None
         counts["password"] += 1
-        whole, start = match.group(0), match.start("value") - match.start(0)
+        whole, start = match.group(0), match.start(group) - match.start(0)
         return whole[:start] + placeholder("password", value) + whole[start + len(value) :]
 
     return sub_values(BARE_PASSWORD_RE, text, bare, "value")
