@@ -14,6 +14,8 @@ from typing import Protocol
 
 import numpy as np
 
+from memory_pipeline.heap import kept_for_the_process
+
 MINILM_NAME = "all-MiniLM-L6-v2"
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 
@@ -36,7 +38,7 @@ def _load_sentence_transformer(path: str):
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
-    return SentenceTransformer(path, device="cpu", local_files_only=True)
+    return kept_for_the_process(SentenceTransformer(path, device="cpu", local_files_only=True))
 
 
 def minilm_path() -> str:

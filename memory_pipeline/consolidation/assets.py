@@ -227,7 +227,7 @@ def semantic_graph(
         changed = {r["id"]: r for r in [*built.validity_changed, *timeline.relations_changed]}.values()
         closed += [[r["subject"], r["predicate"], r["object"], f"{r['valid_to']:%Y-%m-%d}"] for r in changed if r["valid_to"]]
         day_of = _episode_days(store, tenant.key)
-        stored = Counter(day_of.get(e) for e in store.relation_rows(tenant.key)["source_episode"].to_list())
+        stored = Counter(day_of.get(e) for e in store.relation_rows(tenant.key, columns=["source_episode"])["source_episode"].to_list())
         outcome = check_relations(store, tenant.key)
         for day in reported_days(report, days, set(day_of.values())):
             mine = [r for r in built.relations if day_of.get(r["source_episode"]) == day]
@@ -293,7 +293,7 @@ def entity_dedup(context: dg.AssetExecutionContext, lancedb: LanceDBResource, em
             "merged": len(done.merged),
             "ambiguous_flagged": len(done.ambiguous),
             "relations_repointed": done.relations_repointed,
-            "dagster/row_count": store.entity_rows(tenant.key).height,
+            "dagster/row_count": store.entity_rows(tenant.key, columns=["id"]).height,
         }
         outcome = check_dedup(store, tenant.key)
         for day in reported_days(report, days, set(_episode_days(store, tenant.key).values())):

@@ -59,8 +59,10 @@ def check_episodes(store: ConsolidationStore, tenant: str) -> Outcome:
 
 
 def check_relations(store: ConsolidationStore, tenant: str) -> Outcome:
-    entities = set(store.entity_rows(tenant)["id"].to_list())
-    relations = store.relation_rows(tenant)
+    entities = set(store.entity_rows(tenant, columns=["id"])["id"].to_list())
+    relations = store.relation_rows(tenant, columns=[
+        "id", "subject_id", "object_id", "object", "predicate", "single_valued", "valid_from", "valid_to",
+    ])
     ends = {
         r["old_ref"]: utc(r["new_said_at"]) for r in supersession_rows(store.db, tenant).iter_rows(named=True)
         if r["old_kind"] == RELATION
@@ -87,8 +89,8 @@ def check_relations(store: ConsolidationStore, tenant: str) -> Outcome:
 def check_dedup(store: ConsolidationStore, tenant: str) -> Outcome:
     merges = store.merge_rows(tenant)
     merged = set(merges.filter(pl.col("status") == "merged")["from_id"].to_list()) if merges.height else set()
-    entities = set(store.entity_rows(tenant)["id"].to_list())
-    relations = store.relation_rows(tenant)
+    entities = set(store.entity_rows(tenant, columns=["id"])["id"].to_list())
+    relations = store.relation_rows(tenant, columns=["subject_id", "object_id"])
     named = set(relations["subject_id"].to_list()) | set(relations["object_id"].drop_nulls().to_list()) if relations.height else set()
     still_stored, still_named = sorted(merged & entities), sorted(merged & named)
     return not (still_stored or still_named), {

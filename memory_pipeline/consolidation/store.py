@@ -100,12 +100,12 @@ class ConsolidationStore(LanceBase):
         return count
 
     # -- graph ----------------------------------------------------------------------------
-    def entity_rows(self, tenant: str) -> pl.DataFrame:
-        return self.read(ENTITIES, f"tenant = {sql_str(tenant)}")
+    def entity_rows(self, tenant: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        return self.read(ENTITIES, f"tenant = {sql_str(tenant)}", columns)
 
-    def relation_rows(self, tenant: str, where: str | None = None) -> pl.DataFrame:
+    def relation_rows(self, tenant: str, where: str | None = None, columns: Sequence[str] | None = None) -> pl.DataFrame:
         scope = f"tenant = {sql_str(tenant)}" + (f" AND ({where})" if where else "")
-        return self.read(RELATIONS, scope)
+        return self.read(RELATIONS, scope, columns)
 
     def merge_rows(self, tenant: str) -> pl.DataFrame:
         return self.read(ENTITY_MERGES, f"tenant = {sql_str(tenant)}")

@@ -5,12 +5,15 @@ in the ``dagster.yaml`` it writes. Runs, events and schedules are the files of D
 SQLite storage under ``base_dir`` (a stock instance reads them), written by the stock code except
 in these ways:
 
-- **One engine per database file.** Dagster's SQLite event log builds a SQLAlchemy engine for
-  every statement, so no compiled statement is ever reused (the consolidation of the LoCoMo dev
-  sessions compiled 18,000), and another to ask whether the index holds a table, twice for each
-  asset event. Here each file keeps its engine, and a table found is remembered; connections are
-  still opened per write and closed after it (no pool), so other processes see the same files
-  and locks.
+- **One engine per database file, its connection kept.** Dagster's SQLite event log builds a
+  SQLAlchemy engine for every statement, so no compiled statement is ever reused (the
+  consolidation of the LoCoMo dev sessions compiled 18,000), and another to ask whether the index
+  holds a table, twice for each asset event; each engine opens a new connection per write and
+  closes it after (which, in WAL mode, checkpoints the file when it was the last one open). Here
+  each file keeps its engine and the engine its connection between writes, and a table found is
+  remembered. An idle connection holds no transaction and so no lock: other processes read and
+  write the same files as before. A wipe, which deletes the runs' files, closes their connections
+  first, and a forked child drops its parent's connections without closing them.
 - **Batches in one transaction.** With ``DAGSTER_EVENT_BATCH_SIZE`` set (this storage sets it for
   the process that builds it), Dagster hands a storage the events it produces together as one
   batch: the planned materializations of every partition of a run, the materializations of
@@ -44,6 +47,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from functools import cache
 from itertools import groupby
+from weakref import WeakSet
 
 import yaml
 from alembic.runtime.migration import MigrationContext
@@ -63,7 +67,7 @@ from dagster._serdes import ConfigurableClassData, serialize_value
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DatabaseError
-from sqlalchemy.pool import NullPool
+from sqlalchemy.pool import QueuePool
 
 BATCH_SIZE_VARIABLE = "DAGSTER_EVENT_BATCH_SIZE"
 BATCH_SIZE = 1000
@@ -75,7 +79,7 @@ PLAIN_ASSET_EVENTS = {
 """The events a batch stores at once (``_store_asset_events``); any other goes through ``store_event``."""
 ENGINES_KEPT = 16
 """Database files whose engine a process keeps: the index and the runs it is writing or reading
-(an engine without a pool holds no connection, only its compiled statements)."""
+(each engine holds its compiled statements and one idle connection, an open file)."""
 
 
 class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
@@ -86,6 +90,7 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
         self._batch = threading.local()
         self._tables: set[str] = set()
         super().__init__(base_dir, inst_data)
+        _STORAGES.add(self)
 
     @classmethod
     def from_config_value(cls, inst_data: ConfigurableClassData | None, config_value: dict) -> BatchingSqliteEventLogStorage:
@@ -125,7 +130,7 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
         engine = self._engines.pop(shard, None)
         if engine is None:
             engine = create_engine(
-                create_db_conn_string(self._base_dir, shard), poolclass=NullPool,
+                create_db_conn_string(self._base_dir, shard), poolclass=QueuePool, pool_size=1, max_overflow=-1,
                 connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS},
             )
         if shard not in self._initialized_dbs:  # asked at each use, as the stock one does: a wipe empties it
@@ -190,7 +195,9 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
         with self.run_connection(events[0].run_id) as conn:
             conn.execute(SqlEventLogStorageTable.insert(), rows)
         with self.index_connection() as conn:
-            ids = [conn.execute(SqlEventLogStorageTable.insert(), row).inserted_primary_key[0] for row in rows]
+            # One statement for the batch, its ids returned in the rows' order.
+            insert = SqlEventLogStorageTable.insert().returning(SqlEventLogStorageTable.c.id, sort_by_parameter_order=True)
+            ids = list(conn.execute(insert, rows).scalars())
             self._store_asset_event_tags(conn, events, ids)
             last = {
                 (event.dagster_event.asset_key, event.dagster_event_type): (event_id, event)
@@ -213,10 +220,26 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
         with self.index_connection() as conn:
             conn.execute(AssetCheckExecutionsTable.insert(), [{**common, "partition": key} for key in keys])
 
+    def wipe(self) -> None:
+        """The stock wipe, which deletes every run's file, with their kept connections closed first
+        (a connection left open would go on writing to the deleted file)."""
+        for shard in [s for s in self._engines if s != INDEX_SHARD_NAME]:
+            self._engines.pop(shard).dispose()
+        super().wipe()
+
     def dispose(self) -> None:
         super().dispose()
         while self._engines:
             self._engines.popitem()[1].dispose()
+
+    def _forget_connections(self) -> None:
+        """In a forked child: the parent's connections are the parent's, dropped unclosed."""
+        for engine in self._engines.values():
+            engine.dispose(close=False)
+
+
+_STORAGES: WeakSet[BatchingSqliteEventLogStorage] = WeakSet()
+os.register_at_fork(after_in_child=lambda: [storage._forget_connections() for storage in list(_STORAGES)])
 
 
 @cache

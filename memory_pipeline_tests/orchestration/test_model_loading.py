@@ -3,10 +3,14 @@
 A CLI command or a demo executes several consolidation runs in one process (one per tenant);
 Dagster builds the resources again for every run, so the embedder and both spaCy pipelines must
 come from process-wide caches keyed by their settings, or every run would pay the load again
-(spaCy ~1-4 s each, the embedder ~0.6 s, DESIGN.md section 10).
+(spaCy ~1-4 s each, the embedder ~0.6 s, DESIGN.md section 10). A loaded model is kept out of
+the garbage collector's passes, which would otherwise walk its objects again in every full
+collection for as long as the process lives.
 """
 
 from __future__ import annotations
+
+import gc
 
 import dagster as dg
 import pytest
@@ -25,6 +29,14 @@ LOADERS = {"embedder": resources._embedder, "graph spaCy": statements.load_nlp, 
 def test_the_embedder_cache_is_keyed_by_its_settings():
     assert EmbedderResource(kind="hash").get() is EmbedderResource(kind="hash").get()
     assert EmbedderResource(kind="hash", batch_size=8).get() is not EmbedderResource(kind="hash").get()
+
+
+def test_a_loaded_model_is_out_of_the_collectors_passes():
+    nlp, embedder = statements.load_nlp(), EmbedderResource(kind="minilm").get()
+    fresh = {"made after": []}
+    walked = {id(o) for o in gc.get_objects()}  # what a full collection walks
+    assert {id(nlp), id(nlp.vocab), id(embedder.model)}.isdisjoint(walked)
+    assert id(fresh) in walked  # objects made later are collected as usual
 
 
 @pytest.mark.slow
