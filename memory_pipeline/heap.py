@@ -2,9 +2,9 @@
 
 A process loads the spaCy pipeline and the embedding model once and keeps them to its end, yet
 every full collection walks their objects again (about 770,000 with the consolidation's models,
-Dagster and its definitions): in a consolidation run of the LoCoMo dev sessions, where Dagster's
-events keep the collector busy, collections took 0.53-0.55 s, and 0.18-0.23 s with what was alive
-once the models were loaded moved out of its view (``gc.freeze``).
+Dagster and its definitions): in launches of the LoCoMo dev sessions' consolidation, where
+Dagster's events keep the collector busy, collections took 0.47-0.62 s, and 0.17-0.23 s with what
+was alive once the models were loaded moved out of its view (``gc.freeze``).
 """
 
 from __future__ import annotations
