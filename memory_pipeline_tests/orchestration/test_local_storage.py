@@ -99,6 +99,11 @@ def what_the_instance_answers(instance: dg.DagsterInstance, run_id: str) -> dict
     return answers
 
 
+def log_line(run_id: str, message: str) -> EventLogEntry:
+    """A plain log line of the run (no Dagster event)."""
+    return EventLogEntry(error_info=None, level="INFO", user_message=message, run_id=run_id, timestamp=0.0)
+
+
 @pytest.fixture
 def local_storage(tmp_path):
     home = tmp_path / "local"
@@ -204,9 +209,7 @@ def test_a_wiped_event_log_stores_a_runs_events_again_as_dagsters_own_does(tmp_p
     def after_wipe(instance: dg.DagsterInstance) -> list[str]:
         run_id = run_range(instance)
         instance.event_log_storage.wipe()  # removes every run's file, whose engine the local storage keeps
-        instance.event_log_storage.store_event(
-            EventLogEntry(error_info=None, level="INFO", user_message="after the wipe", run_id=run_id, timestamp=0.0)
-        )
+        instance.event_log_storage.store_event(log_line(run_id, "after the wipe"))
         return [entry.user_message for entry in instance.all_logs(run_id)]
 
     (tmp_path / "stock").mkdir()
@@ -234,10 +237,6 @@ def test_the_local_home_and_its_run_workers_use_the_local_storage(tmp_path, monk
     with dg.DagsterInstance.from_ref(instance.get_ref()) as worker:
         assert type(worker.event_log_storage) is BatchingSqliteEventLogStorage
     instance.dispose()
-
-
-def log_line(run_id: str, message: str) -> EventLogEntry:
-    return EventLogEntry(error_info=None, level="INFO", user_message=message, run_id=run_id, timestamp=0.0)
 
 
 def test_a_kept_connection_neither_hides_nor_blocks_another_writer(local_storage):
