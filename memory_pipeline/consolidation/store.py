@@ -118,12 +118,6 @@ class ConsolidationStore(LanceBase):
             self.delete(ENTITIES, sql_in("id", ids))
 
     def upsert_relations(self, rows: list[dict]) -> None:
-        if rows and self.has(RELATIONS):
-            table = self.open(RELATIONS)
-            if "said_at" not in table.schema.names:
-                # Version 2 of the table: until the graph is rebuilt, when a relation was said is
-                # when it was first held (the only date version 1 stored).
-                table.add_columns({"said_at": "valid_from"})
         self.upsert(RELATIONS, rows)
 
     def delete_relations(self, ids: Iterable[str]) -> None:

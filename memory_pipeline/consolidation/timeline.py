@@ -58,8 +58,6 @@ class SupersessionStore(LanceBase):
         kept = set(existing["id"].to_list()) if existing.height else set()
         fresh = {r["id"] for r in rows}
         stale = sorted(kept - fresh)
-        if rows and self.has(SUPERSESSIONS) and "old_sentence" not in self.open(SUPERSESSIONS).schema.names:
-            self.open(SUPERSESSIONS).add_columns({"old_sentence": "CAST(NULL AS STRING)"})  # version 1 table
         if rows:
             self.upsert(SUPERSESSIONS, rows)
         if stale:

@@ -136,6 +136,7 @@ class LanceBase:
         self.db = connect(self.uri)
         self.dim = dim
         self._lock = threading.Lock()
+        self._migrated: set[str] = set()
 
     def table_names(self) -> list[str]:
         result = self.db.list_tables()
@@ -146,12 +147,13 @@ class LanceBase:
         return spec.name in self.table_names()
 
     def open(self, spec: TableSpec):
-        """The table, created empty when missing; refused when its vectors have another size."""
+        """The table, created empty when missing and migrated to its spec's version when older;
+        refused when its vectors have another size."""
         if spec.has_vector and self.dim is None:
             if self.has(spec):
-                return self.db.open_table(spec.name)
+                return self.migrate(spec, self.db.open_table(spec.name))
             raise RuntimeError(f"the {spec.name} table does not exist yet and no vector size is known")
-        table = self._open_or_create(spec.name, spec.schema(self.dim))
+        table = self.migrate(spec, self._open_or_create(spec.name, spec.schema(self.dim)))
         if spec.has_vector:
             size = getattr(table.schema.field("vector").type, "list_size", self.dim)
             if size != self.dim:
@@ -159,6 +161,20 @@ class LanceBase:
                     f"the {spec.name} table in {self.uri} holds {size}-dimensional vectors but the "
                     f"embedder makes {self.dim}; after changing the embedding model, {spec.after_new_model}"
                 )
+        return table
+
+    def migrate(self, spec: TableSpec, table):
+        """Apply the spec's migrations the stored table lacks, in order, once per base (a table
+        written at an earlier version keeps its rows and gains the columns later versions added)."""
+        if spec.name in self._migrated:
+            return table
+        pending = spec.pending(table.schema.names)
+        if pending:
+            with commit_lock(self.uri):
+                table = self.db.open_table(spec.name)  # another writer may have migrated it meanwhile
+                for migration in spec.pending(table.schema.names):
+                    table.add_columns(dict(migration.add_columns))
+        self._migrated.add(spec.name)
         return table
 
     def _open_or_create(self, name: str, schema: pa.Schema):
@@ -180,7 +196,7 @@ class LanceBase:
             if columns:
                 schema = pa.schema([schema.field(c) for c in columns])
             return pl.from_arrow(schema.empty_table())
-        query = self.db.open_table(spec.name).search()
+        query = self.migrate(spec, self.db.open_table(spec.name)).search()
         if where:
             query = query.where(where)
         if columns:

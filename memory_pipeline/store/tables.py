@@ -3,12 +3,14 @@
 Every module reads and writes a table through its spec (``store.base.LanceBase``), so a table's
 name and shape are written down once, here. Columns are listed as ``name type`` with ``!`` for
 NOT NULL; ``vec`` is a vector of the embedder's size, fixed per table, and ``floats`` a list of
-any length. A change of columns bumps the table's ``version``, with the migration it needs
-written beside it.
+any length. A change of columns bumps the table's ``version`` and adds the named ``Migration`` that brings a
+table of the previous version to it; ``store.base.LanceBase`` applies the missing ones, in order,
+the first time it opens the table.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -38,6 +40,20 @@ def columns_schema(columns: str, dim: int | None = None) -> pa.Schema:
 
 
 @dataclass(frozen=True)
+class Migration:
+    """What brings a table from ``version - 1`` to ``version``: columns added, each filled by a SQL
+    expression over the existing columns (``CAST(NULL AS STRING)`` for an empty one)."""
+
+    version: int
+    name: str
+    add_columns: tuple[tuple[str, str], ...]
+
+    @property
+    def columns(self) -> list[str]:
+        return [name for name, _ in self.add_columns]
+
+
+@dataclass(frozen=True)
 class TableSpec:
     name: str
     columns: str
@@ -46,8 +62,33 @@ class TableSpec:
     scalar: tuple[tuple[str, str], ...] = ()
     """Scalar indices ``(column, kind)`` built with the full-text index."""
     version: int = 1
+    migrations: tuple[Migration, ...] = ()
+    """One per version after the first, in order: ``migrations[i].version == i + 2``."""
     after_new_model: str = "drop the table and rebuild it"
     """What to do when the stored vectors have another size than the embedder's."""
+
+    def __post_init__(self):
+        if [m.version for m in self.migrations] != list(range(2, self.version + 1)):
+            raise ValueError(f"table {self.name} is at version {self.version}: it needs one migration per later version")
+        missing = [c for m in self.migrations for c in m.columns if c not in self.names]
+        if missing:
+            raise ValueError(f"table {self.name}: migrations add columns the spec does not list: {missing}")
+
+    def stored_version(self, column_names: Sequence[str]) -> int:
+        """The version a stored table with these columns is at: every migration whose columns it
+        holds, counted from the first one it lacks."""
+        present = set(column_names)
+        version = 1
+        for migration in self.migrations:
+            if not all(c in present for c in migration.columns):
+                break
+            version = migration.version
+        return version
+
+    def pending(self, column_names: Sequence[str]) -> list[Migration]:
+        """The migrations a stored table with these columns still needs, in order."""
+        done = self.stored_version(column_names)
+        return [m for m in self.migrations if m.version > done]
 
     @property
     def fts_index(self) -> str:
@@ -103,11 +144,14 @@ ENTITIES = TableSpec(
 RELATIONS = TableSpec(
     "relations",
     # valid_from: when it starts holding (the later date its statement names, if any); said_at:
-    # when it was said. Version 2 added said_at (``ConsolidationStore.relations`` adds it).
+    # when it was said.
     "id str!, tenant str!, subject_id str!, subject str!, predicate str!, object_id str, object str!, "
     "object_type str!, valid_from ts, valid_to ts, single_valued bool!, source_episode str!, path str!, "
     "line i32!, evidence str!, rule str!, confidence f32!, said_at ts",
     version=2,
+    # Until the graph is rebuilt, when a relation was said is when it was first held (the only date
+    # version 1 stored).
+    migrations=(Migration(2, "relations_said_at", (("said_at", "valid_from"),)),),
 )
 ENTITY_MERGES = TableSpec(
     "entity_merges",
@@ -144,11 +188,12 @@ SUPERSESSIONS = TableSpec(
     # one stopped holding; changed: value classes that changed (empty: said to have changed);
     # decided_by: extractive | llm; old_sentence: the one sentence that changed when the old statement
     # says more than it (null when it is the whole statement); it goes with its record when the
-    # statement is forgotten. Version 2 added old_sentence (``SupersessionStore`` adds it).
+    # statement is forgotten.
     "id str!, tenant str!, old_ref str!, old_kind str!, old_said_at ts!, new_ref str!, new_kind str!, "
     "new_said_at ts!, attribute str!, changed strs, cues strs, score f32!, decided_by str!, decided_at ts!, "
     "old_sentence str",
     version=2,
+    migrations=(Migration(2, "supersessions_old_sentence", (("old_sentence", "CAST(NULL AS STRING)"),)),),
 )
 
 STATEMENT_PARSES = TableSpec(
