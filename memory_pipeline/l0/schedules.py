@@ -9,7 +9,6 @@ so the next process's first query reads them instead of building them. The cron 
 """
 
 import time
-from datetime import timedelta
 
 import dagster as dg
 
@@ -18,8 +17,8 @@ from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.orchestration.cron import utc_schedule
 from memory_pipeline.orchestration.pools import LANCEDB_WRITE_POOL
 from memory_pipeline.orchestration.resources import LanceDBResource
+from memory_pipeline.store.base import KEEP_VERSIONS_FOR
 
-KEEP_VERSIONS_FOR = timedelta(days=7)
 
 
 def table_stats(store) -> dict[str, dict[str, int]]:
