@@ -54,9 +54,12 @@ class FakeChat:
 
     def answer(self, body: dict) -> str:
         prompt = body["messages"][1]["content"]
-        if body["max_tokens"] == 4096:  # dreaming: keep one candidate, rewritten, with its citation
-            citation = re.search(r"(\[[^\[\]]*#L\d+(?:-L\d+)?\])", prompt).group(1)
-            return f"## Preferences\n- Alice wants dark mode everywhere. {citation}\n## Key decisions\n- Invented line without citation."
+        if body["max_tokens"] == 4096:  # dreaming: keep one candidate with its citation, add two inventions
+            text, citation = re.search(r"^[^:\n]+: (.+) (\[[^\[\]]*#L\d+(?:-L\d+)?\])$", prompt, re.M).groups()
+            return (
+                f"## Preferences\n- {text} {citation}\n- Alice keeps her bank PIN 4242 in the vault. {citation}\n"
+                "## Key decisions\n- Invented line without citation."
+            )
         return "Alice raised the Query API rate limit issue with support. The loader will back off on 429s."
 
 
@@ -85,8 +88,8 @@ def test_llm_writes_summaries_and_dreaming(sample_root, lance_uri, instance, cha
     dreamed = run_dreaming(instance, res)
     assert metadata(dreamed, "dreaming")["path_llm"] == 1 and chat.requests[-1]["max_tokens"] == 4096
     text = next(sample_root.glob("support-bot/users/alice/memory/_system/dreaming/*.md")).read_text()
-    assert "Alice wants dark mode everywhere. [sess-20261026-tw01" in text
-    assert "Invented line" not in text and "(llm)" in text
+    assert "[sess-20261026-tw01" in text and "(llm)" in text
+    assert "Invented line" not in text and "4242" not in text  # no citation; not what the cited lines say
 
 
 @pytest.mark.parametrize("mode", ["error", "garbage"])
