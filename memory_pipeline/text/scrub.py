@@ -38,6 +38,7 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+from memory_pipeline.text.secret_configs import apply_config_formats
 from memory_pipeline.text.secret_families import (
     PLACEHOLDER,
     apply_aws_pairs,
@@ -66,9 +67,9 @@ _ASSIGNMENT_RE = re.compile(
     r"(?=[PpSsTtAaCcKk])(?i:(?P<kw>passphrase|password|passwd|pass|pwd|secret|token|api[_-]?key|"
     r"access[_-]?key|auth[_-]?key|private[_-]?key|credentials?|signature|sig|auth|key))"
     r"(?P<rest>[\w.-]{0,40}?)[\"'\\\]]{0,3}[ \t]*(?:=>|:=|=|:)[ \t]*"
-    r"(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){1,300}?)\\?\""
-    r"|\\?'(?P<sq>[^'\\\n]{1,300}?)\\?'"
-    r"|(?P<bare>[^\s\"'`,;\\]{1,300}))"
+    r"(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){1,4096}?)\\?\""
+    r"|\\?'(?P<sq>[^'\\\n]{1,4096}?)\\?'"
+    r"|(?P<bare>[^\s\"'`,;\\]{1,4096}))"
 )
 
 _VALUE_GROUPS = ("dq", "sq", "bare")
@@ -80,6 +81,9 @@ _PLACEHOLDER_VALUE_RE = re.compile(
     r"|none$|null$|true$|false$|undefined$|[a-z][a-z0-9+.-]*://)",
     re.IGNORECASE,
 )
+# Code, not a value: a constant's name (APPLE_CLIENT_SECRET), an index or a call
+# (responseData["access_token"], get_token()).
+_CODE_VALUE_RE = re.compile(r"[A-Z][A-Z]+(?:_[A-Z]+)+|[A-Za-z_$][\w$.]*(?:\[.*|\(.*)")
 _MIN_ASSIGNED_SECRET = 8
 _OPERATOR_RE = re.compile(r"(?<=[\w\"'\]\\ \t])[:=]+")
 _KEYWORD_STEMS = ("pass", "pwd", "secret", "token", "key", "credential", "sig", "auth")
@@ -87,7 +91,7 @@ _KEYWORD_STEMS = ("pass", "pwd", "secret", "token", "key", "credential", "sig", 
 # value must look generated.
 _WEAK_KEYWORDS = ("key", "auth", "sig", "signature")
 _KEY_REACH = 80  # keyword, identifier suffix, quotes and spaces before the operator
-_VALUE_REACH = 320  # spaces, quotes and a value of up to 300 characters after it
+_VALUE_REACH = 4120  # spaces, quotes and a value of up to 4,096 characters after it (session tokens run long)
 _PASSWORD_KEYWORDS = ("pass", "pwd")
 
 
@@ -137,7 +141,7 @@ def _assignment_type(match: re.Match[str]) -> str | None:
     if "REDACTED" in match.group(0)[end - match.start() :]:
         return None
     value = match.group("dq") or match.group("sq") or match.group("bare") or ""
-    if len(value) < _MIN_ASSIGNED_SECRET or _PLACEHOLDER_VALUE_RE.match(value):
+    if len(value) < _MIN_ASSIGNED_SECRET or _PLACEHOLDER_VALUE_RE.match(value) or _CODE_VALUE_RE.fullmatch(value):
         return None
     keyword = match.group("kw").lower()
     password = keyword.startswith(_PASSWORD_KEYWORDS)
@@ -424,6 +428,7 @@ def scrub_secrets(text: str, extra_patterns: Sequence[str] = ()) -> ScrubResult:
     text = _apply_detect_secrets(text, counts)
     text = _apply_assignments(text, counts)
     text = apply_labelled(text, counts)
+    text = apply_config_formats(text, counts)
     text = apply_prose(text, counts)
     text = apply_aws_pairs(text, counts)
     text = apply_random_tokens(text, counts)

@@ -21,6 +21,8 @@ from collections.abc import Callable
 
 from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
 
+from memory_pipeline.text.secret_lookalikes import not_a_secret, public_block_spans
+
 # --- Vendor prefixes ----------------------------------------------------------------------------
 # (placeholder type, pattern). The token must stand alone (see ``standalone``) and, unless the
 # pattern is specific enough by itself, mix letters and digits as generated tokens do.
@@ -174,7 +176,7 @@ PROSE_RE = re.compile(
     rf"(?:[ \t]+(?i:{_VERBS})(?=[\s:\-\"'`“‘«])|[ \t]*[:：](?=[ \t]|[^\x00-\x7f])|[ \t]*(?:是|为|為|は|는|은|이|가|：))[ \t]*[:\-]?[ \t]*"
     r"(?:(?P<q>[\"'`“‘«「])(?P<quoted>[^\"'`”’»」\n]{1,200})[\"'`”’»」]|(?P<bare>"
     + _ASCII_VALUE
-    + r"{4,200}))"
+    + r"{4,4096}))"
 )
 PASSWORD_KEYWORD_RE = re.compile(rf"(?:{_PASSWORD_WORDS}|{_COMPOUND_WORDS})[^\W\d_]{{0,3}}", re.IGNORECASE)
 # "... user admin and password Adm1n2024": no verb, so the value must mix letters and digits.
@@ -193,10 +195,10 @@ _NOT_A_VALUE_RE = re.compile(
 
 # --- Flags, XML elements and URL user information ------------------------------------------------
 _CRED = r"(?:[A-Za-z0-9]*[_-])?(?:password|passwd|pass|pwd|token|secret|api[_-]?key|apikey|auth[_-]?token)"
-FLAG_RE = re.compile(rf"(?<![\w-])--?(?i:{_CRED})(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"']{{6,300}})(?P=q)")
+FLAG_RE = re.compile(rf"(?<![\w-])--?(?i:{_CRED})(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"']{{6,4096}})(?P=q)")
 XML_RE = re.compile(
     r"<(?P<tag>[\w:.-]*(?i:password|passwd|secret|token|apikey|api_key|accesskey|privatekey)[\w:.-]*)>"
-    r"[ \t]*(?P<value>[^<\s]{6,300})[ \t]*</(?P=tag)>"
+    r"[ \t]*(?P<value>[^<\s]{6,4096})[ \t]*</(?P=tag)>"
 )
 # "curl -u user:pw", "--user user:pw", "mysql -pSecret", "sshpass -p pw", a .netrc line.
 USER_PASSWORD_RE = re.compile(
@@ -210,7 +212,7 @@ URL_TOKEN_RE = re.compile(r"://(?P<value>[^\s:/?#@\[\]\"'<>]{16,256})@(?=[\w\[])
 # --- Random tokens -------------------------------------------------------------------------------
 AWS_SECRET_RUN_RE = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 AWS_NEIGHBOURHOOD = 300  # characters either side of a key id where its secret is looked for
-TOKEN_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/_\-.%])[A-Za-z0-9+/_\-.%]{32,512}={0,2}(?![A-Za-z0-9+/_\-=.%])")
+TOKEN_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/_\-.%])[A-Za-z0-9+/_\-.%]{32,}+={0,2}(?![A-Za-z0-9+/_\-=.%])")
 # A hash that names its algorithm cites content, it is not a credential (SRI, Docker digests).
 # Inline data ("data:image/png;base64,...") is content, not a credential either.
 # A public key ("ssh-ed25519 AAAA...") is meant to be shared.
@@ -240,7 +242,7 @@ def random_token(text: str, start: int, end: int) -> bool:
         return False
     if _DIGEST_RUN_RE.match(run) or _DIGEST_PREFIX_RE.search(text, max(0, start - 24), start):
         return False
-    return entropy(run) >= MIN_TOKEN_ENTROPY
+    return entropy(run) >= MIN_TOKEN_ENTROPY and not not_a_secret(text, start, end)
 
 
 # --- Applying the families ----------------------------------------------------------------------
@@ -418,10 +420,12 @@ def apply_near_keyword(text: str, counts) -> str:
             if not chosen_secret(value, first=n == 0 and password):
                 continue
             at = text.index(value, keyword.end())
+            # The window may have cut a long token: the value runs to its end.
+            end = max(at + len(value), len(_ASCII_RUN_RE.match(text, at).group(0).rstrip(_TRAILING_PUNCTUATION)) + at)
             kind = "password" if password else "secret"
             counts[kind] += 1
-            pieces += [text[done:at], placeholder(kind, value)]
-            done = at + len(value)
+            pieces += [text[done:at], placeholder(kind, text[at:end])]
+            done = end
             break
     if not pieces:
         return text
@@ -453,8 +457,10 @@ def apply_aws_pairs(text: str, counts) -> str:
 
 
 def apply_random_tokens(text: str, counts) -> str:
+    public = public_block_spans(text)
+
     def substitute(match: re.Match[str]) -> str:
-        if not random_token(match.string, match.start(), match.end()):
+        if any(lo <= match.start() < hi for lo, hi in public) or not random_token(match.string, match.start(), match.end()):
             return match.group(0)
         counts["high_entropy_token"] += 1
         return PLACEHOLDER.format("high_entropy_token")

@@ -1,0 +1,67 @@
+"""Secrets that a file format, not a label beside them, marks: connection files and configuration
+blocks where the credential's name and its value are two fields apart.
+
+- A ``.pgpass`` line, ``host:port:database:user:password``: the fifth field is a password.
+- A named credential and its value in separate fields: Terraform/HCL (``variable "db_password"
+  { default = "..." }``), Kubernetes and Compose environment lists (``- name: DB_PASSWORD`` then
+  ``value: ...``), AWS task definitions and Postman environments (``{"name": "API_TOKEN",
+  "value": "..."}``, ``"key": ..., "value": ...``). The name is any field value that names a
+  credential; the value is the next ``value``/``default``-like field within a few lines, before
+  another name starts.
+
+Values are checked like every other family's (``looks_like_password`` or ``looks_random``), and
+templates (``${var.x}``, ``{{ .Values.x }}``) are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory_pipeline.text.secret_families import is_template, looks_like_password, looks_random, placeholder, sub_values
+
+_CREDENTIAL_NAME = (
+    r"[\w.-]*(?i:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|credentials?|private[_-]?key|"
+    r"access[_-]?key|auth[_-]?key|signing[_-]?key|client[_-]?key)[\w.-]*"
+)
+# host:port:database:user:password. The host holds a letter, a dot or is "*"; the port is digits or "*".
+PGPASS_RE = re.compile(
+    r"(?<![\w.:/@-])(?:\*|[\w-]*[A-Za-z.][\w.-]*):(?:\d{1,5}|\*):[^\s:]{1,64}:[^\s:]{1,64}:"
+    r"(?P<value>(?:\\:|[^\s:\\])+)(?=\s|$)"
+)
+NAMED_VALUE_RE = re.compile(
+    # the name: a quoted block label or the value of a name-like field
+    r"(?:(?i:variable|resource|data|output|secret|parameter|param|setting|env)[ \t]+\"(?P<label>" + _CREDENTIAL_NAME + r")\""
+    r"|[\"']?(?i:name|key|id|variable|param|parametername)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<named>" + _CREDENTIAL_NAME + r")\b[\"']?)"
+    # then, within a few lines and before another name, the value field
+    r"(?P<between>(?:(?!(?i:\bname|\bkey\b|\bvariable\b))[^\n]){0,120}(?:\n(?:(?!(?i:\bname\b|\bkey\b|\bvariable\b))[^\n]){0,120}){0,3}?)"
+    r"(?<![\w-])(?i:default|value|val|data|content|secret_string|string_value|plaintext)[\"']?[ \t]*(?:=>|=|:)[ \t]*"
+    r"(?:\"(?P<dq>[^\"\n]{1,4096})\"|'(?P<sq>[^'\n]{1,4096})'|(?P<bare>[^\s\"',;}\]]{1,4096}))"
+)
+_MIN_VALUE = 6
+
+
+def _secret_value(value: str) -> bool:
+    if len(value) < _MIN_VALUE or is_template(value) or "REDACTED" in value:
+        return False
+    return looks_like_password(value) or looks_random(value, 8)
+
+
+def apply_config_formats(text: str, counts) -> str:
+    """Redact the password of ``.pgpass`` lines and the value of named credentials."""
+
+    def substitute(match: re.Match[str], group: str) -> str | None:
+        value = match.group(group)
+        if not _secret_value(value.replace("\\:", ":")):
+            return None
+        kind = "password" if "pass" in (match.groupdict().get("label") or match.groupdict().get("named") or "pass").lower() else "secret"
+        whole, base = match.group(0), match.start(0)
+        start, end = match.start(group) - base, match.end(group) - base
+        counts[kind] += 1
+        return whole[:start] + placeholder(kind, whole[start:end]) + whole[end:]
+
+    if ":" in text:
+        text = sub_values(PGPASS_RE, text, substitute, "value")
+    lowered = text.lower()
+    if any(word in lowered for word in ("default", "value", "val", "data", "content", "plaintext", "string")):
+        text = sub_values(NAMED_VALUE_RE, text, substitute, "dq", "sq", "bare")
+    return text
