@@ -38,17 +38,19 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from memory_pipeline.text.secret_configs import apply_config_formats
+from memory_pipeline.text.secret_prose import apply_prose
+from memory_pipeline.text.secret_configs import apply_config_formats, apply_json_strings
 from memory_pipeline.text.secret_families import (
     PLACEHOLDER,
     apply_aws_pairs,
     apply_labelled,
-    apply_prose,
     apply_random_tokens,
     apply_vendor_prefixes,
     looks_like_password,
     looks_random,
     placeholder,
+    rewrite_spans,
+    spans_around,
     sub_values,
 )
 
@@ -259,55 +261,8 @@ def _apply_assignments(text: str, counts: Counter[str]) -> str:
         before = text[max(0, match.start() - _KEY_REACH) : match.start()].lower()
         return any(stem in before for stem in _KEYWORD_STEMS)
 
-    spans = _spans_around(text, _OPERATOR_RE, _KEY_REACH, _VALUE_REACH, keyword_before)
-    return _rewrite_spans(text, spans, lambda piece: sub_values(_ASSIGNMENT_RE, piece, substitute, *_VALUE_GROUPS))
-
-
-def _spans_around(
-    text: str,
-    finder: re.Pattern[str],
-    before: int,
-    after: int,
-    keep: Callable[[re.Match[str]], bool] | None = None,
-) -> list[tuple[int, int]]:
-    """[start, end) spans of ``before``/``after`` characters around each finder match, cut at
-    line ends and merged when they touch. Bounded context keeps a megabyte-long line (minified
-    JSON, a base64 blob) linear where whole-line scans would not be.
-    """
-    spans: list[tuple[int, int]] = []
-    line_start, line_end = 0, -1
-    for match in finder.finditer(text):
-        if keep is not None and not keep(match):
-            continue
-        if match.start() > line_end:
-            line_start = text.rfind("\n", max(line_end, 0), match.start()) + 1
-            line_end = text.find("\n", match.end())
-            line_end = len(text) if line_end < 0 else line_end
-        start = max(line_start, match.start() - before)
-        end = min(line_end, match.end() + after)
-        if spans and start <= spans[-1][1]:
-            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
-        else:
-            spans.append((start, end))
-    return spans
-
-
-def _rewrite_spans(
-    text: str, spans: list[tuple[int, int]], rewrite: Callable[[str], str]
-) -> str:
-    pieces: list[str] = []
-    done = 0
-    for start, end in spans:
-        piece = text[start:end]
-        new = rewrite(piece)
-        if new != piece:
-            pieces.append(text[done:start])
-            pieces.append(new)
-            done = end
-    if not pieces:
-        return text
-    pieces.append(text[done:])
-    return "".join(pieces)
+    spans = spans_around(text, _OPERATOR_RE, _KEY_REACH, _VALUE_REACH, keyword_before)
+    return rewrite_spans(text, spans, lambda piece: sub_values(_ASSIGNMENT_RE, piece, substitute, *_VALUE_GROUPS))
 
 
 # --- detect-secrets ----------------------------------------------------------------------------
@@ -364,7 +319,7 @@ def _mixes_digits_and_letters(match: re.Match[str]) -> bool:
 
 
 def _apply_detect_secrets(text: str, counts: Counter[str]) -> str:
-    spans = _spans_around(
+    spans = spans_around(
         text, _LONG_RUN_RE, _DETECTOR_CONTEXT, _DETECTOR_CONTEXT, _mixes_digits_and_letters
     )
     if not spans:
@@ -410,6 +365,11 @@ def _compile_extra(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
     return tuple(compiled)
 
 
+def _scrub_decoded(value: str) -> tuple[str, dict[str, int]]:
+    result = scrub_secrets(value)
+    return result.text, result.counts
+
+
 def scrub_secrets(text: str, extra_patterns: Sequence[str] = ()) -> ScrubResult:
     """Replace secrets in ``text`` with ``[REDACTED:<type>]`` and count them by type.
 
@@ -422,6 +382,8 @@ def scrub_secrets(text: str, extra_patterns: Sequence[str] = ()) -> ScrubResult:
     counts: Counter[str] = Counter()
     if not text:
         return ScrubResult(text, {})
+    if "\\" in text and '"' in text:
+        text = apply_json_strings(text, counts, _scrub_decoded)
     for rule in _RULES:
         text = _apply(text, rule, counts)
     text = apply_vendor_prefixes(text, counts)

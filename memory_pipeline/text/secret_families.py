@@ -4,7 +4,7 @@ Four families, each general rather than a list of known strings:
 
 - vendor prefixes: a literal prefix a provider puts on its tokens (``hf_``, ``whsec_``,
   ``xapp-``, ``SG.``, ``dop_v1_`` ...) followed by a token body of the provider's length;
-- prose: "my password is X", "the API key for staging was X", in a few languages;
+- prose (``secret_prose``): "my password is X", "密码是X", "the API key for staging was X";
 - a command-line flag or an XML element named like a credential (``--password X``,
   ``<apiKey>X</apiKey>``), and a URL whose user information is a lone token;
 - random tokens: an unlabelled 40-character AWS secret next to its key id, and long base62 or
@@ -139,60 +139,6 @@ def entropy(value: str) -> float:
     return _ENTROPY.calculate_shannon_entropy(value)
 
 
-# --- Prose ---------------------------------------------------------------------------------------
-# "my password is X", "the passphrase for the vault was 'X'", "mot de passe : X", "密码是X".
-# Credential words in many languages and scripts, each with a short inflection ("Passworts",
-# "şifresi", "hasła"); a long Latin one may also end a compound ("Datenbankpasswort").
-_PASSWORD_WORDS = (
-    r"passwords?|passphrase|passcode|passwd|pwd|pw|pass ?word|pin code|passwort|kennwort|"
-    r"mot de passe|contraseña|contrasena|contrasenya|clave|senha|wachtwoord|lösenord|losenord|passord|"
-    r"adgangskode|kodeord|salasana|hasło|haslo|heslo|jelszó|jelszo|parola|parolă|şifre|sifre|lozinka|"
-    r"geslo|κωδικός|συνθηματικό|пароль|парола|лозинка|密码|密碼|口令|パスワード|暗証番号|비밀번호|암호|"
-    r"كلمة المرور|كلمة السر|סיסמה|סיסמא|رمز عبور|पासवर्ड|รหัสผ่าน|mật khẩu|kata sandi|katalaluan"
-)
-_COMPOUND_WORDS = r"passwort|kennwort|password|wachtwoord|lösenord|passord|salasana|heslo|jelszó"
-_TOKEN_WORDS = (
-    r"api[ _-]?key|secret(?: key)?|access (?:key|token)|token|auth token|client secret|key|"
-    r"clé(?: API)?|clave de API|chiave(?: API)?|API-Schlüssel|Zugangsschlüssel|ключ(?: API)?|токен|"
-    r"密钥|秘钥|令牌|トークン|APIキー|秘密鍵|토큰|API 키"
-)
-_VERBS = (
-    r"(?:is|was|has been|got) (?:set|changed|reset|updated) to|(?:set|changed|reset|updated) to|"
-    r"is now|is|was|ist|war|lautet|lautete|est|était|es|era|é|è|er|är|var|jest|to|je|on|это|"
-    r"now|है|هي|هو|היא|הוא"
-)
-_LETTER = r"[A-Za-zÀ-ɏͰ-ϿЀ-ӿ]"  # Latin, Greek and Cyrillic: scripts that inflect a word by its ending
-_KEYWORD = (
-    rf"(?:(?<![A-Za-z0-9_:\-])(?i:(?P<kw>{_PASSWORD_WORDS}|{_TOKEN_WORDS}))"
-    rf"|(?<=[a-zäöüß])(?i:(?P<compound>{_COMPOUND_WORDS}))){_LETTER}{{0,3}}(?!{_LETTER})"
-)
-# Printable ASCII but quotes, backtick, space, < and >, and the backslash (JSON writes a line
-# break inside a string as "\n": the value ends there).
-_ASCII_VALUE = r"[!#-&(-;=?-\[\]-_a-~]"
-PROSE_RE = re.compile(
-    _KEYWORD
-    # up to a few words between ("for the staging database"), never across a sentence
-    + r"(?P<mid>(?:[ \t]+[^\s.!?\"'`:=]{1,20}){0,4}?)"
-    rf"(?:[ \t]+(?i:{_VERBS})(?=[\s:\-\"'`“‘«])|[ \t]*[:：](?=[ \t]|[^\x00-\x7f])|[ \t]*(?:是|为|為|は|는|은|이|가|：))[ \t]*[:\-]?[ \t]*"
-    r"(?:(?P<q>[\"'`“‘«「])(?P<quoted>[^\"'`”’»」\n]{1,200})[\"'`”’»」]|(?P<bare>"
-    + _ASCII_VALUE
-    + r"{4,4096}))"
-)
-PASSWORD_KEYWORD_RE = re.compile(rf"(?:{_PASSWORD_WORDS}|{_COMPOUND_WORDS})[^\W\d_]{{0,3}}", re.IGNORECASE)
-# "... user admin and password Adm1n2024": no verb, so the value must mix letters and digits.
-BARE_PASSWORD_RE = re.compile(r"(?<![\w:\-])(?i:password|passwort|passcode|passwd|pwd)[ \t]+(?P<value>[^\s\"'`]{8,200})")
-# Any credential word and, later in the same clause (a few words on, or glued in a script written
-# without spaces), a value that only a chosen or generated secret looks like.
-KEYWORD_RE = re.compile(_KEYWORD)
-NEAR_REACH = 80  # characters after the keyword
-NEAR_WORDS = 8  # words after the keyword
-_CLAUSE_END_RE = re.compile(r"[.!?;](?:\s|$)|\n|[。！？；]")
-_ASCII_RUN_RE = re.compile(_ASCII_VALUE + "+")
-_NOT_A_VALUE_RE = re.compile(
-    r"^(?:v?\d+(?:\.\d+)+\S*|\d[\d:./-]*[a-z]{0,3}|[\w.+-]+@[\w.-]+|[a-z][a-z0-9+.-]*://\S*|\S+\.(?i:[a-z]{2,4})|"
-    r"#\w+|@\w+|(?P<word_number>[A-Za-z]+[_-]?\d{1,4})|\d{1,4}[A-Za-z]{1,3})$"
-)
-
 # --- Flags, XML elements and URL user information ------------------------------------------------
 _CRED = r"(?:[A-Za-z0-9]*[_-])?(?:password|passwd|pass|pwd|token|secret|api[_-]?key|apikey|auth[_-]?token)"
 FLAG_RE = re.compile(rf"(?<![\w-])--?(?i:{_CRED})(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"']{{6,4096}})(?P=q)")
@@ -205,7 +151,7 @@ USER_PASSWORD_RE = re.compile(
     r"(?<![\w-])(?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']{1,64}:(?P<value>[^\s\"']{4,200})"
     r"|\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n]{0,200}?[ \t]-p(?P<q>[\"']?)(?P<glued>[^\s\"']{4,200})"
     r"|\bsshpass[ \t]+-p[ \t]*[\"']?(?P<sshpass>[^\s\"']{4,200})"
-    r"|\blogin[ \t]+\S{1,64}[ \t]+password[ \t]+(?P<netrc>\S{4,200})"
+    r"|\blogin[ \t]+\S{1,64}[ \t]+password[ \t]+(?P<netrc>[^\s\"']{4,200})"
 )
 URL_TOKEN_RE = re.compile(r"://(?P<value>[^\s:/?#@\[\]\"'<>]{16,256})@(?=[\w\[])")
 
@@ -249,7 +195,7 @@ def random_token(text: str, start: int, end: int) -> bool:
 
 PLACEHOLDER = "[REDACTED:{}]"
 _NEWLINES_RE = re.compile(r"\r\n|\r|\n")
-_TRAILING_PUNCTUATION = ".,;:!?)]}>"
+TRAILING_PUNCTUATION = ".,;:!?)]}>"
 
 
 def placeholder(kind: str, secret: str) -> str:
@@ -316,6 +262,55 @@ def sub_values(
     return "".join(pieces)
 
 
+def spans_around(
+    text: str,
+    finder: re.Pattern[str],
+    before: int,
+    after: int,
+    keep: Callable[[re.Match[str]], bool] | None = None,
+    extra_lines: int = 0,
+) -> list[tuple[int, int]]:
+    """[start, end) spans of ``before``/``after`` characters around each finder match, cut at
+    line ends (or ``extra_lines`` lines further) and merged when they touch. Bounded context keeps
+    a megabyte-long line (minified JSON, a base64 blob) linear where whole-line scans would not be.
+    """
+    spans: list[tuple[int, int]] = []
+    for match in finder.finditer(text):
+        if keep is not None and not keep(match):
+            continue
+        # Line ends are looked for only inside the window: linear however long the line.
+        lo = max(0, match.start() - before)
+        start = text.rfind("\n", lo, match.start()) + 1 or lo
+        hi = min(len(text), match.end() + after)
+        end = text.find("\n", match.end(), hi)
+        for _ in range(extra_lines):
+            end = text.find("\n", end + 1, hi) if end >= 0 else -1
+        end = hi if end < 0 else end
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+    return spans
+
+
+def rewrite_spans(
+    text: str, spans: list[tuple[int, int]], rewrite: Callable[[str], str]
+) -> str:
+    pieces: list[str] = []
+    done = 0
+    for start, end in spans:
+        piece = text[start:end]
+        new = rewrite(piece)
+        if new != piece:
+            pieces.append(text[done:start])
+            pieces.append(new)
+            done = end
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
 def apply_labelled(text: str, counts) -> str:
     """Flags, XML elements and URL user information that name or hold a credential."""
 
@@ -347,89 +342,6 @@ def apply_labelled(text: str, counts) -> str:
     if "-u" in text or "--user" in text or "-p" in text or "password" in text:
         text = sub_values(USER_PASSWORD_RE, text, user_password, "value", "glued", "sshpass", "netrc")
     return text
-
-
-def apply_prose(text: str, counts) -> str:
-    """"My password is X": the value is taken when it looks like one (prose words are not)."""
-
-    def substitute(match: re.Match[str], group: str) -> str | None:
-        value = match.group(group)
-        stripped = value.rstrip(_TRAILING_PUNCTUATION)
-        if is_template(value) or "://" in value or not stripped or any(c.isspace() for c in stripped):
-            return None
-        password = match.group("compound") is not None or PASSWORD_KEYWORD_RE.fullmatch(match.group("kw")) is not None
-        quoted = group == "quoted"
-        if password:
-            ok = looks_like_password(stripped) or (quoted and len(stripped) >= 6)
-        else:
-            ok = looks_random(stripped, 16)
-        if not ok:
-            return None
-        kind = "password" if password else "secret"
-        whole, base = match.group(0), match.start(0)
-        start = match.start(group) - base
-        end = start + len(stripped)
-        counts[kind] += 1
-        return whole[:start] + placeholder(kind, whole[start:end]) + whole[end:]
-
-    text = sub_values(PROSE_RE, text, substitute, "quoted", "bare")
-
-    def bare(match: re.Match[str], group: str) -> str | None:
-        value = match.group(group).rstrip(_TRAILING_PUNCTUATION)
-        if is_template(value) or not (any(c.isdigit() for c in value) and looks_random(value, 8)):
-            return None
-        counts["password"] += 1
-        whole, start = match.group(0), match.start(group) - match.start(0)
-        return whole[:start] + placeholder("password", value) + whole[start + len(value) :]
-
-    text = sub_values(BARE_PASSWORD_RE, text, bare, "value")
-    return apply_near_keyword(text, counts)
-
-
-def chosen_secret(value: str, first: bool) -> bool:
-    """A value that only a password or a generated secret looks like: letters and digits with
-    mixed case or a symbol (the first value after the credential word: letters and digits
-    suffice, "password hunter2"), never a version, date, address, file name or word-and-number."""
-    if len(value) < (6 if first else 8) or is_template(value):
-        return False
-    if (shape := _NOT_A_VALUE_RE.match(value)) is not None and not (first and shape.group("word_number")):
-        return False
-    letters = sum(c.isalpha() for c in value)
-    if letters < 3 or not any(c.isdigit() for c in value) or "REDACTED" in value:
-        return False
-    mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
-    symbol = any(not c.isalnum() and c not in "-_./:" for c in value)
-    return (first or mixed or symbol) and entropy(value) >= 2.3
-
-
-def apply_near_keyword(text: str, counts) -> str:
-    """A credential word in any of many languages, then in the same clause (at most
-    ``NEAR_WORDS`` words and ``NEAR_REACH`` characters on) a value ``chosen_secret`` accepts."""
-    pieces: list[str] = []
-    done = 0
-    for keyword in KEYWORD_RE.finditer(text):
-        if keyword.start() < done:
-            continue
-        window = text[keyword.end() : keyword.end() + NEAR_REACH]
-        if (stop := _CLAUSE_END_RE.search(window)) is not None:
-            window = window[: stop.start()]
-        password = keyword.group("compound") is not None or PASSWORD_KEYWORD_RE.fullmatch(keyword.group("kw")) is not None
-        for n, word in enumerate(window.split()[:NEAR_WORDS]):
-            runs = _ASCII_RUN_RE.findall(word)
-            value = max(runs, key=len, default="").strip(_TRAILING_PUNCTUATION + "(*").rstrip(".,;:")
-            if not chosen_secret(value, first=n == 0 and password):
-                continue
-            at = text.index(value, keyword.end())
-            # The window may have cut a long token: the value runs to its end.
-            end = max(at + len(value), len(_ASCII_RUN_RE.match(text, at).group(0).rstrip(_TRAILING_PUNCTUATION)) + at)
-            kind = "password" if password else "secret"
-            counts[kind] += 1
-            pieces += [text[done:at], placeholder(kind, text[at:end])]
-            done = end
-            break
-    if not pieces:
-        return text
-    return "".join(pieces) + text[done:]
 
 
 def apply_aws_pairs(text: str, counts) -> str:
