@@ -128,6 +128,7 @@ def looks_like_password(value: str) -> bool:
 # A value that stands for a secret without being one: a template, a reference, code, a mask.
 _TEMPLATE_RE = re.compile(
     r"^[$<{%\[(]|\$\{|\{\{|%\(|\(\)|\.\.\.|\*{3}|x{6}|(?i:os\.|env\.|process\.|getenv|settings\.|config\.|self\.|redacted)"
+    r"|^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$"  # a reference such as var.db_password
 )
 
 
