@@ -182,7 +182,10 @@ def random_token(text: str, start: int, end: int) -> bool:
     if all(c in "0123456789abcdefABCDEF-" for c in run) or "REDACTED" in run:
         return False
     base64 = "+" in run or text[start:end].endswith("=")
-    if (run.count("/") > 2 and not base64) or run.count("-") > 4 or run.count("_") > 4 or run.count(".") > 3:
+    # A slug has a separator every few characters, URL-safe random data one in about 32: the
+    # allowance grows with the run (a 600-character token holds a dozen of each).
+    many = max(4, len(run) // 16)
+    if (run.count("/") > 2 and not base64) or run.count("-") > many or run.count("_") > many or run.count(".") > many - 1:
         return False  # a path or a slug ("a/b/c/d", "my-long-file-name-v2")
     digits = sum(c.isdigit() for c in run)
     if digits < 2 or not any(c.isupper() for c in run) or not any(c.islower() for c in run):

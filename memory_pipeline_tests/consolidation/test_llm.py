@@ -146,17 +146,27 @@ def _all_sessions(root, lance_uri, client):
     return report, store.episode_rows(ALICE)
 
 
-@pytest.mark.parametrize("mode", ["poison", "hunter2"])
-def test_refused_answers_leave_the_extractive_summary(sample_root, lance_uri, chat, mode):
-    chat.mode = mode
+def test_refused_answers_leave_the_extractive_summary(sample_root, lance_uri, chat):
+    chat.mode = "poison"
     client = LLMClient(chat.url, "tiny-chat", max_failures=10)
     report, rows = _all_sessions(sample_root, lance_uri, client)
     assert len(chat.requests) == rows.height == 5
     assert sorted(rows["produced_by"].to_list()) == WITHOUT_LLM
     stored = " ".join(rows["summary"].to_list() + rows["l0_abstract"].to_list())
-    assert not [w for w in ("IGNORE", "4242", "script", "hunter2") if w in stored]
-    why = "it carries markup (<script>)" if mode == "poison" else "sentence 2 holds a number or code that the source does not"
-    assert [f.split(": ", 1)[1] for f in report.llm_failures] == [f"answer rejected: {why}"] * 5
+    assert not [w for w in ("IGNORE", "4242", "script") if w in stored]
+    assert [f.split(": ", 1)[1] for f in report.llm_failures] == ["answer rejected: it carries markup (<script>)"] * 5
+
+
+def test_a_password_in_an_answer_is_never_stored(sample_root, lance_uri, chat):
+    """The answer is scrubbed before it is checked: where the rest of it is grounded, the
+    summary is stored with a placeholder; elsewhere it is refused."""
+    chat.mode = "hunter2"
+    report, rows = _all_sessions(sample_root, lance_uri, LLMClient(chat.url, "tiny-chat", max_failures=10))
+    assert len(chat.requests) == rows.height == 5
+    assert not [s for s in rows["summary"].to_list() + rows["l0_abstract"].to_list() if "hunter2" in s]
+    by_llm = [s for s, path in zip(rows["summary"], rows["produced_by"], strict=True) if path == "llm"]
+    assert by_llm and all(s.endswith(" The loader password [REDACTED:password] works.") for s in by_llm)
+    assert len(by_llm) + len(report.llm_failures) == 5
 
 
 def test_the_breaker_makes_the_rest_of_the_run_extractive(sample_root, lance_uri, chat):
