@@ -124,6 +124,15 @@ class Settings(BaseSettings):
     )
     llm_model: str | None = Field(None, description="The model name sent to that endpoint.")
     llm_api_key: SecretStr | None = Field(None, description="Its bearer token (never logged).")
+    llm_call_deadline_s: float = Field(
+        30.0, gt=0, description="Wall-clock limit of one call to that endpoint, retries and waits included."
+    )
+    llm_run_budget_s: float = Field(
+        600.0, gt=0, description="Wall-clock time one run may spend on that endpoint; past it, the extractive path."
+    )
+    llm_max_failures: int = Field(
+        3, ge=1, description="Failed or rejected answers after which the rest of a run goes extractive."
+    )
 
     @field_validator("first_day")
     @classmethod

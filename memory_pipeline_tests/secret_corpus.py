@@ -32,6 +32,12 @@ NEEDS_LABEL = frozenset({
     "prose_german", "prose_password", "prose_password_for", "redis_empty_user", "toml_token",
     "wifi_password", "x_api_key_header", "xml_element", "yaml_password", "pem_escaped_json",
     "curl_user", "mysql_glued", "sshpass", "netrc",
+    # passwords in prose in other languages and scripts, connection files and configuration formats
+    "prose_german_compound", "prose_chinese", "prose_japanese", "prose_korean", "prose_spanish",
+    "prose_italian", "prose_portuguese", "prose_dutch", "prose_polish", "prose_russian", "prose_turkish",
+    "prose_arabic", "prose_hindi", "prose_no_verb", "pgpass", "terraform_variable", "k8s_env_list",
+    "ecs_name_value", "postman_key_value", "properties_password", "ini_password", "docker_config_auth",
+    "jdbc_url", "otpauth_secret",
 })
 
 
@@ -75,7 +81,7 @@ def _b64url(data: dict) -> str:
 
 
 def corpus(seed: int = 20261122) -> list[Planted]:
-    """At least 60 credential formats, each in one realistic line."""
+    """At least 100 credential formats, each in one realistic line (a few lines for a block)."""
     g = _Gen(seed)
     pw = g.password
     jwt = f"{_b64url({'alg': 'RS256', 'typ': 'JWT'})}.{_b64url({'sub': 'u-' + g(6), 'exp': 1798000000})}.{g(86, URLSAFE)}"
@@ -161,7 +167,35 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("sshpass", (s := pw(),), f"sshpass -p '{s}' ssh deploy@10.0.4.12"),
         ("netrc", (s := g(18),), f"machine api.acme.io login deploy password {s}"),
         ("firebase", (s := f"AAAA{g(7, URLSAFE)}:APA91b{g(134, URLSAFE)}",), f"FCM server key {s}"),
+        # Kinds added with the multilingual and configuration-format families.
+        ("prose_german_compound", (s := pw(),), f"mein Passwort für den Staging-Server lautet {s}"),
+        ("prose_chinese", (s := pw(),), f"我的数据库密码是{s}"),
+        ("prose_japanese", (s := pw(),), f"サーバーのパスワードは{s}です"),
+        ("prose_korean", (s := pw(),), f"와이파이 비밀번호는 {s} 입니다"),
+        ("prose_spanish", (s := pw(),), f"la contraseña del servidor de correo es {s}"),
+        ("prose_italian", (s := pw(),), f"la password del router è {s}"),
+        ("prose_portuguese", (s := pw(),), f"a senha do banco é {s}"),
+        ("prose_dutch", (s := pw(),), f"het wachtwoord van de NAS is {s}"),
+        ("prose_polish", (s := pw(),), f"hasło do serwera to {s}"),
+        ("prose_russian", (s := pw(),), f"пароль от почты: {s}"),
+        ("prose_turkish", (s := pw(),), f"sunucu şifresi {s} olarak değişti"),
+        ("prose_arabic", (s := pw(),), f"كلمة المرور هي {s}"),
+        ("prose_hindi", (s := pw(),), f"मेरा पासवर्ड {s} है"),
+        ("prose_no_verb", (s := "hunter" + g(2, string.digits),), f"the loader password {s} works"),
+        ("pgpass", (s := pw(),), f"db.internal:5432:app:app_user:{s}"),
+        ("terraform_variable", (s := pw(),), f'variable "db_password" {{ default = "{s}" }}'),
+        ("k8s_env_list", (s := pw(),), f'env:\n  - name: DB_PASSWORD\n    value: "{s}"'),
+        ("ecs_name_value", (s := g(32),), f'{{"name": "API_TOKEN", "value": "{s}"}}'),
+        ("postman_key_value", (s := g(24),), f'{{"key": "apiKey", "value": "{s}", "enabled": true}}'),
+        ("properties_password", (s := pw(),), f"spring.datasource.password={s}"),
+        ("ini_password", (s := pw(),), f"[client]\nuser = backup\npassword = {s}"),
+        ("docker_config_auth", (s := base64.b64encode(f"ci:{pw()}".encode()).decode(),), f'{{"auths": {{"ghcr.io": {{"auth": "{s}"}}}}}}'),
+        ("jdbc_url", (s := pw(),), f"jdbc:postgresql://db.internal:5432/app?user=app&password={s}"),
+        ("otpauth_secret", (s := g(32, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"),), f"otpauth://totp/Acme:alice?secret={s}&issuer=Acme"),
+        ("aws_session_token", (s := "FwoGZXIvYXdzE" + g(300, B64),), f"aws_session_token = {s}"),
+        ("long_bearer", (s := g(600, URLSAFE),), f"Authorization: Bearer {s}"),
+        ("pgp_private_key", (pem_body,), f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{pem_body}\n-----END PGP PRIVATE KEY BLOCK-----"),
     ]
     out = [Planted(name, secrets if isinstance(secrets, tuple) else (secrets,), line) for name, secrets, line in entries]
-    assert len({p.name for p in out}) == len(out) >= 60
+    assert len({p.name for p in out}) == len(out) >= 100
     return out

@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memory_pipeline.consolidation.llm import DREAMING_MAX_TOKENS, LLMClient, LLMError
+from memory_pipeline.consolidation.llm_output import poisoned, ungrounded
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.scrub import scrub_secrets
 from memory_pipeline.text.summarize import shorten
@@ -124,11 +125,19 @@ def llm_lines(client: LLMClient, candidates: Sequence[Line]) -> list[Line]:
     """Lines rewritten by the LLM; only bullets under a known section with a known citation count.
 
     The LLM sees the candidates already scrubbed; the secrets scrubbed from the candidates of a
-    citation are counted on the first line the LLM writes with that citation.
+    citation are counted on the first line the LLM writes with that citation. An answer with
+    markup or text addressed to a model anywhere is refused whole (``llm_output.rejection``); a
+    bullet that its cited candidates do not support is dropped.
     """
     prompt = "\n".join(f"{c.section}: {c.text} {c.citation}" for c in candidates)
     answer = client.chat(LLM_PROMPT, prompt, DREAMING_MAX_TOKENS)
+    if (why := poisoned(answer)) is not None:
+        client.record_failure(why)
+        raise LLMError(f"answer rejected: {why}")
     allowed = {c.citation for c in candidates}
+    cited: dict[str, str] = defaultdict(str)
+    for c in candidates:
+        cited[c.citation] += f" {c.text}"
     scrubbed: dict[str, int] = defaultdict(int)
     for c in candidates:
         scrubbed[c.citation] += c.secrets
@@ -143,7 +152,7 @@ def llm_lines(client: LLMClient, candidates: Sequence[Line]) -> list[Line]:
             match = re.search(r"(\[[^\[\]]*#L\d+(?:-L\d+)?\])\s*$", text)
             if match and match.group(1) in allowed:
                 body = _CITATION_RE.sub("", text[2:]).strip()
-                if body:
+                if body and ungrounded(body, cited[match.group(1)]) is None:
                     line = _line(section, body, match.group(1), count_placeholders=False)
                     out.append(replace(line, secrets=line.secrets + scrubbed.pop(line.citation, 0)))
     if not out:

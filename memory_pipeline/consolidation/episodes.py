@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from memory_pipeline.consolidation.llm import SUMMARY_MAX_TOKENS, SUMMARY_PROMPT, LLMClient, LLMError
+from memory_pipeline.consolidation.llm_output import rejection
 from memory_pipeline.consolidation.sessions import Session
 from memory_pipeline.store.base import stable_id
 from memory_pipeline.text.scrub import scrub_secrets
@@ -45,12 +46,21 @@ def scrubbed_session(session: Session) -> tuple[tuple[Turn, ...], tuple, Counter
     return transcript.turns, transcript.compactions, Counter(transcript.secrets)
 
 
-def llm_summary(client: LLMClient, turns: Sequence[Turn], compactions: Sequence, topics: list[str]) -> Summary:
+def llm_summary(
+    client: LLMClient, turns: Sequence[Turn], compactions: Sequence, topics: list[str], user: str = ""
+) -> Summary:
+    """The endpoint's summary of the (scrubbed) transcript, itself scrubbed and checked: an answer
+    that carries markup, addresses a model or says what the transcript does not raises LLMError
+    (and counts as a failure of the run), so the extractive summary stands in."""
     transcript = "\n".join(f"{t.role}: {t.content}" for t in turns)
     if compactions:
         transcript = f"Earlier summary: {compactions[-1][1]}\n" + transcript
-    text = client.chat(SUMMARY_PROMPT, transcript[-LLM_INPUT_CHARS:], SUMMARY_MAX_TOKENS)
+    sent = transcript[-LLM_INPUT_CHARS:]
+    text = client.chat(SUMMARY_PROMPT, sent, SUMMARY_MAX_TOKENS)
     text = scrub_secrets(" ".join(text.split())).text
+    if (why := rejection(text, sent, known=[user, *topics])) is not None:
+        client.record_failure(why)
+        raise LLMError(f"answer rejected: {why}" + ("" if client.available else "; the rest of this run is extractive"))
     first = split_sentences(text)
     return Summary(text, shorten(first[0] if first else text), topics, "llm")
 
@@ -65,9 +75,9 @@ def build_episode(
     summary = summarize_turns(turns, compactions, session.file.tenant.user_id)
     llm_error = None
     llm_model = None
-    if llm is not None:
+    if llm is not None and llm.available:  # once the breaker is open, no more failures to report
         try:
-            summary = llm_summary(llm, turns, compactions, summary.key_topics)
+            summary = llm_summary(llm, turns, compactions, summary.key_topics, session.file.tenant.user_id)
             llm_model = llm.model
         except LLMError as exc:
             llm_error = str(exc)

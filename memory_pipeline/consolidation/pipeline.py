@@ -324,7 +324,7 @@ def dream(
         all_relations=everything, all_episodes=list(store.episode_rows(tenant.key).iter_rows(named=True)),
         entities=entities, superseded=replaced,
     )
-    if llm is not None:
+    if llm is not None and llm.available:
         try:
             lines = llm_lines(llm, lines)
             report.produced_by = "llm"

@@ -38,16 +38,19 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+from memory_pipeline.text.secret_prose import apply_prose
+from memory_pipeline.text.secret_configs import apply_config_formats, apply_json_strings
 from memory_pipeline.text.secret_families import (
     PLACEHOLDER,
     apply_aws_pairs,
     apply_labelled,
-    apply_prose,
     apply_random_tokens,
     apply_vendor_prefixes,
     looks_like_password,
     looks_random,
     placeholder,
+    rewrite_spans,
+    spans_around,
     sub_values,
 )
 
@@ -66,9 +69,9 @@ _ASSIGNMENT_RE = re.compile(
     r"(?=[PpSsTtAaCcKk])(?i:(?P<kw>passphrase|password|passwd|pass|pwd|secret|token|api[_-]?key|"
     r"access[_-]?key|auth[_-]?key|private[_-]?key|credentials?|signature|sig|auth|key))"
     r"(?P<rest>[\w.-]{0,40}?)[\"'\\\]]{0,3}[ \t]*(?:=>|:=|=|:)[ \t]*"
-    r"(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){1,300}?)\\?\""
-    r"|\\?'(?P<sq>[^'\\\n]{1,300}?)\\?'"
-    r"|(?P<bare>[^\s\"'`,;\\]{1,300}))"
+    r"(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){1,4096}?)\\?\""
+    r"|\\?'(?P<sq>[^'\\\n]{1,4096}?)\\?'"
+    r"|(?P<bare>[^\s\"'`,;\\]{1,4096}))"
 )
 
 _VALUE_GROUPS = ("dq", "sq", "bare")
@@ -80,6 +83,9 @@ _PLACEHOLDER_VALUE_RE = re.compile(
     r"|none$|null$|true$|false$|undefined$|[a-z][a-z0-9+.-]*://)",
     re.IGNORECASE,
 )
+# Code, not a value: a constant's name (APPLE_CLIENT_SECRET), an index or a call
+# (responseData["access_token"], get_token()).
+_CODE_VALUE_RE = re.compile(r"[A-Z][A-Z]+(?:_[A-Z]+)+|[A-Za-z_$][\w$.]*(?:\[.*|\(.*)")
 _MIN_ASSIGNED_SECRET = 8
 _OPERATOR_RE = re.compile(r"(?<=[\w\"'\]\\ \t])[:=]+")
 _KEYWORD_STEMS = ("pass", "pwd", "secret", "token", "key", "credential", "sig", "auth")
@@ -87,7 +93,7 @@ _KEYWORD_STEMS = ("pass", "pwd", "secret", "token", "key", "credential", "sig", 
 # value must look generated.
 _WEAK_KEYWORDS = ("key", "auth", "sig", "signature")
 _KEY_REACH = 80  # keyword, identifier suffix, quotes and spaces before the operator
-_VALUE_REACH = 320  # spaces, quotes and a value of up to 300 characters after it
+_VALUE_REACH = 4120  # spaces, quotes and a value of up to 4,096 characters after it (session tokens run long)
 _PASSWORD_KEYWORDS = ("pass", "pwd")
 
 
@@ -137,7 +143,7 @@ def _assignment_type(match: re.Match[str]) -> str | None:
     if "REDACTED" in match.group(0)[end - match.start() :]:
         return None
     value = match.group("dq") or match.group("sq") or match.group("bare") or ""
-    if len(value) < _MIN_ASSIGNED_SECRET or _PLACEHOLDER_VALUE_RE.match(value):
+    if len(value) < _MIN_ASSIGNED_SECRET or _PLACEHOLDER_VALUE_RE.match(value) or _CODE_VALUE_RE.fullmatch(value):
         return None
     keyword = match.group("kw").lower()
     password = keyword.startswith(_PASSWORD_KEYWORDS)
@@ -255,55 +261,8 @@ def _apply_assignments(text: str, counts: Counter[str]) -> str:
         before = text[max(0, match.start() - _KEY_REACH) : match.start()].lower()
         return any(stem in before for stem in _KEYWORD_STEMS)
 
-    spans = _spans_around(text, _OPERATOR_RE, _KEY_REACH, _VALUE_REACH, keyword_before)
-    return _rewrite_spans(text, spans, lambda piece: sub_values(_ASSIGNMENT_RE, piece, substitute, *_VALUE_GROUPS))
-
-
-def _spans_around(
-    text: str,
-    finder: re.Pattern[str],
-    before: int,
-    after: int,
-    keep: Callable[[re.Match[str]], bool] | None = None,
-) -> list[tuple[int, int]]:
-    """[start, end) spans of ``before``/``after`` characters around each finder match, cut at
-    line ends and merged when they touch. Bounded context keeps a megabyte-long line (minified
-    JSON, a base64 blob) linear where whole-line scans would not be.
-    """
-    spans: list[tuple[int, int]] = []
-    line_start, line_end = 0, -1
-    for match in finder.finditer(text):
-        if keep is not None and not keep(match):
-            continue
-        if match.start() > line_end:
-            line_start = text.rfind("\n", max(line_end, 0), match.start()) + 1
-            line_end = text.find("\n", match.end())
-            line_end = len(text) if line_end < 0 else line_end
-        start = max(line_start, match.start() - before)
-        end = min(line_end, match.end() + after)
-        if spans and start <= spans[-1][1]:
-            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
-        else:
-            spans.append((start, end))
-    return spans
-
-
-def _rewrite_spans(
-    text: str, spans: list[tuple[int, int]], rewrite: Callable[[str], str]
-) -> str:
-    pieces: list[str] = []
-    done = 0
-    for start, end in spans:
-        piece = text[start:end]
-        new = rewrite(piece)
-        if new != piece:
-            pieces.append(text[done:start])
-            pieces.append(new)
-            done = end
-    if not pieces:
-        return text
-    pieces.append(text[done:])
-    return "".join(pieces)
+    spans = spans_around(text, _OPERATOR_RE, _KEY_REACH, _VALUE_REACH, keyword_before)
+    return rewrite_spans(text, spans, lambda piece: sub_values(_ASSIGNMENT_RE, piece, substitute, *_VALUE_GROUPS))
 
 
 # --- detect-secrets ----------------------------------------------------------------------------
@@ -360,7 +319,7 @@ def _mixes_digits_and_letters(match: re.Match[str]) -> bool:
 
 
 def _apply_detect_secrets(text: str, counts: Counter[str]) -> str:
-    spans = _spans_around(
+    spans = spans_around(
         text, _LONG_RUN_RE, _DETECTOR_CONTEXT, _DETECTOR_CONTEXT, _mixes_digits_and_letters
     )
     if not spans:
@@ -406,6 +365,11 @@ def _compile_extra(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
     return tuple(compiled)
 
 
+def _scrub_decoded(value: str) -> tuple[str, dict[str, int]]:
+    result = scrub_secrets(value)
+    return result.text, result.counts
+
+
 def scrub_secrets(text: str, extra_patterns: Sequence[str] = ()) -> ScrubResult:
     """Replace secrets in ``text`` with ``[REDACTED:<type>]`` and count them by type.
 
@@ -418,12 +382,15 @@ def scrub_secrets(text: str, extra_patterns: Sequence[str] = ()) -> ScrubResult:
     counts: Counter[str] = Counter()
     if not text:
         return ScrubResult(text, {})
+    if "\\" in text and '"' in text:
+        text = apply_json_strings(text, counts, _scrub_decoded)
     for rule in _RULES:
         text = _apply(text, rule, counts)
     text = apply_vendor_prefixes(text, counts)
     text = _apply_detect_secrets(text, counts)
     text = _apply_assignments(text, counts)
     text = apply_labelled(text, counts)
+    text = apply_config_formats(text, counts)
     text = apply_prose(text, counts)
     text = apply_aws_pairs(text, counts)
     text = apply_random_tokens(text, counts)

@@ -4,7 +4,7 @@ Four families, each general rather than a list of known strings:
 
 - vendor prefixes: a literal prefix a provider puts on its tokens (``hf_``, ``whsec_``,
   ``xapp-``, ``SG.``, ``dop_v1_`` ...) followed by a token body of the provider's length;
-- prose: "my password is X", "the API key for staging was X", in a few languages;
+- prose (``secret_prose``): "my password is X", "密码是X", "the API key for staging was X";
 - a command-line flag or an XML element named like a credential (``--password X``,
   ``<apiKey>X</apiKey>``), and a URL whose user information is a lone token;
 - random tokens: an unlabelled 40-character AWS secret next to its key id, and long base62 or
@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable
 
 from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+from memory_pipeline.text.secret_lookalikes import not_a_secret, public_block_spans
 
 # --- Vendor prefixes ----------------------------------------------------------------------------
 # (placeholder type, pattern). The token must stand alone (see ``standalone``) and, unless the
@@ -126,6 +128,7 @@ def looks_like_password(value: str) -> bool:
 # A value that stands for a secret without being one: a template, a reference, code, a mask.
 _TEMPLATE_RE = re.compile(
     r"^[$<{%\[(]|\$\{|\{\{|%\(|\(\)|\.\.\.|\*{3}|x{6}|(?i:os\.|env\.|process\.|getenv|settings\.|config\.|self\.|redacted)"
+    r"|^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$"  # a reference such as var.db_password
 )
 
 
@@ -137,49 +140,26 @@ def entropy(value: str) -> float:
     return _ENTROPY.calculate_shannon_entropy(value)
 
 
-# --- Prose ---------------------------------------------------------------------------------------
-# "my password is X", "the passphrase for the vault was 'X'", "mot de passe : X", "密码是X".
-_PASSWORD_WORDS = (
-    r"passwords?|passphrase|passcode|passwd|pwd|pw|pass ?word|pin code|passwort|kennwort|"
-    r"mot de passe|contraseña|contrasena|senha|wachtwoord|lösenord|losenord|adgangskode|"
-    r"hasło|haslo|parola|пароль|密码|密碼|パスワード|비밀번호"
-)
-_TOKEN_WORDS = r"api[ _-]?key|secret(?: key)?|access (?:key|token)|token|auth token|client secret|key"
-_VERBS = (
-    r"(?:is|was|has been|got) (?:set|changed|reset|updated) to|(?:set|changed|reset|updated) to|"
-    r"is now|is|was|ist|war|est|était|es|era|é|er|är|now"
-)
-PROSE_RE = re.compile(
-    rf"(?<![\w:\-])(?i:(?P<kw>{_PASSWORD_WORDS}|{_TOKEN_WORDS}))(?![A-Za-z])"
-    # up to a few words between ("for the staging database"), never across a sentence
-    r"(?P<mid>(?:[ \t]+[^\s.!?\"'`:=]{1,20}){0,4}?)"
-    rf"(?:[ \t]+(?i:{_VERBS})(?=[\s:\-\"'`“‘«])|[ \t]*:(?=[ \t])|[ \t]*(?:是|は|는))[ \t]*[:\-]?[ \t]*"
-    r"(?:(?P<q>[\"'`“‘«])(?P<quoted>[^\"'`”’»\n]{1,200})[\"'`”’»]|(?P<bare>[^\s\"'`”’»<>]{4,200}))"
-)
-PASSWORD_KEYWORD_RE = re.compile(_PASSWORD_WORDS, re.IGNORECASE)
-# "... user admin and password Adm1n2024": no verb, so the value must mix letters and digits.
-BARE_PASSWORD_RE = re.compile(r"(?<![\w:\-])(?i:password|passwort|passcode|passwd|pwd)[ \t]+(?P<value>[^\s\"'`]{8,200})")
-
 # --- Flags, XML elements and URL user information ------------------------------------------------
 _CRED = r"(?:[A-Za-z0-9]*[_-])?(?:password|passwd|pass|pwd|token|secret|api[_-]?key|apikey|auth[_-]?token)"
-FLAG_RE = re.compile(rf"(?<![\w-])--?(?i:{_CRED})(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"']{{6,300}})(?P=q)")
+FLAG_RE = re.compile(rf"(?<![\w-])--?(?i:{_CRED})(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"']{{6,4096}})(?P=q)")
 XML_RE = re.compile(
     r"<(?P<tag>[\w:.-]*(?i:password|passwd|secret|token|apikey|api_key|accesskey|privatekey)[\w:.-]*)>"
-    r"[ \t]*(?P<value>[^<\s]{6,300})[ \t]*</(?P=tag)>"
+    r"[ \t]*(?P<value>[^<\s]{6,4096})[ \t]*</(?P=tag)>"
 )
 # "curl -u user:pw", "--user user:pw", "mysql -pSecret", "sshpass -p pw", a .netrc line.
 USER_PASSWORD_RE = re.compile(
     r"(?<![\w-])(?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']{1,64}:(?P<value>[^\s\"']{4,200})"
     r"|\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n]{0,200}?[ \t]-p(?P<q>[\"']?)(?P<glued>[^\s\"']{4,200})"
     r"|\bsshpass[ \t]+-p[ \t]*[\"']?(?P<sshpass>[^\s\"']{4,200})"
-    r"|\blogin[ \t]+\S{1,64}[ \t]+password[ \t]+(?P<netrc>\S{4,200})"
+    r"|\blogin[ \t]+\S{1,64}[ \t]+password[ \t]+(?P<netrc>[^\s\"']{4,200})"
 )
 URL_TOKEN_RE = re.compile(r"://(?P<value>[^\s:/?#@\[\]\"'<>]{16,256})@(?=[\w\[])")
 
 # --- Random tokens -------------------------------------------------------------------------------
 AWS_SECRET_RUN_RE = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 AWS_NEIGHBOURHOOD = 300  # characters either side of a key id where its secret is looked for
-TOKEN_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/_\-.%])[A-Za-z0-9+/_\-.%]{32,512}={0,2}(?![A-Za-z0-9+/_\-=.%])")
+TOKEN_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/_\-.%])[A-Za-z0-9+/_\-.%]{32,}+={0,2}(?![A-Za-z0-9+/_\-=.%])")
 # A hash that names its algorithm cites content, it is not a credential (SRI, Docker digests).
 # Inline data ("data:image/png;base64,...") is content, not a credential either.
 # A public key ("ssh-ed25519 AAAA...") is meant to be shared.
@@ -202,21 +182,24 @@ def random_token(text: str, start: int, end: int) -> bool:
     if all(c in "0123456789abcdefABCDEF-" for c in run) or "REDACTED" in run:
         return False
     base64 = "+" in run or text[start:end].endswith("=")
-    if (run.count("/") > 2 and not base64) or run.count("-") > 4 or run.count("_") > 4 or run.count(".") > 3:
+    # A slug has a separator every few characters, URL-safe random data one in about 32: the
+    # allowance grows with the run (a 600-character token holds a dozen of each).
+    many = max(4, len(run) // 16)
+    if (run.count("/") > 2 and not base64) or run.count("-") > many or run.count("_") > many or run.count(".") > many - 1:
         return False  # a path or a slug ("a/b/c/d", "my-long-file-name-v2")
     digits = sum(c.isdigit() for c in run)
     if digits < 2 or not any(c.isupper() for c in run) or not any(c.islower() for c in run):
         return False
     if _DIGEST_RUN_RE.match(run) or _DIGEST_PREFIX_RE.search(text, max(0, start - 24), start):
         return False
-    return entropy(run) >= MIN_TOKEN_ENTROPY
+    return entropy(run) >= MIN_TOKEN_ENTROPY and not not_a_secret(text, start, end)
 
 
 # --- Applying the families ----------------------------------------------------------------------
 
 PLACEHOLDER = "[REDACTED:{}]"
 _NEWLINES_RE = re.compile(r"\r\n|\r|\n")
-_TRAILING_PUNCTUATION = ".,;:!?)]}>"
+TRAILING_PUNCTUATION = ".,;:!?)]}>"
 
 
 def placeholder(kind: str, secret: str) -> str:
@@ -283,6 +266,55 @@ def sub_values(
     return "".join(pieces)
 
 
+def spans_around(
+    text: str,
+    finder: re.Pattern[str],
+    before: int,
+    after: int,
+    keep: Callable[[re.Match[str]], bool] | None = None,
+    extra_lines: int = 0,
+) -> list[tuple[int, int]]:
+    """[start, end) spans of ``before``/``after`` characters around each finder match, cut at
+    line ends (or ``extra_lines`` lines further) and merged when they touch. Bounded context keeps
+    a megabyte-long line (minified JSON, a base64 blob) linear where whole-line scans would not be.
+    """
+    spans: list[tuple[int, int]] = []
+    for match in finder.finditer(text):
+        if keep is not None and not keep(match):
+            continue
+        # Line ends are looked for only inside the window: linear however long the line.
+        lo = max(0, match.start() - before)
+        start = text.rfind("\n", lo, match.start()) + 1 or lo
+        hi = min(len(text), match.end() + after)
+        end = text.find("\n", match.end(), hi)
+        for _ in range(extra_lines):
+            end = text.find("\n", end + 1, hi) if end >= 0 else -1
+        end = hi if end < 0 else end
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+    return spans
+
+
+def rewrite_spans(
+    text: str, spans: list[tuple[int, int]], rewrite: Callable[[str], str]
+) -> str:
+    pieces: list[str] = []
+    done = 0
+    for start, end in spans:
+        piece = text[start:end]
+        new = rewrite(piece)
+        if new != piece:
+            pieces.append(text[done:start])
+            pieces.append(new)
+            done = end
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
 def apply_labelled(text: str, counts) -> str:
     """Flags, XML elements and URL user information that name or hold a credential."""
 
@@ -316,42 +348,6 @@ def apply_labelled(text: str, counts) -> str:
     return text
 
 
-def apply_prose(text: str, counts) -> str:
-    """"My password is X": the value is taken when it looks like one (prose words are not)."""
-
-    def substitute(match: re.Match[str], group: str) -> str | None:
-        value = match.group(group)
-        stripped = value.rstrip(_TRAILING_PUNCTUATION)
-        if is_template(value) or "://" in value or not stripped or any(c.isspace() for c in stripped):
-            return None
-        password = PASSWORD_KEYWORD_RE.fullmatch(match.group("kw")) is not None
-        quoted = group == "quoted"
-        if password:
-            ok = looks_like_password(stripped) or (quoted and len(stripped) >= 6)
-        else:
-            ok = looks_random(stripped, 16)
-        if not ok:
-            return None
-        kind = "password" if password else "secret"
-        whole, base = match.group(0), match.start(0)
-        start = match.start(group) - base
-        end = start + len(stripped)
-        counts[kind] += 1
-        return whole[:start] + placeholder(kind, whole[start:end]) + whole[end:]
-
-    text = sub_values(PROSE_RE, text, substitute, "quoted", "bare")
-
-    def bare(match: re.Match[str], group: str) -> str | None:
-        value = match.group(group).rstrip(_TRAILING_PUNCTUATION)
-        if is_template(value) or not (any(c.isdigit() for c in value) and looks_random(value, 8)):
-            return None
-        counts["password"] += 1
-        whole, start = match.group(0), match.start(group) - match.start(0)
-        return whole[:start] + placeholder("password", value) + whole[start + len(value) :]
-
-    return sub_values(BARE_PASSWORD_RE, text, bare, "value")
-
-
 def apply_aws_pairs(text: str, counts) -> str:
     """An AWS secret key is often pasted bare beside its key id: look near each redacted id."""
     marker = PLACEHOLDER.format("aws_access_key")
@@ -377,8 +373,10 @@ def apply_aws_pairs(text: str, counts) -> str:
 
 
 def apply_random_tokens(text: str, counts) -> str:
+    public = public_block_spans(text)
+
     def substitute(match: re.Match[str]) -> str:
-        if not random_token(match.string, match.start(), match.end()):
+        if any(lo <= match.start() < hi for lo, hi in public) or not random_token(match.string, match.start(), match.end()):
             return match.group(0)
         counts["high_entropy_token"] += 1
         return PLACEHOLDER.format("high_entropy_token")

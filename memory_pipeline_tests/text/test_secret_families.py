@@ -1,15 +1,22 @@
 """Proves: the scrubber catches credentials by family, not by a list of strings, and leaves
 ordinary text alone.
 
-Each of the 70+ formats of ``secret_corpus`` (vendor prefixes, labelled values in env, YAML,
-JSON, TOML, XML, flags and connection strings, URL user information, prose in three languages,
-PEM blocks, JWTs, random tokens, an AWS secret with no label beside its key id) is generated
-afresh under several seeds, so a rule that only knows one generated value fails. The lookalikes
-are what memory text is full of (hashes that cite content, ids the pipeline makes, paths, code,
-inline images, prose about passwords and keys) and must come back unchanged.
+Each of the 100+ formats of ``secret_corpus`` (vendor prefixes, labelled values in env, YAML,
+JSON, TOML, XML, INI, properties, flags and connection strings, URL user information, .pgpass
+lines, Terraform and Kubernetes blocks that name a credential in one field and hold it in another,
+prose in 16 languages and scripts, PEM and PGP blocks, JWTs, random tokens of any length, an AWS
+secret with no label beside its key id) is generated afresh under several seeds, so a rule that
+only knows one generated value fails; each is also found inside a JSON transcript line, where
+quotes, line breaks and non-Latin letters are escaped. The lookalikes are what memory text is
+full of (hashes that cite content, lock files, content ids, base64 of plain JSON, ids the pipeline
+makes, paths and slugs, code, certificates, inline images, prose about passwords and keys) and
+must come back unchanged.
 """
 
 from __future__ import annotations
+
+import base64
+import json
 
 import pytest
 
@@ -33,6 +40,19 @@ LOOKALIKES = [
     "The meeting is at 10:30; my password was reset at 09:15 yesterday.",
     "add ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx7Q2mK9vL4pN8sW3zT6yB1cH5dJ0fG2aE4uR8 me@host to authorized_keys",
     "password 2FA enabled for all; the password reset flow v2 2024",
+    # structured values that look random to an entropy measure
+    "event eyJldmVudCI6ICJwYWdlX3ZpZXciLCAicGF0aCI6ICIvcHJpY2luZyIsICJ0cyI6IDE3OTgwMDAwMDB9 logged",
+    "pinned QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG on IPFS",
+    "github.com/acme/lib v1.4.2 h1:Jb4ZuB9Gs0X1q3mH9nW2bT5kR7vL8pQ0sD4fG6hJ2kM=",
+    '"resolved": "https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz", "integrity": "sha512-XI5MPzVNApjAyhQzphX8BkmKsKUxD4LdyK24iZeQBBY8bhm+ZF9/Tx0Vz7sXlqMwBnWVmIm6D9gBF6ETaoq8ew=="',
+    "sent 0.1 BTC to 1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2 yesterday",
+    "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJRTES\n-----END CERTIFICATE-----",
+    '    string accessToken = responseData["access_token"];',
+    "      'client_secret' => APPLE_CLIENT_SECRET,",
+    "run `unzip ~/Downloads/flutter_macos_arm64_3.7.3-stable.zip` first",
+    "read <https://medium.com/@FindTheParagon/paragon-papers-12-29-4a21382bb6e4> today",
+    "use a password manager like LastPass or 1Password",
+    "the password reset for user42 is done; password policy ISO-27001 applies since v2.3.1-beta",
 ]
 
 
@@ -70,3 +90,47 @@ def test_a_password_named_without_a_verb_is_redacted_when_it_looks_chosen():
     result = scrub_secrets("login with user admin and password Adm1nU5L7e, then restart")
     assert result.text == "login with user admin and password [REDACTED:password], then restart"
 
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_every_format_is_redacted_inside_a_json_transcript_line(seed):
+    for entry in corpus(seed):
+        line = json.dumps({"role": "user", "content": f"Alice here. {entry.line}", "ts": "2026-11-03T09:00:00Z"})
+        scrubbed = scrub_secrets(line).text
+        assert json.loads(scrubbed)["role"] == "user", entry.name  # still one valid JSON line
+        for secret in entry.secrets:
+            for part in secret.split("\n"):
+                assert part not in scrubbed and json.dumps(part)[1:-1] not in scrubbed, entry.name
+
+
+@pytest.mark.parametrize(
+    ("text", "scrubbed"),
+    [
+        ("mein Passwort für den Staging-Server lautet Xk29!fjqPz8w", "mein Passwort für den Staging-Server lautet [REDACTED:password]"),
+        ("我的数据库密码是Xk29!fjqPz8w", "我的数据库密码是[REDACTED:password]"),
+        ("Das Datenbankpasswort: Xk29!fjqPz8w.", "Das Datenbankpasswort: [REDACTED:password]."),
+        ("the loader password hunter2 works", "the loader password [REDACTED:password] works"),
+        ("db.internal:5432:app:app_user:Xk29!fjqPz8w", "db.internal:5432:app:app_user:[REDACTED:password]"),
+        ('variable "db_password" {\n  type    = string\n  default = "Xk29!fjqPz8w"\n}',
+         'variable "db_password" {\n  type    = string\n  default = "[REDACTED:password]"\n}'),
+        ("- name: DB_PASSWORD\n  value: Xk29!fjqPz8w", "- name: DB_PASSWORD\n  value: [REDACTED:password]"),
+        ('variable "db_password" { default = var.from_vault }', 'variable "db_password" { default = var.from_vault }'),
+        ("- name: DB_USER\n  value: app\n- name: DB_PASSWORD\n  valueFrom: vault", "- name: DB_USER\n  value: app\n- name: DB_PASSWORD\n  valueFrom: vault"),
+        ("meeting 10:30:00:15 and 2026:11:26:08:41", "meeting 10:30:00:15 and 2026:11:26:08:41"),
+    ],
+)
+def test_prose_in_any_script_and_configuration_formats(text, scrubbed):
+    assert scrub_secrets(text).text == scrubbed
+
+
+def test_a_token_of_any_length_is_redacted_whole():
+    token = "FwoGZXIvYXdzE" + "Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z" * 20
+    for line in (f"aws_session_token = {token}", f"the session token {token}. Next", f"cookie {token}"):
+        result = scrub_secrets(line)
+        assert token[-40:] not in result.text and sum(result.counts.values()) == 1, line
+
+
+def test_base64_that_wraps_a_credential_is_still_one():
+    inner = json.dumps({"auths": {"ghcr.io": {"auth": "Y2k6RmFsY29uNDIhQWJjZGVm"}}, "token": "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9v"})
+    blob = base64.b64encode(inner.encode()).decode()
+    assert scrub_secrets(f"config {blob}") == ScrubResult("config [REDACTED:high_entropy_token]", {"high_entropy_token": 1})

@@ -1,0 +1,111 @@
+"""Secrets that a file format, not a label beside them, marks: connection files and configuration
+blocks where the credential's name and its value are two fields apart.
+
+- A ``.pgpass`` line, ``host:port:database:user:password``: the fifth field is a password.
+- A named credential and its value in separate fields: Terraform/HCL (``variable "db_password"
+  { default = "..." }``), Kubernetes and Compose environment lists (``- name: DB_PASSWORD`` then
+  ``value: ...``), AWS task definitions and Postman environments (``{"name": "API_TOKEN",
+  "value": "..."}``, ``"key": ..., "value": ...``). The name is any field value that names a
+  credential; the value is the next ``value``/``default``-like field within a few lines, before
+  another name starts.
+
+Values are checked like every other family's (``looks_like_password`` or ``looks_random``), and
+templates (``${var.x}``, ``{{ .Values.x }}``) are left alone.
+
+Text inside a JSON string is also read the way its writer meant it (``apply_json_strings``): a
+transcript line written with ``\\u5bc6\\u7801`` for "密码", ``\\"`` for a quote or ``\\n`` for a
+line break hides the words and the layout the families look for.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+from memory_pipeline.text.secret_families import (
+    is_template,
+    looks_like_password,
+    looks_random,
+    placeholder,
+    rewrite_spans,
+    spans_around,
+    sub_values,
+)
+
+_CREDENTIAL_NAME = (
+    r"[\w.-]*(?i:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|credentials?|private[_-]?key|"
+    r"access[_-]?key|auth[_-]?key|signing[_-]?key|client[_-]?key)[\w.-]*"
+)
+# host:port:database:user:password. The host holds a letter, a dot or is "*"; the port is digits or "*".
+PGPASS_RE = re.compile(
+    r"(?<![\w.:/@-])(?:\*|[\w-]*[A-Za-z.][\w.-]*):(?:\d{1,5}|\*):[^\s:]{1,64}:[^\s:]{1,64}:"
+    r"(?P<value>(?:\\:|[^\s:\\\"'])+)(?=[\s\"']|$)"
+)
+NAMED_VALUE_RE = re.compile(
+    # the name: a quoted block label or the value of a name-like field
+    r"(?:(?i:variable|resource|data|output|secret|parameter|param|setting|env)[ \t]+\"(?P<label>" + _CREDENTIAL_NAME + r")\""
+    r"|[\"']?(?i:name|key|id|variable|param|parametername)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<named>" + _CREDENTIAL_NAME + r")\b[\"']?)"
+    # then, within a few lines and before another name, the value field
+    # (never past the end of the block or object: a "}")
+    r"(?P<between>(?:(?!(?i:\bname|\bkey\b|\bvariable\b))[^\n}]){0,120}(?:\n(?:(?!(?i:\bname\b|\bkey\b|\bvariable\b))[^\n}]){0,120}){0,3}?)"
+    r"(?<![\w-])(?i:default|value|val|secret_string|string_value|plaintext)[\"']?[ \t]*(?:=>|=|:)[ \t]*"
+    r"(?:\"(?P<dq>[^\"\n]{1,4096})\"|'(?P<sq>[^'\n]{1,4096})'|(?P<bare>[^\s\"',;}\]]{1,4096}))"
+)
+_MIN_VALUE = 6
+_PORT_FIELD_RE = re.compile(r":(?:\d{1,5}|\*):")
+_NAME_HINT_RE = re.compile("pass|pwd|secret|token|key|credential")
+_VALUE_FIELD_RE = re.compile("default|val|plaintext|string")
+
+
+def _secret_value(value: str) -> bool:
+    if len(value) < _MIN_VALUE or is_template(value) or "REDACTED" in value:
+        return False
+    return looks_like_password(value) or looks_random(value, 8)
+
+
+def apply_config_formats(text: str, counts) -> str:
+    """Redact the password of ``.pgpass`` lines and the value of named credentials."""
+
+    def substitute(match: re.Match[str], group: str) -> str | None:
+        value = match.group(group)
+        if not _secret_value(value.replace("\\:", ":")):
+            return None
+        kind = "password" if "pass" in (match.groupdict().get("label") or match.groupdict().get("named") or "pass").lower() else "secret"
+        whole, base = match.group(0), match.start(0)
+        start, end = match.start(group) - base, match.end(group) - base
+        counts[kind] += 1
+        return whole[:start] + placeholder(kind, whole[start:end]) + whole[end:]
+
+    # Each pattern reads only the lines around its cheap hint (a ":port:" field, a credential word).
+    spans = spans_around(text, _PORT_FIELD_RE, 200, 300)
+    text = rewrite_spans(text, spans, lambda piece: sub_values(PGPASS_RE, piece, substitute, "value"))
+    lowered = text.lower()
+    if len(lowered) == len(text) and _VALUE_FIELD_RE.search(lowered):
+        spans = spans_around(lowered, _NAME_HINT_RE, 200, 4700, extra_lines=3)
+        text = rewrite_spans(text, spans, lambda piece: sub_values(NAMED_VALUE_RE, piece, substitute, "dq", "sq", "bare"))
+    return text
+
+
+# A JSON string literal holding an escape (possessive: linear on a long line without a closing quote).
+_JSON_STRING_RE = re.compile(r'"(?:[^"\\\n]++|\\.)*+"')
+
+
+def apply_json_strings(text: str, counts, scrub: Callable[[str], tuple[str, dict[str, int]]]) -> str:
+    """Scrub the decoded value of each escaped JSON string and write it back the way it was written."""
+
+    def substitute(match: re.Match[str]) -> str:
+        literal = match.group(0)
+        if "\\" not in literal:
+            return literal
+        try:
+            value = json.loads(literal)
+        except ValueError:
+            return literal
+        scrubbed, found = scrub(value)
+        if not found:
+            return literal
+        counts.update(found)
+        return json.dumps(scrubbed, ensure_ascii="\\u" in literal)
+
+    return _JSON_STRING_RE.sub(substitute, text)

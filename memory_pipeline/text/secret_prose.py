@@ -1,0 +1,187 @@
+"""Credentials written in prose, in any of many languages and scripts.
+
+Three passes, each starting at a credential word (``password``, ``Passwort``, ``mot de passe``,
+``密码``, ``パスワード``, ``пароль``, ``api key``, ``токен`` ...; an inflected ending and a German
+compound count, and a word glued to its neighbours in a script written without spaces):
+
+- the word, a few words, a verb or a colon, then the value: "the password for the staging box
+  was changed to X", "Mein Passwort ist X", "密码是X";
+- the word right before a value that mixes letters and digits: "user admin and password X";
+- the word and, later in the same clause, a value that only a chosen or generated secret looks
+  like (``chosen_secret``): "mein Passwort für den Staging-Server lautet X".
+
+They read only windows of text around the credential words, found by a plain substring search on
+the lower-cased text, so prose without such a word costs one pass of that search.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory_pipeline.text.secret_families import (
+    TRAILING_PUNCTUATION,
+    entropy,
+    is_template,
+    looks_like_password,
+    looks_random,
+    placeholder,
+    rewrite_spans,
+    spans_around,
+    sub_values,
+)
+
+# --- Prose ---------------------------------------------------------------------------------------
+# "my password is X", "the passphrase for the vault was 'X'", "mot de passe : X", "密码是X".
+# Credential words in many languages and scripts, each with a short inflection ("Passworts",
+# "şifresi", "hasła"); a long Latin one may also end a compound ("Datenbankpasswort").
+_PASSWORD_WORDS = (
+    r"passwords?|passphrase|passcode|passwd|pwd|pw|pass ?word|pin code|passwort|kennwort|"
+    r"mot de passe|contraseña|contrasena|contrasenya|clave|senha|wachtwoord|lösenord|losenord|passord|"
+    r"adgangskode|kodeord|salasana|hasło|haslo|heslo|jelszó|jelszo|parola|parolă|şifre|sifre|lozinka|"
+    r"geslo|κωδικός|συνθηματικό|пароль|парола|лозинка|密码|密碼|口令|パスワード|暗証番号|비밀번호|암호|"
+    r"كلمة المرور|كلمة السر|סיסמה|סיסמא|رمز عبور|पासवर्ड|รหัสผ่าน|mật khẩu|kata sandi|katalaluan"
+)
+_COMPOUND_WORDS = r"passwort|kennwort|password|wachtwoord|lösenord|passord|salasana|heslo|jelszó"
+_TOKEN_WORDS = (
+    r"api[ _-]?key|secret(?: key)?|access (?:key|token)|token|auth token|client secret|key|"
+    r"clé(?: API)?|clave de API|chiave(?: API)?|API-Schlüssel|Zugangsschlüssel|ключ(?: API)?|токен|"
+    r"密钥|秘钥|令牌|トークン|APIキー|秘密鍵|토큰|API 키"
+)
+_VERBS = (
+    r"(?:is|was|has been|got) (?:set|changed|reset|updated) to|(?:set|changed|reset|updated) to|"
+    r"is now|is|was|ist|war|lautet|lautete|est|était|es|era|é|è|er|är|var|jest|to|je|on|это|"
+    r"now|है|هي|هو|היא|הוא"
+)
+_LETTER = r"[A-Za-zÀ-ɏͰ-ϿЀ-ӿ]"  # Latin, Greek and Cyrillic: scripts that inflect a word by its ending
+_KEYWORD = (
+    rf"(?:(?<![A-Za-z0-9_:\-])(?i:(?P<kw>{_PASSWORD_WORDS}|{_TOKEN_WORDS}))"
+    rf"|(?<=[a-zäöüß])(?i:(?P<compound>{_COMPOUND_WORDS}))){_LETTER}{{0,3}}(?!{_LETTER})"
+)
+# Printable ASCII but quotes, backtick, space, < and >, and the backslash (JSON writes a line
+# break inside a string as "\n": the value ends there).
+_ASCII_VALUE = r"[!#-&(-;=?-\[\]-_a-~]"
+PROSE_RE = re.compile(
+    _KEYWORD
+    # up to a few words between ("for the staging database"), never across a sentence
+    + r"(?P<mid>(?:[ \t]+[^\s.!?\"'`:=]{1,20}){0,4}?)"
+    rf"(?:[ \t]+(?i:{_VERBS})(?=[\s:\-\"'`“‘«])|[ \t]*[:：](?=[ \t]|[^\x00-\x7f])|[ \t]*(?:是|为|為|は|는|은|이|가|：))[ \t]*[:\-]?[ \t]*"
+    r"(?:(?P<q>[\"'`“‘«「])(?P<quoted>[^\"'`”’»」\n]{1,200})[\"'`”’»」]|(?P<bare>"
+    + _ASCII_VALUE
+    + r"{4,4096}))"
+)
+PASSWORD_KEYWORD_RE = re.compile(rf"(?:{_PASSWORD_WORDS}|{_COMPOUND_WORDS})[^\W\d_]{{0,3}}", re.IGNORECASE)
+# "... user admin and password Adm1n2024": no verb, so the value must mix letters and digits.
+BARE_PASSWORD_RE = re.compile(r"(?<![\w:\-])(?i:password|passwort|passcode|passwd|pwd)[ \t]+(?P<value>[^\s\"'`]{8,200})")
+# Any credential word and, later in the same clause (a few words on, or glued in a script written
+# without spaces), a value that only a chosen or generated secret looks like.
+KEYWORD_RE = re.compile(_KEYWORD)
+NEAR_REACH = 80  # characters after the keyword
+NEAR_WORDS = 8  # words after the keyword
+_CLAUSE_END_RE = re.compile(r"[.!?;](?:\s|$)|\n|[。！？；]")
+_ASCII_RUN_RE = re.compile(_ASCII_VALUE + "+")
+_NOT_A_VALUE_RE = re.compile(
+    r"^(?:v?\d+(?:\.\d+)+\S*|\d[\d:./-]*[a-z]{0,3}|[\w.+-]+@[\w.-]+|[a-z][a-z0-9+.-]*://\S*|\S+\.(?i:[a-z]{2,4})|"
+    r"#\w+|@\w+|(?P<word_number>[A-Za-z]+[_-]?\d{1,4})|\d{1,4}[A-Za-z]{1,3}|\d{1,4}[A-Z]?[a-z]{2,})$"
+)  # a version, a date or time, an address, a file name, a tag, a word and a number ("1Password")
+
+# A literal piece of every credential word above, searched in the lower-cased text.
+_HINT_RE = re.compile(
+    "pass|pw|pin code|kennw|mot de|contra|clave|senha|wacht|lösen|losen|adgang|kodeord|salasana|hasł|hasl|"
+    "heslo|jelsz|parol|şifre|sifre|lozinka|geslo|κωδικ|συνθημ|парол|лозин|密|口令|パスワード|暗証|비밀번호|"
+    "암호|كلمة|סיסמ|رمز|पासवर्ड|รหัส|mật khẩu|kata sandi|katalaluan|key|secret|token|clé|chiave|"
+    "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키"
+)
+_WINDOW_BEFORE = 8  # the characters the keyword's lookbehind reads, and "mot de " before "passe"
+_WINDOW_AFTER = 4400  # a few words, a verb and a value of up to 4,096 characters
+
+
+def apply_prose(text: str, counts) -> str:
+    """All three passes, over the lines around each credential word."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a few characters change length when lower-cased
+        return _apply_prose(text, counts)
+    spans = spans_around(lowered, _HINT_RE, _WINDOW_BEFORE, _WINDOW_AFTER)
+    return rewrite_spans(text, spans, lambda piece: _apply_prose(piece, counts))
+
+
+def _apply_prose(text: str, counts) -> str:
+    """"My password is X": the value is taken when it looks like one (prose words are not)."""
+
+    def substitute(match: re.Match[str], group: str) -> str | None:
+        value = match.group(group)
+        stripped = value.rstrip(TRAILING_PUNCTUATION)
+        if is_template(value) or "://" in value or not stripped or any(c.isspace() for c in stripped):
+            return None
+        password = match.group("compound") is not None or PASSWORD_KEYWORD_RE.fullmatch(match.group("kw")) is not None
+        quoted = group == "quoted"
+        if password:
+            ok = looks_like_password(stripped) or (quoted and len(stripped) >= 6)
+        else:
+            ok = looks_random(stripped, 16)
+        if not ok:
+            return None
+        kind = "password" if password else "secret"
+        whole, base = match.group(0), match.start(0)
+        start = match.start(group) - base
+        end = start + len(stripped)
+        counts[kind] += 1
+        return whole[:start] + placeholder(kind, whole[start:end]) + whole[end:]
+
+    text = sub_values(PROSE_RE, text, substitute, "quoted", "bare")
+
+    def bare(match: re.Match[str], group: str) -> str | None:
+        value = match.group(group).rstrip(TRAILING_PUNCTUATION)
+        if is_template(value) or not (any(c.isdigit() for c in value) and looks_random(value, 8)):
+            return None
+        counts["password"] += 1
+        whole, start = match.group(0), match.start(group) - match.start(0)
+        return whole[:start] + placeholder("password", value) + whole[start + len(value) :]
+
+    text = sub_values(BARE_PASSWORD_RE, text, bare, "value")
+    return apply_near_keyword(text, counts)
+
+
+def chosen_secret(value: str, first: bool) -> bool:
+    """A value that only a password or a generated secret looks like: letters and digits with
+    mixed case or a symbol (the first value after the credential word: letters and digits
+    suffice, "password hunter2"), never a version, date, address, file name or word-and-number."""
+    if len(value) < (6 if first else 8) or is_template(value):
+        return False
+    if (shape := _NOT_A_VALUE_RE.match(value)) is not None and not (first and shape.group("word_number")):
+        return False
+    letters = sum(c.isalpha() for c in value)
+    if letters < 3 or not any(c.isdigit() for c in value) or "REDACTED" in value:
+        return False
+    mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    symbol = any(not c.isalnum() and c not in "-_./:" for c in value)
+    return (first or mixed or symbol) and entropy(value) >= 2.3
+
+
+def apply_near_keyword(text: str, counts) -> str:
+    """A credential word in any of many languages, then in the same clause (at most
+    ``NEAR_WORDS`` words and ``NEAR_REACH`` characters on) a value ``chosen_secret`` accepts."""
+    pieces: list[str] = []
+    done = 0
+    for keyword in KEYWORD_RE.finditer(text):
+        if keyword.start() < done:
+            continue
+        window = text[keyword.end() : keyword.end() + NEAR_REACH]
+        if (stop := _CLAUSE_END_RE.search(window)) is not None:
+            window = window[: stop.start()]
+        password = keyword.group("compound") is not None or PASSWORD_KEYWORD_RE.fullmatch(keyword.group("kw")) is not None
+        for n, word in enumerate(window.split()[:NEAR_WORDS]):
+            runs = _ASCII_RUN_RE.findall(word)
+            value = max(runs, key=len, default="").strip(TRAILING_PUNCTUATION + "(*").rstrip(".,;:")
+            if not chosen_secret(value, first=n == 0 and password):
+                continue
+            at = text.index(value, keyword.end())
+            # The window may have cut a long token: the value runs to its end.
+            end = max(at + len(value), len(_ASCII_RUN_RE.match(text, at).group(0).rstrip(TRAILING_PUNCTUATION)) + at)
+            kind = "password" if password else "secret"
+            counts[kind] += 1
+            pieces += [text[done:at], placeholder(kind, text[at:end])]
+            done = end
+            break
+    if not pieces:
+        return text
+    return "".join(pieces) + text[done:]
