@@ -50,7 +50,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory_pipeline.l0.store import MemoryStore
-from memory_pipeline.orchestration.forget_runs import forget_in_instance
+from memory_pipeline.orchestration.forget_runs import forget_in_instance, runs_covering
+from memory_pipeline.orchestration.run_workers import in_flight_runs, wait_for_runs
 from memory_pipeline.recall.index_files import forget_index_files
 from memory_pipeline.store.base import commit_lock, is_local, sql_in
 
@@ -58,12 +59,14 @@ from memory_pipeline.store.base import commit_lock, is_local, sql_in
 from memory_pipeline.store.purge import commit as _commit
 from memory_pipeline.store.purge import purge_table as _purge
 from memory_pipeline.store.tables import CHUNKS, EMBEDDING_CACHE, MEMORY_AUDIT
-from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
+from memory_pipeline.tenancy import GLOBAL_USER, Tenant, UnknownTenantError, validate_id
 
 log = logging.getLogger(__name__)
 
 DREAMING_MARKER_PREFIX = "<!-- memory_pipeline:dreaming"
 CACHE_DELETE_BATCH = 2000  # text hashes per delete predicate
+RUN_WAIT_S = 300.0  # how long a forget lets the tenant's runs in flight finish
+RUN_WAIT_PASSES = 3  # forgets in a row when runs of the tenant keep starting meanwhile
 
 
 @dataclass
@@ -83,6 +86,7 @@ class ForgetReport:
     events_deleted: int = 0  # event records of the forgotten tenants in shared runs
     events_rewritten: int = 0  # other tenants' records of shared runs, their text metadata removed
     compute_logs_deleted: int = 0  # runs whose captured step output was deleted
+    runs_waited_for: list[str] = field(default_factory=list)  # in flight when the forget began
 
     def to_dict(self) -> dict:
         return {
@@ -99,6 +103,7 @@ class ForgetReport:
             "events_deleted": self.events_deleted,
             "events_rewritten": self.events_rewritten,
             "compute_logs_deleted": self.compute_logs_deleted,
+            "runs_waited_for": self.runs_waited_for,
         }
 
 
@@ -117,16 +122,42 @@ def forget_tenant(
     delete_sources: bool = False,
     actor: str = "forget-tenant",
     now: datetime | None = None,
+    wait_for_runs_s: float = RUN_WAIT_S,
 ) -> ForgetReport:
-    """Forget user ``user`` of ``agent`` (every user and the agent-wide memory when ``user`` is None)."""
+    """Forget user ``user`` of ``agent`` (every user and the agent-wide memory when ``user`` is None).
+
+    UnknownTenantError when nothing of the tenant is known: no folder in the workspace, no row,
+    no partition (ids are case-sensitive: ``Ana`` is not ``ana``). With an instance, the tenant's
+    runs in flight are let finish first (queued ones are cancelled, dead ones marked failed),
+    within ``wait_for_runs_s``, else RunsStillInFlight and nothing is deleted; a run that
+    started meanwhile is waited for and what it wrote is deleted too.
+    """
     validate_id(agent, "agent id")
     if user is not None:
         Tenant(agent, user)  # refuses a crafted user id
     now = now or datetime.now(UTC)
     root = Path(root).resolve()
     store = MemoryStore(lancedb_uri)
-    tenants: set[str] = {f"{agent}~{user}"} if user is not None else set()
+    _require_known(store, root, instance, agent, user)
+    covers = runs_covering(instance, lambda key: _matches(key, agent, user)) if instance is not None else None
+    waited: list[str] = []
+    for _ in range(RUN_WAIT_PASSES):
+        if covers is not None:
+            waited += wait_for_runs(instance, covers, wait_for_runs_s)
+        report = _forget_once(store, root, agent, user, io_dir, instance, delete_sources, actor, now)
+        if covers is None or not in_flight_runs(instance, covers):
+            break
+        # A run of the tenant started during the forget: it is waited for, and forgotten in turn.
+    report.runs_waited_for = sorted(set(waited))
+    log.info("forgot %s: %s", ", ".join(report.tenants) or f"{agent}/{user}", report.rows_deleted)
+    return report
 
+
+def _forget_once(
+    store: MemoryStore, root: Path, agent: str, user: str | None, io_dir, instance, delete_sources: bool,
+    actor: str, now: datetime,
+) -> ForgetReport:
+    tenants: set[str] = {f"{agent}~{user}"} if user is not None else set()
     # Writers on this machine wait while the tables are read and rewritten (see commit_lock).
     with commit_lock(store.uri):
         report = _forget_rows(store, agent, user, tenants, root, actor, now)
@@ -149,8 +180,39 @@ def forget_tenant(
         report.partitions_deleted, report.runs_deleted = dagster.partitions_deleted, dagster.runs_deleted
         report.runs_split, report.events_deleted = dagster.runs_split, dagster.events_deleted
         report.events_rewritten, report.compute_logs_deleted = dagster.events_rewritten, dagster.compute_logs_deleted
-    log.info("forgot %s: %s", ", ".join(report.tenants) or f"{agent}/{user}", report.rows_deleted)
     return report
+
+
+def _require_known(store: MemoryStore, root: Path, instance, agent: str, user: str | None) -> None:
+    """UnknownTenantError, naming the known users, when nothing of the tenant is known anywhere."""
+    from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION, TENANTS_PARTITION
+
+    keys = {t.key for t in _workspace_tenants(root, agent)}
+    keys |= {key for present in _held_tenants(store, agent, None).values() for key in present}
+    if instance is not None:
+        for partitions in (TENANTS_PARTITION, SESSION_TENANTS_PARTITION):
+            keys |= {k for k in instance.get_dynamic_partitions(partitions) if _matches(k, agent, None)}
+    if user is None and not keys:
+        raise UnknownTenantError(f"unknown agent {agent!r}: nothing of it is in the workspace, the memory or the instance")
+    if user is not None and f"{agent}~{user}" not in keys:
+        users = ", ".join(sorted(Tenant.from_key(k).user_id for k in keys)) or "none"
+        raise UnknownTenantError(
+            f"unknown user {user!r} of agent {agent!r} (user ids are case-sensitive): known users: {users}"
+        )
+
+
+def _held_tenants(store: MemoryStore, agent: str, user: str | None) -> dict[str, list[str]]:
+    """{table: the tenant keys of ``agent`` (or of that one user) it holds} over every table."""
+    held: dict[str, list[str]] = {}
+    for name in store.table_names():
+        table = store.db.open_table(name)
+        if "tenant" not in table.schema.names:
+            continue
+        keys = table.search().select(["tenant"]).limit(None).to_arrow().column("tenant")
+        present = sorted(k for k in pc.unique(keys).to_pylist() if k and _matches(k, agent, user))
+        if present:
+            held[name] = present
+    return held
 
 
 def _forget_rows(
@@ -158,16 +220,9 @@ def _forget_rows(
 ) -> ForgetReport:
     """Delete the tenants' rows from every table that holds them, purge those tables, prune the cache."""
     tables = store.table_names()
-    held: dict[str, list[str]] = {}  # table -> the tenant keys it holds
-    for name in tables:
-        table = store.db.open_table(name)
-        if "tenant" not in table.schema.names:
-            continue
-        keys = table.search().select(["tenant"]).limit(None).to_arrow().column("tenant")
-        present = sorted(k for k in pc.unique(keys).to_pylist() if k and _matches(k, agent, user))
-        if present:
-            tenants.update(present)
-            held[name] = present
+    held = _held_tenants(store, agent, user)
+    for present in held.values():
+        tenants.update(present)
     if user is None:
         tenants |= {t.key for t in _workspace_tenants(root, agent)}
     report = ForgetReport(tenants=sorted(tenants))

@@ -83,13 +83,22 @@ def known_agents(root: Path) -> list[str]:
 
 
 def known_users(root: Path, agent: str) -> list[str]:
-    """The users of an agent: its ``users/`` and ``sessions/`` folders, plus the agent-wide scope."""
+    """The users of an agent: its ``users/`` and ``sessions/`` folders named by a valid user id
+    (the scan skips the others, with the reason), plus the agent-wide scope."""
     names = {GLOBAL_USER}
     for folder in ("users", "sessions"):
         base = root / agent / folder
         if base.is_dir():
-            names |= {p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")}
+            names |= {p.name for p in base.iterdir() if p.is_dir() and _is_valid_id(p.name)}
     return sorted(names)
+
+
+def _is_valid_id(name: str) -> bool:
+    try:
+        validate_id(name)
+    except InvalidTenantError:
+        return False
+    return True
 
 
 def known_tenant(root: str | Path, agent: str, user: str | None, teams: Mapping[str, str] = {}) -> Tenant:

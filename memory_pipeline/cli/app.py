@@ -36,6 +36,7 @@ GLOBAL_FLAGS = ("-v", "-vv", "-vvv", "--verbose", "--debug")
 # loaded (an exception of a class never imported cannot occur), so nothing is imported for it.
 BAD_INPUT_ERRORS = (
     ("memory_pipeline.tenancy", "InvalidTenantError"),
+    ("memory_pipeline.tenancy", "UnknownTenantError"),
     ("memory_pipeline.recall.search", "RecallError"),
     ("memory_pipeline.recall.get", "GetError"),
     ("memory_pipeline.recall.get", "AccessDeniedError"),

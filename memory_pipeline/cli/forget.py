@@ -17,6 +17,9 @@ def forget_tenant_command(
     delete_sources: bool = typer.Option(
         False, "--delete-sources", help="Also delete the workspace files (notes, transcripts) of the tenant."
     ),
+    wait: float = typer.Option(
+        300.0, "--wait", min=0, help="Seconds to let the tenant's runs in flight finish before giving up."
+    ),
     as_json: bool = options.JSON,
 ) -> None:
     """Forget a user (or a whole agent): every row in every table, every file the pipeline wrote."""
@@ -32,20 +35,21 @@ def forget_tenant_command(
     who = f"user {user!r} of agent {agent!r}" if user else f"agent {agent!r} and every one of its users"
     if not yes:
         raise BadInput(f"this deletes all memory of {who} and cannot be undone; run again with --yes")
-    # No check that the tenant is in the workspace: a tenant whose files are already deleted
-    # must still be forgettable (its rows, partitions and runs remain).
+    # A tenant whose files are already deleted is still forgettable (its rows, partitions and runs
+    # remain); one known nowhere is refused with the known users (UnknownTenantError, exit 2).
     settings = get_settings()
     io_manager = default_resources()["io_manager"]
     report = forget_tenant(
         agent, user, root=settings.root, lancedb_uri=settings.lancedb_uri,
         io_dir=io_manager._base(), instance=local_instance(), delete_sources=delete_sources,
+        wait_for_runs_s=wait,
     )
-    if not report.tenants and not report.sources_left and not report.sources_deleted:
-        raise BadInput(f"nothing of {who} is stored: check the names ('memory-pipeline tenants' lists them)")
     if as_json:
         print_json(report.to_dict())
         return
     say(f"forgot {who}: tenants {', '.join(report.tenants)}")
+    if report.runs_waited_for:
+        say(f"  runs in flight waited for first: {len(report.runs_waited_for)}")
     for name, count in sorted(report.rows_deleted.items()):
         say(f"  {name}: {count} row(s) deleted")
     say(f"  embedding_cache: {report.cache_rows_deleted} vector(s) no other tenant uses deleted")

@@ -100,7 +100,7 @@ def search_command(
     agent: str = options.AGENT,
     user: str = options.USER,
     memory_type: str = TYPE,
-    limit: int = options.limit(6),
+    limit: int = options.limit(6, maximum=options.GRAPH_MAX_RESULTS),
     min_score: float = typer.Option(None, "--min-score", min=0.0, help="Drop results below this."),
     as_json: bool = options.JSON,
 ) -> None:
@@ -118,7 +118,7 @@ def query_command(
     occurred_from: str = typer.Option(None, "--occurred-from", help="Occurred on or after (ISO date or time, local)."),
     occurred_to: str = typer.Option(None, "--occurred-to", help="Occurred on or before (a date includes the whole day)."),
     sort_by: str = typer.Option("recent", "--sort", help="scheduled, recent or confidence."),
-    limit: int = options.limit(10),
+    limit: int = options.limit(10, maximum=options.GRAPH_MAX_RESULTS),
     now: str = typer.Option(None, "--now", help="Pretend it is this time (ISO), for windows."),
     include_superseded: bool = typer.Option(False, "--include-superseded", help="Keep plans later moved."),
     as_json: bool = options.JSON,

@@ -40,5 +40,10 @@ JSON = typer.Option(False, "--json", help="Print JSON on stdout, nothing else.")
 MEMORY_TYPE_HELP = "identity, preference, fact, event, decision, goal, routine, observation, todo or anomaly"
 
 
-def limit(default: int | None, help: str = "How many results."):
-    return typer.Option(default, "--limit", "-k", min=1, max=1000, help=help)
+GRAPH_MAX_RESULTS = 100
+"""The most typed memories a graph search or query returns (``memories.query.MAX_RESULTS``; a
+test keeps the two equal, this module imports nothing heavy)."""
+
+
+def limit(default: int | None, help: str = "How many results.", maximum: int = 1000):
+    return typer.Option(default, "--limit", "-k", min=1, max=maximum, help=help)

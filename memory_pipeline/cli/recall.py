@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from memory_pipeline.cli import options
-from memory_pipeline.cli.app import app
+from memory_pipeline.cli.app import BadInput, app
 from memory_pipeline.cli.output import console, print_json, say, summary_table
 from memory_pipeline.cli.tenants import GLOBAL_USER, require_tenant
 
@@ -31,6 +31,8 @@ def search_command(
     from memory_pipeline.app import assemble
     from memory_pipeline.recall.search import search
 
+    if not query.strip():  # as graph search and the MCP tool: an empty query is a mistake, not "nothing"
+        raise BadInput("the query is empty: say what to recall, e.g. search \"where does Alice work\" -a AGENT")
     assemble()
     agent, reader = _reader(agent, user)
     results = search(query, agent, reader, sources=source or None, k=limit, min_score=min_score, mmr=mmr)

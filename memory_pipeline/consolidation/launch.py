@@ -12,6 +12,7 @@ from memory_pipeline.consolidation.dreaming import THRESHOLD
 from memory_pipeline.consolidation.sensors import ConsolidationRun, plan_consolidation, plan_runs
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
+from memory_pipeline.orchestration.run_workers import worker_tags
 from memory_pipeline.orchestration.runs import range_tags, register_tenants
 
 
@@ -42,7 +43,7 @@ def run_consolidation(
     for run in runs:
         if on_run:
             on_run(run)
-        tags = range_tags(*run.partition_range) if run.partition_range else None
+        tags = {**(range_tags(*run.partition_range) if run.partition_range else {}), **worker_tags()}
         results.append(job.execute_in_process(
             instance=instance, partition_key=run.partition_key, tags=tags, run_config=run_config, raise_on_error=True
         ))
@@ -60,6 +61,8 @@ def run_dreaming(
     register_tenants(instance, list(tenants), SESSION_TENANTS_PARTITION)
     job = defs.resolve_job_def("dreaming_job")
     return [
-        job.execute_in_process(instance=instance, partition_key=t, run_config=run_config, raise_on_error=True)
+        job.execute_in_process(
+            instance=instance, partition_key=t, tags=worker_tags(), run_config=run_config, raise_on_error=True
+        )
         for t in tenants
     ]

@@ -201,6 +201,10 @@ def _candidate(old: _Sentence, new: _Sentence, cosine: float, first_said: dict |
                         old_sentence=a.sentence, new_sentence=b.sentence)
 
 
+PAIR_ROWS = 512
+"""Old claims whose pairs with every new claim are masked at once (bounds the masks' memory)."""
+
+
 def _possible_pairs(sentences: Sequence[_Sentence], first_said: dict) -> list[tuple[int, int]]:
     """(old, new) index pairs, in row-major order, that ``_candidate`` accepts at some similarity.
 
@@ -230,21 +234,27 @@ def _possible_pairs(sentences: Sequence[_Sentence], first_said: dict) -> list[tu
     )
     bits: dict[str, int] = {}
     classes = np.array([sum(1 << bits.setdefault(k, len(bits)) for k in c.values) for c in claims], dtype=np.int64)
-    ok = (
-        new_ok[None, :]
-        & (order[:, None] < order[None, :])
-        & (ref[:, None] != ref[None, :])
-        & (values[:, None] | change[None, :])
-        & ~(undated[:, None] & undated[None, :])
-        & ~((path[:, None] == path[None, :]) & ~change[None, :])  # one file: only a said change
-        & ~(~undated[:, None] & ~undated[None, :] & (by_day[:, None] | by_day[None, :]) & (day[:, None] == day[None, :]))
-        # A class both state (a value changed) or, with none, an ending cue ("no longer").
-        & (((classes[:, None] & classes[None, :]) != 0) | ending[None, :])
-    )
-    return [
-        (int(i), int(j)) for i, j in zip(*np.nonzero(ok), strict=True)
-        if _candidate(sentences[i], sentences[j], float("inf"), first_said) is not None
-    ]
+    out = []
+    # Old claims a block of rows at a time: the masks of all pairs at once took N x N bytes per
+    # operand (30,000 claims of one big tenant: 0.9 GB each); a block takes PAIR_ROWS x N.
+    for lo in range(0, len(claims), PAIR_ROWS):
+        o = slice(lo, lo + PAIR_ROWS)
+        ok = (
+            new_ok[None, :]
+            & (order[o, None] < order[None, :])
+            & (ref[o, None] != ref[None, :])
+            & (values[o, None] | change[None, :])
+            & ~(undated[o, None] & undated[None, :])
+            & ~((path[o, None] == path[None, :]) & ~change[None, :])  # one file: only a said change
+            & ~(~undated[o, None] & ~undated[None, :] & (by_day[o, None] | by_day[None, :]) & (day[o, None] == day[None, :]))
+            # A class both state (a value changed) or, with none, an ending cue ("no longer").
+            & (((classes[o, None] & classes[None, :]) != 0) | ending[None, :])
+        )
+        out += [
+            (lo + int(i), int(j)) for i, j in zip(*np.nonzero(ok), strict=True)
+            if _candidate(sentences[lo + i], sentences[j], float("inf"), first_said) is not None
+        ]
+    return out
 
 
 def detect(statements: Sequence[Statement], nlp, embedder, llm: LLMClient | None = None) -> list[Supersession]:

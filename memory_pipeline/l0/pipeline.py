@@ -59,7 +59,7 @@ CHUNK_COLUMNS = {
 }
 
 
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 2
 """Bump when chunking or turn formatting changes what a file's chunks are."""
 
 
@@ -117,6 +117,7 @@ def _spans_for(wf: WorkspaceFile, text: str, settings: Settings, secrets: Counte
             window_turns=settings.session_window_turns,
             stride=settings.session_window_stride,
             max_chars=settings.chunk_max_chars,
+            overlap_chars=settings.chunk_overlap_chars,
         )
         by_line = {t.line: t.ts for t in transcript.turns}
         starts = [by_line.get(s.start_line) for s in spans]

@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from dagster._core.storage.dagster_run import DagsterRun
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +82,15 @@ def forget_in_instance(instance, tenants: list[str]) -> InstanceForgetReport:
         instance.delete_dynamic_partition(SESSION_TENANTS_PARTITION, key)
     _clear_cached_materializations(instance, own | shared, shared)
     return report
+
+
+def runs_covering(instance, wanted: Callable[[str], bool]) -> Callable[[DagsterRun], bool]:
+    """Whether a run covers a tenant key ``wanted`` selects (partitions as registered now)."""
+    from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
+
+    ordered = list(instance.get_dynamic_partitions(TENANTS_PARTITION))
+    position = {k: i for i, k in enumerate(ordered)}
+    return lambda run: any(wanted(key) for key in _run_tenants(run.tags, ordered, position))
 
 
 def _run_tenants(tags, ordered: list[str], position: dict[str, int]) -> set[str]:

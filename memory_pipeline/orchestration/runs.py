@@ -15,6 +15,7 @@ import yaml
 
 from memory_pipeline.orchestration.materializations import PARTITIONS_FIGURE
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
+from memory_pipeline.orchestration.run_workers import worker_tags
 from memory_pipeline.orchestration.sqlite import storage_config
 from memory_pipeline.sources.workspace import scan_workspace
 from memory_pipeline.tenancy import Tenant
@@ -29,9 +30,18 @@ def range_tags(first: object, last: object) -> dict[str, str]:
     return {RANGE_START_TAG: str(first), RANGE_END_TAG: str(last)}
 
 
+RUN_MONITORING = {"enabled": True, "poll_interval_seconds": 30, "max_resume_run_attempts": 0}
+"""Run monitoring of a local home: with ``ProcessRunLauncher`` a killed run is marked failed."""
+
+
 def instance_config(storage: dict) -> str:
-    """A home's ``dagster.yaml``: the ``storage`` section given, and no telemetry."""
-    return yaml.safe_dump({"storage": storage, "telemetry": {"enabled": False}})
+    """A home's ``dagster.yaml``: the ``storage`` section given, the run launcher that can tell a
+    killed run (``orchestration.run_workers``), run monitoring, and no telemetry."""
+    launcher = {"module": "memory_pipeline.orchestration.run_workers", "class": "ProcessRunLauncher"}
+    return yaml.safe_dump(
+        {"storage": storage, "run_launcher": launcher, "run_monitoring": RUN_MONITORING, "telemetry": {"enabled": False}},
+        sort_keys=False,
+    )
 
 
 def local_instance(home: str | Path | None = None) -> dg.DagsterInstance:
@@ -90,10 +100,11 @@ def run_partitioned_jobs(
     all_keys = instance.get_dynamic_partitions(TENANTS_PARTITION)
     first, last = all_keys.index(ordered[0]), all_keys.index(ordered[-1])
     if last - first + 1 == len(ordered):
-        run_tags = {**range_tags(ordered[0], ordered[-1]), **(tags or {})}
+        run_tags = {**range_tags(ordered[0], ordered[-1]), **worker_tags(), **(tags or {})}
         return [job.execute_in_process(instance=instance, tags=run_tags, run_config=run_config, raise_on_error=True)]
+    run_tags = {**worker_tags(), **(tags or {})}
     return [  # not contiguous: one run each
-        job.execute_in_process(instance=instance, partition_key=key, tags=tags, run_config=run_config, raise_on_error=True)
+        job.execute_in_process(instance=instance, partition_key=key, tags=run_tags, run_config=run_config, raise_on_error=True)
         for key in ordered
     ]
 

@@ -229,9 +229,15 @@ def scan_workspace(
     return walker.result
 
 
+GLOBAL_FOLDER_REASON = (
+    f"'{GLOBAL_USER}' is the agent-wide scope, not a user: its notes are <agent>/MEMORY.md and "
+    "<agent>/memory/, and its transcripts are not read; move the files there or into a user's folder"
+)
+
+
 def _tenants_under(walker: _Walker) -> list[Tenant]:
-    """The tenants whose folders are under the root; a folder whose name is not a valid id, or
-    holds a secret, is skipped with its reason."""
+    """The tenants whose folders are under the root; a folder whose name is not a valid id, holds
+    a secret, or is a user folder named ``_global``, is skipped with its reason."""
     tenants = []
     for agent_entry in sorted(os.scandir(walker.root), key=lambda e: e.name):
         if not agent_entry.is_dir(follow_symlinks=False):
@@ -249,8 +255,10 @@ def _tenants_under(walker: _Walker) -> list[Tenant]:
         for sub in ("users", "sessions"):
             folder = Path(agent_entry.path) / sub
             if folder.is_dir() and not folder.is_symlink():
-                for entry in os.scandir(folder):
-                    if entry.is_dir(follow_symlinks=False):
+                for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+                    if entry.is_dir(follow_symlinks=False) and entry.name == GLOBAL_USER:
+                        walker.skip(Path(entry.path), GLOBAL_FOLDER_REASON)
+                    elif entry.is_dir(follow_symlinks=False):
                         users.setdefault(entry.name, Path(entry.path))
                     elif entry.is_symlink():
                         walker.skip(Path(entry.path), "symlinked folder is not followed")

@@ -295,28 +295,41 @@ SUMMARY_PREFIX = "Summary: "
 
 def format_turn(turn: Turn) -> str:
     """One turn as a line of text: ``Alice (2026-11-03 09:14): content`` (UTC, to the minute)."""
+    return _turn_speaker(turn) + turn.content.strip()
+
+
+def _turn_speaker(turn: Turn) -> str:
+    """What opens a formatted turn: ``Alice (2026-11-03 09:14): ``."""
     role = turn.role.strip()
-    content = turn.content.strip()
     if turn.ts is None:
-        return f"{role}: {content}"
+        return f"{role}: "
     ts = turn.ts if turn.ts.tzinfo is not None else turn.ts.replace(tzinfo=timezone.utc)
-    return f"{role} ({ts.astimezone(timezone.utc):%Y-%m-%d %H:%M}): {content}"
+    return f"{role} ({ts.astimezone(timezone.utc):%Y-%m-%d %H:%M}): "
 
 
 def chunk_transcript(
-    transcript: Transcript, *, window_turns: int = 3, stride: int = 2, max_chars: int = 1600
+    transcript: Transcript,
+    *,
+    window_turns: int = 3,
+    stride: int = 2,
+    max_chars: int = 1600,
+    overlap_chars: int = 200,
 ) -> list[ChunkSpan]:
     """Overlapping windows of consecutive turns, plus one chunk per compaction summary.
 
     Windows of ``window_turns`` turns advance by ``stride``; the last window ends on the last
     turn. A window longer than ``max_chars`` is cut into smaller windows of whole turns, and a
-    single turn longer than that is truncated. Chunks come in line order.
+    single turn longer than that is split like an oversized Markdown paragraph (at sentence or
+    word boundaries, ``overlap_chars`` of overlap), every piece opening with the turn's speaker
+    and time and citing the turn's line and id. Nothing is dropped. Chunks come in line order.
     """
     if window_turns < 1 or stride < 1 or max_chars < 1:
         raise ValueError(
             "window_turns, stride and max_chars must be at least 1, got "
             f"{window_turns}, {stride}, {max_chars}"
         )
+    if overlap_chars < 0:
+        raise ValueError(f"overlap_chars must not be negative, got {overlap_chars}")
     turns = transcript.turns
     texts = [format_turn(turn) for turn in turns]
     chunks: list[ChunkSpan] = []
@@ -327,12 +340,15 @@ def chunk_transcript(
             if (first, last) in seen:
                 continue
             seen.add((first, last))
+            if len(texts[first]) > max_chars:  # _fit_turns gives such a turn a run of its own
+                chunks.extend(_long_turn_pieces(turns[first], max_chars, overlap_chars))
+                continue
             window = turns[first:last]
             chunks.append(
                 ChunkSpan(
                     start_line=window[0].line,
                     end_line=window[-1].line,
-                    text="\n".join(texts[first:last])[:max_chars],
+                    text="\n".join(texts[first:last]),
                     turn_ids=tuple(t.turn_id for t in window if t.turn_id is not None),
                 )
             )
@@ -342,6 +358,23 @@ def chunk_transcript(
             chunks.append(ChunkSpan(line, line, SUMMARY_PREFIX + summary[lo:hi]))
     chunks.sort(key=lambda chunk: (chunk.start_line, chunk.end_line))
     return chunks
+
+
+def _long_turn_pieces(turn: Turn, max_chars: int, overlap_chars: int) -> list[ChunkSpan]:
+    """A turn longer than ``max_chars`` as overlapping pieces, each opening with its speaker."""
+    speaker = _turn_speaker(turn)
+    if len(speaker) > max_chars // 2:  # a role that long leaves no room: the piece says less
+        speaker = speaker[: max_chars // 2]
+    content = turn.content.strip()
+    budget = max_chars - len(speaker)
+    ids = (turn.turn_id,) if turn.turn_id is not None else ()
+    if not content:
+        return [ChunkSpan(turn.line, turn.line, speaker.rstrip(), turn_ids=ids)]
+    return [
+        ChunkSpan(turn.line, turn.line, speaker + content[lo:hi], turn_ids=ids)
+        for lo, hi in _split_text(content, budget, budget, overlap_chars)
+        if hi > lo
+    ]
 
 
 def _window_starts(count: int, window: int, stride: int) -> list[int]:

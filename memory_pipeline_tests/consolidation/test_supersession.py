@@ -83,6 +83,21 @@ def test_a_fact_changed_twice_is_a_chain(statement_nlp, minilm):
     assert pairs([third, first, second], statement_nlp, minilm) == [(first.ref, second.ref), (second.ref, third.ref)]
 
 
+def test_pairs_are_the_same_whatever_block_of_old_claims_is_masked_at_once(statement_nlp, minilm, monkeypatch):
+    """The candidate pairs are masked a block of old claims at a time (memory bounded for a big
+    tenant); a block of one claim finds what one block of all of them finds."""
+    from memory_pipeline.consolidation import supersede
+
+    first = note("2026-02-09", "Production deploys happen on Tuesdays at 14:00 UTC.")
+    second = note("2026-04-13", "The deploy window moved to Wednesdays at 10:00 UTC.")
+    third = turn(3, "Heads up: deploys are on Thursdays at 09:00 UTC from now on.", at(8, 24))
+    other = turn(4, "Maya moved to Lisbon in March.", at(8, 25))
+    statements = [third, first, second, other]
+    whole = pairs(statements, statement_nlp, minilm)
+    monkeypatch.setattr(supersede, "PAIR_ROWS", 1)
+    assert pairs(statements, statement_nlp, minilm) == whole == [(first.ref, second.ref), (second.ref, third.ref)]
+
+
 LISTS = {
     "a number ending a sentence": ("The review is on May 14. Ana runs it.", ["The review is on May 14. Ana runs it."]),
     "a numbered point after a sentence": ("Several things. 1) We pushed the cutover.", ["Several things.", "We pushed the cutover."]),

@@ -162,6 +162,12 @@ def test_cli_needs_yes_and_refuses_bad_ids(copy, monkeypatch):
         assert refused.exit_code == 2 and "--yes" in refused.output
         bad = runner.invoke(app, ["forget-tenant", "--agent", "..", "--yes"])
         assert bad.exit_code == 2 and "invalid agent id" in bad.output
+        # User ids are case-sensitive: "Bob" is no one, and forgetting no one is an error, not a success.
+        unknown = runner.invoke(app, ["forget-tenant", "--agent", "ops-bot", "--user", "Bob", "--yes"])
+        assert unknown.exit_code == 2, unknown.output
+        assert "unknown user 'Bob' of agent 'ops-bot' (user ids are case-sensitive): known users: " in unknown.output
+        assert "_global, alice, bob" in unknown.output and "forgot" not in unknown.output
+        assert BOB in tenant_counts(lance_uri)["chunks"]
         done = runner.invoke(app, ["forget-tenant", "--agent", "ops-bot", "--user", "bob", "--yes", "--json"])
         assert done.exit_code == 0, done.output
         assert '"ops-bot~bob"' in done.output

@@ -1,5 +1,5 @@
 """Proves: a folder that cannot be a tenant is reported with its reason, never silently dropped,
-and never stored; skip counts match the skips listed.
+and never stored; skip counts match the skips listed; only valid folders are offered as known users.
 
 Folders with invalid agent or user ids, and folders or files whose names hold a secret, are
 skipped by the one workspace scanner with a reason (the secret itself redacted in it); the L0
@@ -13,11 +13,13 @@ import json
 import os
 
 import dagster as dg
+import pytest
 from typer.testing import CliRunner
 
 from memory_pipeline.config import get_settings
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
-from memory_pipeline.sources.workspace import scan_workspace, tenant_folder_skips
+from memory_pipeline.sources.workspace import GLOBAL_FOLDER_REASON, scan_workspace, tenant_folder_skips
+from memory_pipeline.tenancy import UnknownTenantError, known_tenant
 from memory_pipeline_tests.cli_env import cli_app
 from memory_pipeline_tests.helpers import make_resources, write
 from memory_pipeline_tests.secret_corpus import corpus
@@ -68,3 +70,25 @@ def test_the_l0_run_and_ingest_report_them_and_count_every_skip(root, tmp_path, 
     assert chunks["tenant_folders_skipped"] == 3
     assert chunks["files_skipped"] == 2  # the file named after a token, the symlink to another agent
     assert "skipped folder bot/users/bad user: invalid user id" in " ".join(text.stdout.split())
+
+
+def test_global_user_folders_are_reported_and_invalid_folders_are_no_known_users(root, monkeypatch):
+    """``users/_global/`` and ``sessions/_global/`` were ignored with no word; an invalid folder
+    (``x~y``) was offered as a known user in the unknown-user error."""
+
+    write(root, "bot/MEMORY.md", "# Bot\n\nThe bot answers in French.\n")
+    write(root, "bot/users/ann/MEMORY.md", "# Ann\n\nAnn likes tea.\n")
+    write(root, "bot/users/_global/MEMORY.md", "# misplaced agent-wide notes\n")
+    write(root, "bot/sessions/_global/s1.jsonl", '{"role": "user", "content": "hi"}\n')
+    write(root, "bot/users/x~y/MEMORY.md", "# invalid id\n")
+    skips = dict(tenant_folder_skips(root))
+    assert skips == {
+        "bot/users/_global": GLOBAL_FOLDER_REASON,
+        "bot/sessions/_global": GLOBAL_FOLDER_REASON,
+        "bot/users/x~y": skips["bot/users/x~y"],
+    }
+    assert skips["bot/users/x~y"].startswith("invalid user id 'x~y'")
+    assert sorted(t.key for t in scan_workspace(root).tenants) == ["bot~_global", "bot~ann"]
+    with pytest.raises(UnknownTenantError) as refused:
+        known_tenant(root, "bot", "Ann")
+    assert str(refused.value).startswith("unknown user 'Ann' of agent 'bot': known users: _global, ann (")

@@ -381,18 +381,41 @@ def test_few_turns_make_one_window_and_none_make_none():
     assert chunk_transcript(Transcript((), (), None, ())) == []
 
 
-def test_long_windows_are_cut_and_huge_turns_truncated():
+def test_long_windows_are_cut_and_a_huge_turn_is_split_not_truncated():
     turns = (
         turn(1, "a" * 50, "t1"),
         turn(2, "b" * 50, "t2"),
-        turn(3, "c" * 5000, "t3"),
+        turn(3, "c" * 500, "t3"),
         turn(4, "d" * 50, "t4"),
     )
     transcript = Transcript(turns, (), None, ())
-    chunks = chunk_transcript(transcript, window_turns=4, stride=4, max_chars=200)
-    assert [c.turn_ids for c in chunks] == [("t1", "t2"), ("t3",), ("t4",)]
-    assert all(len(c.text) <= 200 for c in chunks)
-    assert chunks[1].text == "Alice (2026-11-03 09:00): " + "c" * (200 - 26)
+    chunks = chunk_transcript(transcript, window_turns=4, stride=4, max_chars=200, overlap_chars=0)
+    speaker = "Alice (2026-11-03 09:00): "
+    budget = 200 - len(speaker)
+    assert [(c.start_line, c.end_line, c.turn_ids, c.text) for c in chunks] == [
+        (1, 2, ("t1", "t2"), "Alice (2026-11-03 09:00): " + "a" * 50 + "\nassistant (2026-11-03 09:00): " + "b" * 50),
+        (3, 3, ("t3",), speaker + "c" * budget),
+        (3, 3, ("t3",), speaker + "c" * budget),
+        (3, 3, ("t3",), speaker + "c" * (500 - 2 * budget)),
+        (4, 4, ("t4",), "assistant (2026-11-03 09:00): " + "d" * 50),
+    ]
+
+
+def test_a_long_turn_is_split_into_overlapping_pieces_that_keep_every_word():
+    words = [f"w{i}" for i in range(1500)]  # about 7,900 characters
+    long_turn = turn(5, " ".join(words) + ".", "t5")
+    chunks = chunk_transcript(
+        Transcript((turn(4, "before", "t4"), long_turn), (), None, ()),
+        window_turns=3, stride=2, max_chars=1600, overlap_chars=200,
+    )
+    pieces = [c for c in chunks if c.turn_ids == ("t5",)]
+    assert len(pieces) == 6
+    assert all(c.text.startswith("Alice (2026-11-03 09:00): w") for c in pieces)
+    assert all((c.start_line, c.end_line) == (5, 5) and len(c.text) <= 1600 for c in pieces)
+    seen = [c.text.split(": ", 1)[1].rstrip(".").split(" ") for c in pieces]
+    assert sorted({w for piece in seen for w in piece}, key=lambda w: int(w[1:])) == words
+    # consecutive pieces share words: a fact cut at a boundary is whole in one of them
+    assert all(set(a) & set(b) for a, b in zip(seen, seen[1:]))
 
 
 def test_compaction_summaries_are_their_own_chunks_in_line_order():

@@ -1,7 +1,8 @@
 """Proves: a conversation is read as statements that say who said what, about whom, in which turn,
 rewritten in the third person (pronouns, verb agreement, a dropped subject restored); salience
 from the parse puts a dated first-person event above greetings, compliments, questions, orders
-and "can't wait"; MMR keeps one of two restatements. Real spaCy: the behaviour is its parse."""
+and "can't wait"; MMR keeps one of two restatements; a long turn is read to its end. Real spaCy:
+the behaviour is its parse."""
 
 from datetime import UTC, datetime
 
@@ -32,6 +33,13 @@ def test_named_speakers_are_rewritten_in_the_third_person(nlp):
         ("Gina", "Gina", "Gina opened their store last week.", "D1:3"),
     ]
     assert [s.said for s in said][4] == "Started a new class yesterday with my friends."
+
+
+def test_a_long_turn_is_read_to_its_end(nlp):
+    filler = " ".join(f"Item {i} on the list stayed the same." for i in range(200))  # 7,000+ characters
+    said = statements(turns(("Jon", filler + " I sold my boat to Gina last week.")), "conv-1", nlp)
+    assert len(filler) > 7000 and len(said) == 201
+    assert (said[-1].speaker, said[-1].text, said[-1].line) == ("Jon", "Jon sold their boat to Gina last week.", 1)
 
 
 def test_user_and_assistant_turns():
