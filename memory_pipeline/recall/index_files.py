@@ -35,11 +35,13 @@ import numpy as np
 import pyarrow as pa
 
 from memory_pipeline.recall.rows import IdPositions, Rows
+from memory_pipeline.store import lance_files
 
 log = logging.getLogger(__name__)
 
 INDEX_FOLDER = "_recall_index"
 FORMAT = 2  # 2: write times in the rows, word counts in the BM25 postings, IVF tails
+EMPTY = "empty.json"  # the table version at which the tenant was found with no rows
 _SAFE = re.compile(r"^[A-Za-z0-9_.~-]{1,160}$")
 # centroids last: it marks the set complete
 _IVF = ("order", "offsets", "grouped", "tail_order", "tail_offsets", "tail_grouped", "trained_on", "centroids")
@@ -60,7 +62,7 @@ def table_stamp(uri: str, table: str, version: int) -> list[int] | None:
     if root is None:
         return None
     folder = Path(uri) / f"{table}.lance" / "_versions"
-    for name in (f"{2**64 - 1 - version}.manifest", f"{version}.manifest"):  # Lance's two namings
+    for name in lance_files.manifest_names(version):
         try:
             stat = (folder / name).stat()
         except OSError:
@@ -165,7 +167,9 @@ class TenantFiles:
             return False
         self.folder = final
         for old in self.tenant_dir.iterdir():  # earlier fingerprints (and stale temporary folders)
-            if old != final and not (old.name.startswith(".") and old.name.endswith(".tmp") and _young(old)):
+            if old.name == EMPTY:
+                old.unlink(missing_ok=True)
+            elif old != final and not (old.name.startswith(".") and old.name.endswith(".tmp") and _young(old)):
                 shutil.rmtree(old, ignore_errors=True)
         return True
 
@@ -194,6 +198,28 @@ class TenantFiles:
             except (OSError, ValueError):
                 continue
         return None
+
+    def empty_at(self, stamp: list[int] | None) -> bool:
+        """Whether the tenant had no rows at the table version ``stamp`` (``mark_empty``): a
+        scope with no memory yet (an agent's, a new user's) is then answered without LanceDB."""
+        if stamp is None:
+            return False
+        try:
+            return json.loads((self.tenant_dir / EMPTY).read_text()) == stamp
+        except (OSError, ValueError):
+            return False
+
+    def mark_empty(self, stamp: list[int] | None) -> None:
+        """Record that the tenant has no rows at the table version ``stamp``."""
+        if stamp is None:
+            return
+        tmp = self.tenant_dir / f".empty.{uuid.uuid4().hex}.tmp"
+        try:
+            self.tenant_dir.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(stamp))
+            os.replace(tmp, self.tenant_dir / EMPTY)
+        except OSError:
+            tmp.unlink(missing_ok=True)
 
     def mark_checked(self, stamp: list[int] | None) -> None:
         """Record that the current folder's fingerprint is the tenant's at ``stamp``."""

@@ -122,7 +122,7 @@ class TimelineCache:
     def get(self, cache, tenant: str) -> TenantTimeline:
         tables = cache.table_names()
         versions = tuple(
-            cache.table(name).version if name in tables else -1 for name in (SUPERSESSIONS, FILES)
+            cache.version(name) if name in tables else -1 for name in (SUPERSESSIONS, FILES)
         )
         key = (cache.uri, tenant)
         with self._lock:
