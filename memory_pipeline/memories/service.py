@@ -67,11 +67,16 @@ class MemoryService:
         dim = self.embedder.dim if self.embedder else EMBEDDER_IDENTITY[self.settings.embedder][1]
         return GraphStore(self.settings.lancedb_uri, dim)
 
+    def get_embedder(self) -> Embedder:
+        """The embedder, made without opening the store: a search needs only its query vectors
+        (and the model itself only once a memory is written)."""
+        if self.embedder is None:
+            self.embedder = make_embedder(self.settings.embedder, self.settings.embed_batch_size)
+        return self.embedder
+
     @cached_property
     def graph(self) -> MemoryGraph:
-        embedder = self.embedder or make_embedder(self.settings.embedder, self.settings.embed_batch_size)
-        self.embedder = embedder
-        return MemoryGraph(self.store, embedder)
+        return MemoryGraph(self.store, self.get_embedder())
 
     def _writable(self) -> None:
         if self.team_member:
@@ -90,7 +95,7 @@ class MemoryService:
     # -- reads ----------------------------------------------------------------------------
     def recall(self, query: str, memory_type: str | None = None, k: int = 6, min_score: float | None = None) -> list[dict]:
         return recall_memories(
-            self.store, self.graph.embedder, query, self.agent, self.user, self.settings,
+            self.store, self.get_embedder(), query, self.agent, self.user, self.settings,
             memory_type=memory_type, k=k, min_score=min_score,
         )
 

@@ -153,13 +153,6 @@ class Rows:
     def __len__(self) -> int:
         return len(self.ids)
 
-    @classmethod
-    def empty(cls, tenant: str) -> Rows:
-        """A tenant with no rows in the table."""
-        ints = np.zeros(0, dtype=np.int64)
-        return cls(tenant, [], np.array([], dtype=object), [], ints, ints.copy(), [], [], [], [], [],
-                   np.zeros((0, 0), dtype=np.float32))
-
     def ann_index(self, lists: int | None = None):
         """The IVF index of these rows: persisted, else built on first use (and persisted)."""
         with self._ann_lock:

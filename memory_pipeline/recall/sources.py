@@ -211,8 +211,10 @@ class TenantCache:
     ``persist_min_rows=None`` turns persistence off (neither read nor written).
 
     LanceDB is connected to only when rows must be read from it: the tables and their versions of
-    a local database are read from its folder (``store/lance_files.py``), so a new process whose
-    tenant is served from its persisted indices never imports LanceDB (2-3 s of CPU).
+    a local database are read from its folder (``store/lance_files.py``), and a smaller tenant's
+    read of any table is kept beside the persisted indices with the table version it was read at
+    (``read_tenant``), so while no table has moved a new process answers without importing
+    LanceDB (2-3 s of CPU, most of a one-shot query).
     """
 
     def __init__(
@@ -321,6 +323,24 @@ class TenantCache:
                 return hit[1]
             return self._load(source, tenant, version, key)
 
+    def read_tenant(self, name: str, tenant: str, columns: list[str]) -> pa.Table:
+        """The tenant's rows of table ``name``, the ``columns`` of them the table has. A read of
+        fewer than ``persist_min_rows`` rows is kept with the table's version, and read back
+        instead of LanceDB until the table moves (local databases, persistence on)."""
+        files = None
+        if self.persist_min_rows is not None:
+            files = index_files.tenant_files(self.uri, name, tenant)
+        stamp = index_files.table_stamp(self.uri, name, self.version(name)) if files is not None else None
+        kept = files.kept_read(stamp, columns) if files is not None else None
+        if kept is not None:
+            return kept
+        table = self.table(name)
+        present = set(table.schema.names)
+        arrow = self._read(table, tenant, [c for c in columns if c in present])
+        if files is not None and arrow.num_rows < self.persist_min_rows:
+            files.keep_read(stamp, columns, arrow)
+        return arrow
+
     def _read(self, table, tenant: str, columns: list[str]) -> pa.Table:
         return (
             table.search()
@@ -338,15 +358,11 @@ class TenantCache:
         return _fingerprint(current, source.fingerprint) == rows.fingerprint
 
     def _load(self, source: RecallSource, tenant: str, version: int, key) -> Rows:
-        # The table is opened (and LanceDB imported) only when rows are read from it below.
-        table = None
         persist = source.fingerprint and self.persist_min_rows is not None
         files = index_files.tenant_files(self.uri, source.table, tenant) if persist else None
         rows = None
         stamp = index_files.table_stamp(self.uri, source.table, version) if files is not None else None
-        if files is not None and files.empty_at(stamp):
-            rows = Rows.empty(tenant)
-        elif files is not None and files.has_any():
+        if files is not None and files.has_any():
             # The table is as it was when the tenant's fingerprint was last found current: nothing
             # to read. Else reading the fingerprint columns takes 0.7 s at 1M rows; the rows, 13 s.
             known = files.checked(stamp)
@@ -360,11 +376,9 @@ class TenantCache:
                 rows = self._update(source, table, tenant, files, current, fingerprint)
             del current
         if rows is None:
-            rows = self._read_rows(source, table or self.table(source.table), tenant)
+            rows = self._read_rows(source, tenant)
             if files is not None and len(rows) < self.persist_min_rows:
                 files.clear()  # a tenant that shrank below the size worth persisting
-                if not len(rows):
-                    files.mark_empty(stamp)
             elif files is not None and rows.fingerprint:
                 files.snapshot(rows)
                 # Served from the snapshot from now on: its pages, not a copy in the process.
@@ -405,10 +419,8 @@ class TenantCache:
             log.warning("recall index of %s not updated (%r): rebuilt from the table", tenant, exc)
             return None
 
-    def _read_rows(self, source: RecallSource, table, tenant: str) -> Rows:
-        present = set(table.schema.names)
-        columns = [c for c in dict.fromkeys(source.columns + source.fingerprint) if c in present]
-        arrow = self._read(table, tenant, columns)
+    def _read_rows(self, source: RecallSource, tenant: str) -> Rows:
+        arrow = self.read_tenant(source.table, tenant, list(dict.fromkeys(source.columns + source.fingerprint)))
         rows = source.to_rows(tenant, arrow)
         rows.fingerprint = _fingerprint(arrow, source.fingerprint)
         del arrow

@@ -136,14 +136,7 @@ class TimelineCache:
 
 
 def _read(cache, name: str, tenant: str, columns: list[str]):
-    from memory_pipeline.store.base import sql_str
-
-    table = cache.table(name)
-    present = set(table.schema.names)
-    return (
-        table.search().where(f"tenant = {sql_str(tenant)}", prefilter=True)
-        .select([c for c in columns if c in present]).limit(None).to_arrow().to_pylist()
-    )
+    return cache.read_tenant(name, tenant, columns).to_pylist()
 
 
 def _load(cache, tenant: str, tables: set[str]) -> TenantTimeline:
