@@ -16,6 +16,8 @@ import pytest
 from memory_pipeline import query_encoder
 from memory_pipeline.embedding import MiniLMEmbedder, minilm_path
 
+pytestmark = pytest.mark.slow  # the real model
+
 TEXTS = ["", "x", "When did Alice go to Paris?", "naïve café 東京 " * 5, "word " * 300, "a" * 2000]
 
 

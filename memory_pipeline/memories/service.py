@@ -25,9 +25,7 @@ from memory_pipeline.memories.query import (
 from memory_pipeline.memories.stats import graph_stats
 from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.recall.scope import is_read_only
-from memory_pipeline.sources.workspace import tenant_tz
 from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
-from memory_pipeline.text.scrub import scrub_secrets
 
 
 @dataclass
@@ -52,6 +50,8 @@ class MemoryService:
 
     @cached_property
     def tz(self) -> ZoneInfo:
+        from memory_pipeline.sources.workspace import tenant_tz  # the workspace scanner and its scrubber
+
         return tenant_tz(self.settings.root, self.tenant)
 
     @cached_property
@@ -145,6 +145,8 @@ class MemoryService:
 
 def _mid(value: str) -> str:
     if not isinstance(value, str) or not value.startswith("m_") or len(value) != 26 or not value[2:].isalnum():
+        from memory_pipeline.text.scrub import scrub_secrets
+
         shown = scrub_secrets(str(value)[:100]).text  # an error reaches logs and MCP clients
         raise MemoryOperationError(f"memory_id {shown!r} is not a memory id (m_ and 24 hex digits, as queries return)")
     return value
