@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Protocol
 
 import numpy as np
@@ -48,7 +48,11 @@ def minilm_path() -> str:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 through sentence-transformers, on the CPU, normalized."""
+    """all-MiniLM-L6-v2 through sentence-transformers, on the CPU, normalized.
+
+    The model is loaded when first needed: a process that only embeds queries (and counts their
+    tokens) goes through the checked ONNX export and the model's tokenizer file, and never
+    imports PyTorch (``query_encoder.load_checked_encoder``)."""
 
     name = MINILM_NAME
     dim = 384
@@ -58,7 +62,10 @@ class MiniLMEmbedder:
         # encode() sorts each call's texts by length before batching; a block bounds how many
         # texts (and vectors) one call holds at once.
         self.block = block
-        self.model = _load_sentence_transformer(minilm_path())
+
+    @cached_property
+    def model(self):
+        return _load_sentence_transformer(minilm_path())
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -105,9 +112,10 @@ class MiniLMEmbedder:
 
     def _onnx(self):
         if "_onnx_encoder" not in self.__dict__:
-            from memory_pipeline.query_encoder import load_onnx_encoder
+            from memory_pipeline.query_encoder import load_checked_encoder, load_onnx_encoder
 
-            self._onnx_encoder = load_onnx_encoder(self.model, minilm_path())
+            path = minilm_path()
+            self._onnx_encoder = load_checked_encoder(path) or load_onnx_encoder(self.model, path)
         return self._onnx_encoder
 
     def _traced(self):
@@ -116,6 +124,9 @@ class MiniLMEmbedder:
         return self._traced_model
 
     def count_tokens(self, text: str) -> int:
+        encoder = self.__dict__.get("_onnx_encoder")
+        if encoder is not None and "model" not in self.__dict__:
+            return encoder.count_tokens(text)  # the same word pieces, without loading the model
         return len(self.model.tokenizer.tokenize(text))
 
 
@@ -180,8 +191,8 @@ def make_embedder(kind: str, batch_size: int = 32) -> Embedder:
 
 
 def prepare_query_encoder():
-    """Export (or find) and check the ONNX query encoder now, as the install does: no query waits.
-    Its path, or None when queries go through PyTorch."""
+    """Export (or find) and check the ONNX query encoder now, as the install does: no query waits,
+    and no query process loads the model. Its path, or None when queries go through PyTorch."""
     from memory_pipeline.query_encoder import load_onnx_encoder
 
     encoder = load_onnx_encoder(MiniLMEmbedder().model, minilm_path())

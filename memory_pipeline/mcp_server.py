@@ -114,7 +114,7 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
         if not query.strip():
             raise ToolError("query must hold words, not only spaces")
         results = search(query, agent, None if user == "_global" else user, sources=sources, k=limit,
-                         min_score=min_score, settings=service.settings, embedder=service.graph.embedder)
+                         min_score=min_score, settings=service.settings, embedder=service.get_embedder())
         rows = [{**r.to_dict(), "date": _date(r)} for r in results]
         return capped_list([compact(r, SEARCH_KEYS, debug) for r in rows], limit)
 

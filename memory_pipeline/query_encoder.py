@@ -9,18 +9,24 @@ or else on first use, into a cache folder outside the repository
 ``~/.cache/memory_pipeline``), named by a digest of the model files and the exporter's version,
 so a changed model or torch exports again and an unchanged one never does.
 
-Every process checks the loaded export against ``encode`` on a few probe texts (empty, short,
-truncated) before trusting it: a cosine below ``1 - MAX_COSINE_GAP`` (or any failure to import,
-export or load) leaves the TorchScript path and then ``encode``, with the reason logged.
+The process that exports (or first finds) an export checks it against ``encode`` on a few probe
+texts (empty, short, truncated): a cosine below ``1 - MAX_COSINE_GAP`` (or any failure to import,
+export or load) leaves the TorchScript path and then ``encode``, with the reason logged. A passed
+check is written beside the export (``<export>.checked.json``, with the versions of ONNX Runtime
+and ``tokenizers`` that ran it), and every later process loads that export with the model's
+``tokenizer.json`` alone (``load_checked_encoder``): a one-shot query imports neither PyTorch
+nor sentence-transformers (4-7 s and 500 MB a process, DESIGN §10).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import tempfile
 import warnings
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +34,7 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 EXPORT_FORMAT = 1  # bump when the export below changes, so cached exports are redone
+CHECK_FORMAT = 1  # bump when OnnxQueryEncoder's tokens or pooling change, so exports are checked again
 MAX_COSINE_GAP = 1e-4
 PROBES = ("", "When did Alice say she moved to Paris?", "word " * 300)
 _INPUTS = ("input_ids", "attention_mask")
@@ -43,16 +50,55 @@ def cache_dir() -> Path:
 
 
 def export_path(model_path: str) -> Path:
-    """The export of the model at ``model_path``, named by its files and the exporter's version."""
-    import torch
-
+    """The export of the model at ``model_path``, named by its files and the exporter's version
+    (read from the installed package's metadata: importing torch takes seconds)."""
     digest = hashlib.blake2b(digest_size=8)
-    digest.update(f"{EXPORT_FORMAT}|{torch.__version__}".encode())
+    digest.update(f"{EXPORT_FORMAT}|{_version('torch')}".encode())
     for path in sorted(Path(model_path).rglob("*")):
         if path.is_file():
             stat = path.stat()
             digest.update(f"|{path.relative_to(model_path)}|{stat.st_size}|{stat.st_mtime_ns}".encode())
     return cache_dir() / "onnx" / f"all-MiniLM-L6-v2-{digest.hexdigest()}.onnx"
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "none"
+
+
+def check_path(path: Path) -> Path:
+    """Where the passed check of the export at ``path`` is recorded."""
+    return path.with_name(path.name + ".checked.json")
+
+
+def _check_stamp(path: Path) -> dict:
+    """What a recorded check vouches for: this export, read by this code and these runtimes."""
+    import onnxruntime
+    import tokenizers
+
+    return {"export": path.name, "format": CHECK_FORMAT, "onnxruntime": onnxruntime.__version__,
+            "tokenizers": tokenizers.__version__}
+
+
+def _record_check(path: Path, worst: float) -> None:
+    target = check_path(path)
+    fd, tmp = tempfile.mkstemp(prefix=target.name, suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w") as out:
+            json.dump({**_check_stamp(path), "worst_cosine": worst}, out)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def max_seq_length(model_path: str) -> int:
+    """The model's token limit, as sentence-transformers reads it (``sentence_bert_config.json``)."""
+    config = json.loads((Path(model_path) / "sentence_bert_config.json").read_text())
+    return int(config["max_seq_length"])
 
 
 def export_onnx(model, target: Path) -> None:
@@ -99,40 +145,77 @@ def export_onnx(model, target: Path) -> None:
 
 
 class OnnxQueryEncoder:
-    """``embed(text)``: one unit vector, mean-pooled and normalized as the model's pooling does."""
+    """``embed(text)``: one unit vector, mean-pooled and normalized as the model's pooling does.
 
-    def __init__(self, path: Path, tokenizer, max_length: int, threads: int = 1):
+    Tokens come from the model's own ``tokenizer.json`` through ``tokenizers`` (the library under
+    the model's fast tokenizer), cut at the model's limit as ``encode`` cuts them; the file's own
+    padding and 128-token cut are turned off."""
+
+    def __init__(self, path: Path, model_path: str, threads: int = 1):
         import onnxruntime as ort
+        from tokenizers import Tokenizer
 
         options = ort.SessionOptions()
         # One thread: a dozen tokens gain little from more, and the cores serve other queries.
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        self.tokenizer, self.max_length, self.path = tokenizer, max_length, path
+        self.path, self.max_length = path, max_seq_length(model_path)
+        spec = (Path(model_path) / "tokenizer.json").read_text()
+        self.tokenizer, self.counter = Tokenizer.from_str(spec), Tokenizer.from_str(spec)
+        for tokenizer in (self.tokenizer, self.counter):
+            tokenizer.no_padding()
+            tokenizer.no_truncation()
+        self.tokenizer.enable_truncation(self.max_length)
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces of ``text``, whole and without the special tokens (the tokenizer's ``tokenize``)."""
+        return len(self.counter.encode(text, add_special_tokens=False).ids)
 
     def embed(self, text: str) -> np.ndarray:
-        features = self.tokenizer([text], return_tensors="np", truncation=True, max_length=self.max_length)
-        feed = {name: np.asarray(features[name], dtype=np.int64) for name in _INPUTS}
+        encoding = self.tokenizer.encode(text)
+        feed = {
+            "input_ids": np.asarray([encoding.ids], dtype=np.int64),
+            "attention_mask": np.asarray([encoding.attention_mask], dtype=np.int64),
+        }
         tokens = self.session.run(None, feed)[0][0]
         mask = feed["attention_mask"][0].astype(np.float32)[:, None]
         pooled = (tokens * mask).sum(0) / max(float(mask.sum()), 1e-9)
         return (pooled / max(float(np.linalg.norm(pooled)), 1e-12)).astype(np.float32)
 
 
+def load_checked_encoder(model_path: str, threads: int = 1) -> OnnxQueryEncoder | None:
+    """The export of the model at ``model_path`` that an earlier process checked, loaded without
+    the model; None when there is none yet (or it cannot be loaded): then ``load_onnx_encoder``."""
+    try:
+        path = export_path(model_path)
+        recorded = json.loads(check_path(path).read_text())
+        stamp = _check_stamp(path)
+        if not path.is_file() or {key: recorded.get(key) for key in stamp} != stamp:
+            return None
+        return OnnxQueryEncoder(path, model_path, threads)
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # noqa: BLE001 - any failure leaves the checking path
+        log.info("checked ONNX query encoder not loaded (%s): checked again against the model", exc)
+        return None
+
+
 def load_onnx_encoder(model, model_path: str, threads: int = 1) -> OnnxQueryEncoder | None:
-    """The checked ONNX encoder of ``model`` (exported now if not cached), or None to fall back."""
+    """The checked ONNX encoder of ``model`` (exported now if not cached), or None to fall back.
+    A passed check is recorded, so later processes load it without the model."""
     try:
         import onnxruntime  # noqa: F401
+        import tokenizers  # noqa: F401
     except ImportError:
-        log.info("onnxruntime is not installed: recall queries are embedded through PyTorch")
+        log.info("onnxruntime or tokenizers is not installed: recall queries are embedded through PyTorch")
         return None
     try:
         path = export_path(model_path)
         if not path.exists():
             export_onnx(model, path)
             log.info("exported the query encoder to %s", path)
-        encoder = OnnxQueryEncoder(path, model.tokenizer, model.max_seq_length, threads)
+        encoder = OnnxQueryEncoder(path, model_path, threads)
         expected = model.encode(list(PROBES), normalize_embeddings=True, convert_to_numpy=True)
         worst = min(float(encoder.embed(text) @ want) for text, want in zip(PROBES, expected))
     except Exception as exc:  # noqa: BLE001 - any failure leaves the PyTorch paths
@@ -141,4 +224,8 @@ def load_onnx_encoder(model, model_path: str, threads: int = 1) -> OnnxQueryEnco
     if worst < 1 - MAX_COSINE_GAP:
         log.warning("ONNX export at %s differs from the model (cosine %.6f): not used", path, worst)
         return None
+    try:
+        _record_check(path, worst)
+    except OSError as exc:  # a read-only cache: this process still uses the export
+        log.info("check of %s not recorded (%s): the next process checks it again", path, exc)
     return encoder

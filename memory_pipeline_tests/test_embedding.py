@@ -1,14 +1,22 @@
 """Proves: the real model's fast paths for one query (ONNX Runtime, then TorchScript, then
 ``encode``) give the vector ``embed`` gives, from empty to truncated texts; a failed or missing
-export falls back instead of failing, and an export is made once and reused from its cache."""
+export falls back instead of failing, and an export is made once and reused from its cache; a
+passed check is recorded, and the export it vouches for, loaded without the model (its tokenizer
+file alone), gives the model's vectors and token counts; a record made by other runtimes is not
+trusted."""
 
 from __future__ import annotations
+
+import json
+import shutil
 
 import numpy as np
 import pytest
 
 from memory_pipeline import query_encoder
 from memory_pipeline.embedding import MiniLMEmbedder, minilm_path
+
+pytestmark = pytest.mark.slow  # the real model
 
 TEXTS = ["", "x", "When did Alice go to Paris?", "naïve café 東京 " * 5, "word " * 300, "a" * 2000]
 
@@ -59,3 +67,33 @@ def test_the_export_is_cached_and_a_broken_one_is_refused(model, tmp_path, monke
     broken.parent.mkdir(parents=True)
     broken.write_bytes(b"not a model")
     assert query_encoder.load_onnx_encoder(model.model, minilm_path()) is None
+
+
+def test_a_recorded_check_loads_the_export_without_the_model(model):
+    path = model._onnx().path
+    record = json.loads(query_encoder.check_path(path).read_text())
+    assert record["export"] == path.name and record["worst_cosine"] >= 1 - query_encoder.MAX_COSINE_GAP
+    alone = query_encoder.load_checked_encoder(minilm_path())
+    assert alone is not None and alone.path == path
+    wanted = model.embed(TEXTS)
+    assert [float(alone.embed(text) @ want) >= 1 - query_encoder.MAX_COSINE_GAP for text, want in zip(TEXTS, wanted)] == [True] * len(TEXTS)
+    assert [alone.count_tokens(t) for t in TEXTS] == [len(model.model.tokenizer.tokenize(t)) for t in TEXTS]
+    fresh = MiniLMEmbedder()  # a query process: vectors and token counts, and no model loaded
+    assert np.allclose(fresh.embed_query(TEXTS[2]), alone.embed(TEXTS[2]))
+    assert fresh.count_tokens(TEXTS[3]) == alone.count_tokens(TEXTS[3]) and "model" not in vars(fresh)
+
+
+def test_a_check_recorded_by_other_runtimes_is_checked_again(model, tmp_path, monkeypatch):
+    exported = model._onnx().path
+    monkeypatch.setenv("MEMORY_PIPELINE_CACHE_DIR", str(tmp_path))
+    path = query_encoder.export_path(minilm_path())
+    path.parent.mkdir(parents=True)
+    shutil.copyfile(exported, path)
+    assert query_encoder.load_checked_encoder(minilm_path()) is None  # never checked here
+    record = query_encoder.check_path(path)
+    record.write_text(json.dumps({**json.loads(query_encoder.check_path(exported).read_text()), "onnxruntime": "0.1"}))
+    assert query_encoder.load_checked_encoder(minilm_path()) is None
+    monkeypatch.setattr(query_encoder, "export_onnx", lambda *a: pytest.fail("exported again"))
+    assert query_encoder.load_onnx_encoder(model.model, minilm_path()) is not None  # checked and recorded anew
+    assert json.loads(record.read_text())["onnxruntime"] != "0.1"
+    assert query_encoder.load_checked_encoder(minilm_path()).path == path

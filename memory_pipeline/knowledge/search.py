@@ -10,15 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-import polars as pl
 from rapidfuzz import fuzz, process
 
 from memory_pipeline.knowledge.graph import normalize_name
 from memory_pipeline.knowledge.validity import utc, valid_at
 from memory_pipeline.store.base import LanceBase, sql_in
 from memory_pipeline.store.tables import ENTITIES, MEMORIES, RELATIONS, TableSpec
+
+if TYPE_CHECKING:  # imported where a frame is made: polars takes 0.5 s to import
+    import polars as pl
 
 MATCH_THRESHOLD = 85
 
@@ -69,6 +72,8 @@ def _read(store: LanceBase, spec: TableSpec, tenants: list[str]) -> pl.DataFrame
 
 
 def _search(store, tenants, entity, wanted, when, include_history, max_results, tz, show_memory) -> dict:
+    import polars as pl
+
     entities = _read(store, ENTITIES, tenants)
     matched: dict[str, str] = {}  # entity id -> name
     if entities.height:

@@ -9,13 +9,15 @@ plans a later statement moved to another date.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
-
-import polars as pl
 
 from memory_pipeline.memories.operations import MemoryOperationError
 from memory_pipeline.memories.query import ReadScope, superseded
 from memory_pipeline.memories.store import GraphStore, now_utc
+
+if TYPE_CHECKING:  # imported where a frame is made: polars takes 0.5 s to import
+    import polars as pl
 
 KINDS = ("memory", "context")
 MEMORY_SECTIONS = (
@@ -38,6 +40,8 @@ def bulletin(
     tz: ZoneInfo | None = None,
     title: str | None = None,
 ) -> str:
+    import polars as pl
+
     if kind not in KINDS:
         raise MemoryOperationError(f"bulletin kind {kind!r}: use 'memory' or 'context'")
     if not 1 <= per_section <= 50:
@@ -80,6 +84,8 @@ def _recent(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _memory(frame: pl.DataFrame, heading: str, n: int, now: datetime, tz: ZoneInfo) -> str:
+    import polars as pl
+
     out = [f"# Memory: {heading}", ""]
     for title, types in MEMORY_SECTIONS:
         rows = frame.filter(pl.col("memory_type").is_in(list(types))) if frame.height else frame
@@ -94,6 +100,8 @@ def _memory(frame: pl.DataFrame, heading: str, n: int, now: datetime, tz: ZoneIn
 
 
 def _context(frame: pl.DataFrame, heading: str, n: int, now: datetime, tz: ZoneInfo) -> str:
+    import polars as pl
+
     out = [f"# Context: {heading}", f"_as of {_when(now, tz) or now.astimezone(tz).strftime('%Y-%m-%d %H:%M')} ({tz.key})_", ""]
     todos = frame.filter(
         (pl.col("memory_type") == "todo") & (pl.col("happens_at").is_null() | (pl.col("happens_at") >= now))

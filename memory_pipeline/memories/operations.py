@@ -22,7 +22,6 @@ from memory_pipeline.memories.store import (
 )
 from memory_pipeline.store.base import commit_lock
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline.text.scrub import scrub_secrets
 
 READ_ONLY_MESSAGE = "memory is read-only for team members"
 MAX_CONTENT_CHARS = 4000
@@ -46,6 +45,8 @@ def check_type(memory_type: str) -> str:
     value = (memory_type or "").strip().lower()
     if value not in MEMORY_TYPES:
         # The value is echoed scrubbed: an error reaches logs and MCP clients.
+        from memory_pipeline.text.scrub import scrub_secrets
+
         shown = scrub_secrets(str(memory_type)[:100]).text
         raise MemoryOperationError(f"unknown memory_type {shown!r}: use one of {', '.join(MEMORY_TYPES)}")
     return value
@@ -61,6 +62,9 @@ def check_text(value: str | None, what: str, limit: int, required: bool = True) 
     if len(value) > limit:
         raise MemoryOperationError(f"{what} is {len(value)} characters; the limit is {limit}")
     # Every text a tool hands in (content, reasoning, reason) is scrubbed before it is stored.
+    # (detect-secrets is imported here, not with the module: a read never needs it.)
+    from memory_pipeline.text.scrub import scrub_secrets
+
     return scrub_secrets(value.strip()).text
 
 

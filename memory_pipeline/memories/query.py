@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
-
-import polars as pl
 
 from memory_pipeline.config import Settings
 from memory_pipeline.embedding import Embedder
@@ -23,6 +22,9 @@ from memory_pipeline.recall.scope import recall_scopes
 from memory_pipeline.recall.search import NoIndexError, search
 from memory_pipeline.store.base import sql_in
 from memory_pipeline.tenancy import Tenant
+
+if TYPE_CHECKING:  # imported where a frame is made: polars takes 0.5 s to import
+    import polars as pl
 
 SORTS = ("scheduled", "recent", "confidence")
 MAX_RESULTS = 100
@@ -118,6 +120,8 @@ def query_memories(
     Memories a later statement replaced (a moved plan, an old address) are left out, unless
     ``include_superseded``: then they are kept and carry ``superseded`` (by what, from when).
     """
+    import polars as pl
+
     tz = tz or ZoneInfo("UTC")
     now = (now or now_utc()).astimezone(UTC)
     if sort_by not in SORTS:
@@ -144,6 +148,8 @@ def query_memories(
 
 
 def _filter(frame: pl.DataFrame, now, start, stop, horizon) -> pl.DataFrame:
+    import polars as pl
+
     if start is not None:
         frame = frame.filter(pl.col("occurred_at") >= start)
     if stop is not None:

@@ -25,9 +25,7 @@ from memory_pipeline.memories.query import (
 from memory_pipeline.memories.stats import graph_stats
 from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.recall.scope import is_read_only
-from memory_pipeline.sources.workspace import tenant_tz
 from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
-from memory_pipeline.text.scrub import scrub_secrets
 
 
 @dataclass
@@ -52,6 +50,8 @@ class MemoryService:
 
     @cached_property
     def tz(self) -> ZoneInfo:
+        from memory_pipeline.sources.workspace import tenant_tz  # the workspace scanner and its scrubber
+
         return tenant_tz(self.settings.root, self.tenant)
 
     @cached_property
@@ -67,11 +67,16 @@ class MemoryService:
         dim = self.embedder.dim if self.embedder else EMBEDDER_IDENTITY[self.settings.embedder][1]
         return GraphStore(self.settings.lancedb_uri, dim)
 
+    def get_embedder(self) -> Embedder:
+        """The embedder, made without opening the store: a search needs only its query vectors
+        (and the model itself only once a memory is written)."""
+        if self.embedder is None:
+            self.embedder = make_embedder(self.settings.embedder, self.settings.embed_batch_size)
+        return self.embedder
+
     @cached_property
     def graph(self) -> MemoryGraph:
-        embedder = self.embedder or make_embedder(self.settings.embedder, self.settings.embed_batch_size)
-        self.embedder = embedder
-        return MemoryGraph(self.store, embedder)
+        return MemoryGraph(self.store, self.get_embedder())
 
     def _writable(self) -> None:
         if self.team_member:
@@ -90,7 +95,7 @@ class MemoryService:
     # -- reads ----------------------------------------------------------------------------
     def recall(self, query: str, memory_type: str | None = None, k: int = 6, min_score: float | None = None) -> list[dict]:
         return recall_memories(
-            self.store, self.graph.embedder, query, self.agent, self.user, self.settings,
+            self.store, self.get_embedder(), query, self.agent, self.user, self.settings,
             memory_type=memory_type, k=k, min_score=min_score,
         )
 
@@ -140,6 +145,8 @@ class MemoryService:
 
 def _mid(value: str) -> str:
     if not isinstance(value, str) or not value.startswith("m_") or len(value) != 26 or not value[2:].isalnum():
+        from memory_pipeline.text.scrub import scrub_secrets
+
         shown = scrub_secrets(str(value)[:100]).text  # an error reaches logs and MCP clients
         raise MemoryOperationError(f"memory_id {shown!r} is not a memory id (m_ and 24 hex digits, as queries return)")
     return value

@@ -15,13 +15,16 @@ import unicodedata
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-import polars as pl
 import pyarrow as pa
 
 from memory_pipeline.store.base import LanceBase, commit_lock, is_local, retry_commit, sql_in, sql_str
 from memory_pipeline.store.purge import purge_table
 from memory_pipeline.store.tables import MEMORIES, MEMORY_AUDIT, MEMORY_SOURCES
+
+if TYPE_CHECKING:  # imported where a frame is made: polars takes 0.5 s to import
+    import polars as pl
 
 MEMORY_TYPES = (
     "identity", "preference", "fact", "event", "decision", "goal", "routine", "observation",

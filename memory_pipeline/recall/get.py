@@ -20,8 +20,6 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.recall.scope import path_tenant, recall_scopes
 from memory_pipeline.store.tables import EPISODES, MEMORIES
-from memory_pipeline.text.chunking import split_lines
-from memory_pipeline.text.scrub import scrub_secrets
 
 _CITATION_RE = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
 _RECORD_RE = re.compile(r"^(?P<source>facts|episodes)/(?P<id>[A-Za-z0-9_-]+)$")
@@ -174,6 +172,9 @@ def _read_lines(full: Path, rel: str, from_line: int, count: int | None, max_byt
         raise GetError(f"{rel!r} is not a UTF-8 text file") from None
     if not wanted:
         return [], total
+    from memory_pipeline.text.chunking import split_lines
+    from memory_pipeline.text.scrub import scrub_secrets  # detect-secrets: only when a file is read
+
     scrubbed = split_lines(scrub_secrets("\n".join([*before, *wanted, *after])).text)
     return scrubbed[len(before) : len(before) + len(wanted)], total
 
@@ -224,6 +225,9 @@ def _check_range(from_line: int, lines: int | None) -> None:
 def _pick(rel: str, tenant: str, text: str, from_line: int, lines: int | None) -> GetResult:
     # Text is scrubbed here as it is for the index (a file is read raw); the line count does not
     # change, so line numbers still match the citation.
+    from memory_pipeline.text.chunking import split_lines
+    from memory_pipeline.text.scrub import scrub_secrets  # detect-secrets: only when a file is read
+
     all_lines = split_lines(scrub_secrets(text).text)
     if all_lines and all_lines[-1] == "" and text.endswith(("\n", "\r")):
         all_lines = all_lines[:-1]

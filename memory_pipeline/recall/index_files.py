@@ -35,11 +35,13 @@ import numpy as np
 import pyarrow as pa
 
 from memory_pipeline.recall.rows import IdPositions, Rows
+from memory_pipeline.store import lance_files
 
 log = logging.getLogger(__name__)
 
 INDEX_FOLDER = "_recall_index"
 FORMAT = 2  # 2: write times in the rows, word counts in the BM25 postings, IVF tails
+KEPT = "rows_at_version.arrow"  # a small tenant's rows as read at one table version (``keep_read``)
 _SAFE = re.compile(r"^[A-Za-z0-9_.~-]{1,160}$")
 # centroids last: it marks the set complete
 _IVF = ("order", "offsets", "grouped", "tail_order", "tail_offsets", "tail_grouped", "trained_on", "centroids")
@@ -60,7 +62,7 @@ def table_stamp(uri: str, table: str, version: int) -> list[int] | None:
     if root is None:
         return None
     folder = Path(uri) / f"{table}.lance" / "_versions"
-    for name in (f"{2**64 - 1 - version}.manifest", f"{version}.manifest"):  # Lance's two namings
+    for name in lance_files.manifest_names(version):
         try:
             stat = (folder / name).stat()
         except OSError:
@@ -99,11 +101,53 @@ class TenantFiles:
         self._previous_centroids: tuple[int, np.ndarray] | None = None
 
     def has_any(self) -> bool:
-        return self.tenant_dir.is_dir()
+        """Whether any fingerprint folder of the tenant exists."""
+        try:
+            return any(entry.is_dir() for entry in self.tenant_dir.iterdir())
+        except OSError:
+            return False
 
     def clear(self) -> None:
-        """Remove every persisted fingerprint of the tenant."""
-        shutil.rmtree(self.tenant_dir, ignore_errors=True)
+        """Remove every persisted fingerprint of the tenant (its kept read stays)."""
+        if self.tenant_dir.is_dir():
+            for entry in self.tenant_dir.iterdir():
+                if entry.is_dir():
+                    shutil.rmtree(entry, ignore_errors=True)
+
+    # -- a small tenant's rows at one table version ----------------------------------------------
+
+    def kept_read(self, stamp: list[int] | None, columns: list[str]) -> pa.Table | None:
+        """The tenant's ``columns`` as ``keep_read`` kept them, if kept at the table version
+        ``stamp``: the table has not changed since, so neither have they, and a new process
+        answers without LanceDB (importing it alone takes 2-3 s of CPU)."""
+        if stamp is None:
+            return None
+        try:
+            with pa.memory_map(str(self.tenant_dir / KEPT), "r") as source:
+                reader = pa.ipc.open_file(source)
+                if json.loads(reader.schema.metadata[b"read_at"]) != {"stamp": stamp, "columns": columns}:
+                    return None
+                table = reader.read_all()
+            return table.replace_schema_metadata(None)
+        except (OSError, KeyError, ValueError, TypeError, pa.ArrowException):
+            return None
+
+    def keep_read(self, stamp: list[int] | None, columns: list[str], table: pa.Table) -> None:
+        """Keep the tenant's ``columns`` as read at the table version ``stamp`` (one file per
+        tenant and table, replaced by the next read)."""
+        if stamp is None:
+            return
+        meta = {b"read_at": json.dumps({"stamp": stamp, "columns": columns}).encode()}
+        tmp = self.tenant_dir / f".kept.{uuid.uuid4().hex}.tmp"
+        try:
+            self.tenant_dir.mkdir(parents=True, exist_ok=True)
+            table = table.replace_schema_metadata(meta)
+            with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+            os.replace(tmp, self.tenant_dir / KEPT)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            log.info("rows of %s not kept (%s): read from the table next time", self.tenant_dir.name, exc)
 
     # -- rows -----------------------------------------------------------------------------------
 
@@ -165,7 +209,9 @@ class TenantFiles:
             return False
         self.folder = final
         for old in self.tenant_dir.iterdir():  # earlier fingerprints (and stale temporary folders)
-            if old != final and not (old.name.startswith(".") and old.name.endswith(".tmp") and _young(old)):
+            if old.name == KEPT:
+                old.unlink(missing_ok=True)  # the tenant is served from its fingerprint folder now
+            elif old != final and not (old.name.startswith(".") and old.name.endswith(".tmp") and _young(old)):
                 shutil.rmtree(old, ignore_errors=True)
         return True
 

@@ -120,10 +120,10 @@ _THREADS_LOCK = threading.Lock()
 
 def embed_query(embedder: Embedder, text: str, threads: int) -> np.ndarray:
     """One query's vector. A torch model runs it on ``threads`` threads: a dozen tokens gain
-    little from more, and resizing the thread pool for two threads cost more than it saved."""
+    little from more, and resizing the thread pool for two threads cost more than it saved.
+    The model is asked for only once torch is loaded: asking loads it (``MiniLMEmbedder``)."""
     one = getattr(embedder, "embed_query", None)
-    model = getattr(embedder, "model", None)
-    if not threads or model is None or "torch" not in sys.modules:
+    if not threads or "torch" not in sys.modules or getattr(embedder, "model", None) is None:
         return (one(text) if one else embedder.embed([text])[0]).astype(np.float32)
     torch = sys.modules["torch"]
     with _THREADS_LOCK:

@@ -22,13 +22,13 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory_pipeline.recall import index_files, index_update
 from memory_pipeline.recall.rows import Rows, release_freed_memory
+from memory_pipeline.store import lance_files
 from memory_pipeline.store.base import sql_str
 from memory_pipeline.store.tables import CHUNKS, EPISODES
 
@@ -209,6 +209,12 @@ class TenantCache:
     fingerprint still matches; when it does not, that copy is updated from the rows that changed
     (``index_update.py``) instead of rebuilt. Smaller tenants, episodes and facts are read and built in memory;
     ``persist_min_rows=None`` turns persistence off (neither read nor written).
+
+    LanceDB is connected to only when rows must be read from it: the tables and their versions of
+    a local database are read from its folder (``store/lance_files.py``), and a smaller tenant's
+    read of any table is kept beside the persisted indices with the table version it was read at
+    (``read_tenant``), so while no table has moved a new process answers without importing
+    LanceDB (2-3 s of CPU, most of a one-shot query).
     """
 
     def __init__(
@@ -216,8 +222,8 @@ class TenantCache:
         persist_min_rows: int | None = 10_000,
     ):
         self.uri = uri
-        # Every read checks the latest version, so a write is visible to the next query.
-        self.db = lancedb.connect(uri, read_consistency_interval=timedelta(0))
+        self._db = None
+        self._connecting = threading.Lock()
         self._tables: dict[str, object] = {}
         self._rows: OrderedDict[tuple[str, str], tuple[int, Rows]] = OrderedDict()
         self._lock = threading.Lock()
@@ -249,8 +255,22 @@ class TenantCache:
             state[key] = read()
         return state[key]
 
+    @property
+    def db(self):
+        """The LanceDB connection, made on first use."""
+        with self._connecting:
+            if self._db is None:
+                import lancedb
+
+                # Every read checks the latest version, so a write is visible to the next query.
+                self._db = lancedb.connect(self.uri, read_consistency_interval=timedelta(0))
+            return self._db
+
     def table_names(self) -> set[str]:
         def read() -> set[str]:
+            local = lance_files.table_names(self.uri)
+            if local is not None:
+                return local
             result = self.db.list_tables()
             return set(getattr(result, "tables", result))
 
@@ -264,11 +284,24 @@ class TenantCache:
             table = self._tables[name] = self.db.open_table(name)
         return table
 
+    def version(self, name: str) -> int | None:
+        """The table's latest version (None when it does not exist), read once per pinned query."""
+
+        def read() -> int | None:
+            if name not in self.table_names():
+                return None
+            local = lance_files.latest_version(self.uri, name)
+            if local is not None:
+                return local
+            table = self.table(name)
+            return None if table is None else table.version
+
+        return self._once(f"version:{name}", read)
+
     def rows(self, source: RecallSource, tenant: str) -> Rows | None:
-        table = self.table(source.table)
-        if table is None:
+        version = self.version(source.table)
+        if version is None:
             return None
-        version = self._once(f"version:{source.table}", lambda: table.version)
         key = (source.table, tenant)
         with self._lock:
             hit = self._rows.get(key)
@@ -283,12 +316,30 @@ class TenantCache:
                 hit = self._rows.get(key)
                 if hit is not None and hit[0] == version:
                     return hit[1]
-            if hit is not None and self._unchanged(source, table, tenant, hit[1]):
+            if hit is not None and self._unchanged(source, tenant, hit[1]):
                 with self._lock:
                     self._rows[key] = (version, hit[1])
                     self._rows.move_to_end(key)
                 return hit[1]
-            return self._load(source, table, tenant, version, key)
+            return self._load(source, tenant, version, key)
+
+    def read_tenant(self, name: str, tenant: str, columns: list[str]) -> pa.Table:
+        """The tenant's rows of table ``name``, the ``columns`` of them the table has. A read of
+        fewer than ``persist_min_rows`` rows is kept with the table's version, and read back
+        instead of LanceDB until the table moves (local databases, persistence on)."""
+        files = None
+        if self.persist_min_rows is not None:
+            files = index_files.tenant_files(self.uri, name, tenant)
+        stamp = index_files.table_stamp(self.uri, name, self.version(name)) if files is not None else None
+        kept = files.kept_read(stamp, columns) if files is not None else None
+        if kept is not None:
+            return kept
+        table = self.table(name)
+        present = set(table.schema.names)
+        arrow = self._read(table, tenant, [c for c in columns if c in present])
+        if files is not None and arrow.num_rows < self.persist_min_rows:
+            files.keep_read(stamp, columns, arrow)
+        return arrow
 
     def _read(self, table, tenant: str, columns: list[str]) -> pa.Table:
         return (
@@ -299,13 +350,14 @@ class TenantCache:
             .to_arrow()
         )
 
-    def _unchanged(self, source: RecallSource, table, tenant: str, rows: Rows) -> bool:
+    def _unchanged(self, source: RecallSource, tenant: str, rows: Rows) -> bool:
         """Whether the tenant's rows are still those cached (another tenant wrote)."""
         if rows.fingerprint is None or len(rows) < self.fingerprint_min_rows:
             return False
-        return _fingerprint(self._read(table, tenant, list(source.fingerprint)), source.fingerprint) == rows.fingerprint
+        current = self._read(self.table(source.table), tenant, list(source.fingerprint))
+        return _fingerprint(current, source.fingerprint) == rows.fingerprint
 
-    def _load(self, source: RecallSource, table, tenant: str, version: int, key) -> Rows:
+    def _load(self, source: RecallSource, tenant: str, version: int, key) -> Rows:
         persist = source.fingerprint and self.persist_min_rows is not None
         files = index_files.tenant_files(self.uri, source.table, tenant) if persist else None
         rows = None
@@ -316,6 +368,7 @@ class TenantCache:
             known = files.checked(stamp)
             rows = files.load(tenant, known) if known else None
         if rows is None and files is not None and files.has_any():
+            table = self.table(source.table)
             current = self._read(table, tenant, list(source.fingerprint))
             fingerprint = _fingerprint(current, source.fingerprint)
             rows = files.load(tenant, fingerprint) if fingerprint else None
@@ -323,7 +376,7 @@ class TenantCache:
                 rows = self._update(source, table, tenant, files, current, fingerprint)
             del current
         if rows is None:
-            rows = self._read_rows(source, table, tenant)
+            rows = self._read_rows(source, tenant)
             if files is not None and len(rows) < self.persist_min_rows:
                 files.clear()  # a tenant that shrank below the size worth persisting
             elif files is not None and rows.fingerprint:
@@ -366,10 +419,8 @@ class TenantCache:
             log.warning("recall index of %s not updated (%r): rebuilt from the table", tenant, exc)
             return None
 
-    def _read_rows(self, source: RecallSource, table, tenant: str) -> Rows:
-        present = set(table.schema.names)
-        columns = [c for c in dict.fromkeys(source.columns + source.fingerprint) if c in present]
-        arrow = self._read(table, tenant, columns)
+    def _read_rows(self, source: RecallSource, tenant: str) -> Rows:
+        arrow = self.read_tenant(source.table, tenant, list(dict.fromkeys(source.columns + source.fingerprint)))
         rows = source.to_rows(tenant, arrow)
         rows.fingerprint = _fingerprint(arrow, source.fingerprint)
         del arrow

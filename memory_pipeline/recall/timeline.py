@@ -122,7 +122,7 @@ class TimelineCache:
     def get(self, cache, tenant: str) -> TenantTimeline:
         tables = cache.table_names()
         versions = tuple(
-            cache.table(name).version if name in tables else -1 for name in (SUPERSESSIONS, FILES)
+            cache.version(name) if name in tables else -1 for name in (SUPERSESSIONS, FILES)
         )
         key = (cache.uri, tenant)
         with self._lock:
@@ -136,14 +136,7 @@ class TimelineCache:
 
 
 def _read(cache, name: str, tenant: str, columns: list[str]):
-    from memory_pipeline.store.base import sql_str
-
-    table = cache.table(name)
-    present = set(table.schema.names)
-    return (
-        table.search().where(f"tenant = {sql_str(tenant)}", prefilter=True)
-        .select([c for c in columns if c in present]).limit(None).to_arrow().to_pylist()
-    )
+    return cache.read_tenant(name, tenant, columns).to_pylist()
 
 
 def _load(cache, tenant: str, tables: set[str]) -> TenantTimeline:

@@ -18,13 +18,17 @@ from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import lancedb
-import polars as pl
 import pyarrow as pa
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
+from memory_pipeline.store.lance_files import is_local
 from memory_pipeline.store.tables import TableSpec
+
+if TYPE_CHECKING:  # imported where a connection is made: LanceDB alone takes seconds to import,
+    import lancedb  # and a query answered from recall's own files needs neither (recall/sources.py)
+    import polars as pl
 
 KEEP_VERSIONS_FOR = timedelta(days=7)
 
@@ -41,10 +45,6 @@ def sql_in(column: str, values: Iterable[str]) -> str:
 def stable_id(*parts: str) -> str:
     """A row id derived from what the row is about, so writing it again updates the same row."""
     return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
-
-
-def is_local(uri: str) -> bool:
-    return "://" not in str(uri)
 
 
 def _is_commit_conflict(exc: BaseException) -> bool:
@@ -106,6 +106,8 @@ CACHE_MB_ENV = "MEMORY_PIPELINE_LANCE_CACHE_MB"
 
 @functools.cache
 def _session(mb: int) -> lancedb.Session:
+    import lancedb
+
     return lancedb.Session(index_cache_size_bytes=mb << 20, metadata_cache_size_bytes=mb << 20)
 
 
@@ -120,6 +122,8 @@ def connect(uri: str):
     (bench/notes.md). Searches read the same caches, which is why the bound is opt-in (set it for
     ingest runs).
     """
+    import lancedb
+
     mb = os.environ.get(CACHE_MB_ENV, "").strip()
     if not mb:
         return lancedb.connect(uri)
@@ -191,6 +195,8 @@ class LanceBase:
 
     def read(self, spec: TableSpec, where: str | None = None, columns: Sequence[str] | None = None) -> pl.DataFrame:
         """Rows matching ``where``; a missing table reads as an empty frame with the table's columns."""
+        import polars as pl
+
         if not self.has(spec):
             schema = spec.schema(self.dim or 1)
             if columns:

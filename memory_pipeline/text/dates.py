@@ -15,8 +15,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import dateparser
-
 _WEEKDAY = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?"
 _MONTH = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
@@ -80,6 +78,8 @@ def find_when(text: str, said_at: datetime, tz: ZoneInfo, relative: bool = True)
     ``relative=False`` (an undated note, whose "today" is not known) keeps only phrases that name
     a calendar date.
     """
+    import dateparser  # here, not with the module: a recall process never parses dates with it
+
     base = said_at.astimezone(tz).replace(tzinfo=None)
     end_of = _END_OF_RE.search(text)
     found = []
@@ -130,6 +130,8 @@ def rescheduled(text: str, said_at: datetime, tz: ZoneInfo) -> tuple[datetime, d
 
 def resolve_phrase(phrase: str, base: datetime, tz: ZoneInfo) -> datetime | None:
     """One date phrase against a naive local ``base``; UTC, local midnight when no time is said."""
+    import dateparser
+
     cleaned = re.sub(r"^(?:on|by)\s+", "", phrase.strip(), flags=re.I)
     cleaned = re.sub(r"^(?:coming)\s+", "next ", cleaned, flags=re.I)
     settings = {

@@ -2,7 +2,8 @@
 new cache) exactly the results the in-memory build gives, without reading the tenant's rows or
 building an index (nor, while the table has not moved, reading its ids); a changed tenant is written under its new fingerprint, the old one removed and
 its IVF centroids reused (no k-means); maintenance writes every large tenant ahead of a query;
-object storage persists nothing; and forgetting a tenant
+a new cache serves a persisted tenant, and a small or empty one as read at the table's version, without
+connecting to LanceDB, until a write moves the version; object storage persists nothing; and forgetting a tenant
 leaves none of its bytes among the persisted files while other tenants' stay.
 """
 
@@ -11,6 +12,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import lancedb
+import numpy as np
+import pyarrow as pa
 import pytest
 
 from memory_pipeline.config import get_settings
@@ -113,6 +117,34 @@ def test_a_changed_tenant_is_persisted_anew_reusing_its_centroids(workspace, mon
     assert (now / "ivf_centroids.npy").exists()
     hits = search("black coffee", "support-bot", "alice", store=uri, settings=settings, min_score=0)
     assert hits and "black coffee" in hits[0].snippet
+
+
+def test_without_lancedb_a_new_cache_serves_persisted_and_small_tenants_until_the_table_moves(workspace, monkeypatch):
+    root, uri = workspace
+    nobody, bob = "support-bot~nobody", "support-bot~bob"  # no memory yet, as an agent-wide scope often has
+    first = TenantCache(uri, persist_min_rows=3)
+    alice, small = first.rows(ChunkSource(), ALICE), first.rows(ChunkSource(), bob)
+    assert len(alice) >= 3 and 0 < len(small) < 3 and len(first.rows(ChunkSource(), nobody)) == 0
+    stamp = index_files.table_stamp(uri, "chunks", first.version("chunks"))
+    kept = {t: index_files.tenant_files(uri, "chunks", t).tenant_dir / index_files.KEPT for t in (nobody, bob, ALICE)}
+    assert (kept[nobody].is_file(), kept[bob].is_file(), kept[ALICE].exists()) == (True, True, False)
+
+    fresh = TenantCache(uri, persist_min_rows=3)
+    with monkeypatch.context() as patch:
+        patch.setattr(TenantCache, "_read", _fail)
+        served = [fresh.rows(ChunkSource(), t) for t in (ALICE, bob, nobody)]
+        assert [list(r.ids) for r in served] == [list(alice.ids), list(small.ids), []]
+        assert np.array_equal(served[1].vectors, small.vectors) and served[1].fingerprint == small.fingerprint
+        assert fresh._db is None  # never connected: LanceDB was not needed
+    assert fresh.table_names() == set(lancedb.connect(uri).list_tables().tables)
+    assert index_files.table_stamp(uri, "chunks", fresh.version("chunks")) == stamp
+
+    table = lancedb.connect(uri).open_table("chunks")
+    row = table.search().where(f"tenant = '{ALICE}'").limit(1).to_arrow()
+    row = row.set_column(row.schema.get_field_index("tenant"), "tenant", pa.array([nobody]))
+    row = row.set_column(row.schema.get_field_index("id"), "id", pa.array(["nobody-1"]))
+    table.add(row)  # the table moves: what was kept at the old version is read again
+    assert list(TenantCache(uri, persist_min_rows=3).rows(ChunkSource(), nobody).ids) == ["nobody-1"]
 
 
 def test_object_storage_persists_nothing():
