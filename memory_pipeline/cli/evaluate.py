@@ -82,10 +82,20 @@ def eval_consolidation_command(
 
 def _print_updates(s: dict | None, p: dict | None, out: Path) -> None:
     if s:
-        say(f"{s['scenarios']} scenarios: {s['changed']} changed facts, {s['lookalikes']} look-alikes")
-        for key in ("newer_first", "new_at_1"):
-            say(f"{key}: {s[key]['after']:.3f} (before supersession {s[key]['before']:.3f})")
-        say(f"detected: {s['detected']:.3f}; false supersessions in look-alikes: {s['false_supersessions']}")
+        say(f"{s['scenarios']} scenarios: {s['changed']} changed facts, {s['lookalikes']} look-alikes; "
+            "after ingest -> after graph ingest and consolidate")
+
+        def num(value) -> str:
+            return "-" if value is None else f"{value:.3f}"
+
+        summary_table(
+            "knowledge updates through the pipeline", ("set", "changed", "newer-first", "new@1", "detected", "default search finds"),
+            [(name, f["changed"] if name != "all" else s["changed"],
+              f"{num(f['newer_first']['before'])} -> {num(f['newer_first']['after'])}",
+              f"{num(f['new_at_1']['before'])} -> {num(f['new_at_1']['after'])}", num(f["detected"]), num(f["default_found"]))
+             for name, f in [("all", s), *s["by_kind"].items()]],
+        )
+        say(f"false supersessions in look-alikes: {s['false_supersessions']}")
         missed = [r["id"] for r in s["per_scenario"] if r["changed"] and not r["after"]["newer_first"]]
         say(f"newer-first missed: {', '.join(missed) or 'none'}; details: {out / 'summary.json'}")
     if p:
@@ -96,23 +106,38 @@ def _print_updates(s: dict | None, p: dict | None, out: Path) -> None:
 @eval_app.command("updates")
 def eval_updates_command(
     data: Path = typer.Option(None, "--data", help="Folder with scenarios.yaml (default bench/knowledge_updates)."),
-    out: Path = typer.Option(Path("/tmp/eval-updates"), "--out", help="Folder for summary.json and ingest.log."),
+    out: Path = typer.Option(Path("/tmp/eval-updates"), "--out", help="Folder for summary.json and pipeline.log."),
     precision: list[Path] = typer.Option(
         [], "--precision",
         help="Also score supersession's precision on this workspace root or LoCoMo-format folder against "
              "bench/knowledge_updates/precision_labels.json (repeatable).",
     ),
     scenarios: bool = typer.Option(True, "--scenarios/--no-scenarios", help="Run the knowledge-update scenarios."),
+    longmemeval: Path = typer.Option(
+        None, "--longmemeval", help="Also run the knowledge-update questions of this LongMemEval-format folder "
+        "(e.g. ../shared/eval/longmemeval-dev) through the pipeline and print their R@1.",
+    ),
     embedder: str = EMBEDDER,
     as_json: bool = options.JSON,
 ) -> None:
-    """Knowledge updates: newer-first and new@1 before and after supersession, false supersessions,
-    and precision on realistic memories (``--precision``)."""
-    from memory_pipeline.eval.updates import DEFAULT_DATA, run_precision_eval, run_updates_eval
+    """Knowledge updates through ingest, graph ingest and consolidate: newer-first and new@1 after
+    ingest and after the whole pipeline, false supersessions, and precision on realistic memories
+    (``--precision``)."""
+    from memory_pipeline.eval.updates import DEFAULT_DATA, run_longmemeval_updates, run_precision_eval, run_updates_eval
 
     s = run_updates_eval(data or DEFAULT_DATA, out, embedder=embedder) if scenarios else None
     p = run_precision_eval(precision, out, embedder=embedder) if precision else None
+    lme = run_longmemeval_updates(longmemeval, out, embedder=embedder) if longmemeval else None
     value = {k: v for k, v in (s or {}).items() if k != "per_scenario"}
     if p:
         value["precision"] = {k: v for k, v in p.items() if not k.endswith("_records")}
-    print_result(value, as_json, lambda: _print_updates(s, p, out))
+    if lme:
+        value["longmemeval"] = {k: v for k, v in lme.items() if k != "per_question"}
+
+    def show() -> None:
+        _print_updates(s, p, out)
+        if lme:
+            say(f"LongMemEval knowledge updates ({lme['questions']} questions): R@1 {lme['R@1']:.3f}, MRR {lme['MRR']:.3f}, "
+                f"newest evidence first {lme['newest_at_1']:.3f}; details: {out / 'longmemeval.json'}")
+
+    print_result(value, as_json, show)

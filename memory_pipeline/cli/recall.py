@@ -45,9 +45,17 @@ def search_command(
         return
     summary_table(
         f"recall for {who}: {query!r}", ("#", "score", "source", "citation", "snippet"),
-        [(i, f"{r.score:.3f}", r.source, r.citation, r.snippet[:400]) for i, r in enumerate(results, 1)],
+        [(i, f"{r.score:.3f}", r.source, r.citation, _dated(r) + r.snippet[:400]) for i, r in enumerate(results, 1)],
         show_lines=True,
     )
+
+
+def _dated(result) -> str:
+    """When a result was said, and whether a later statement replaced it or ranks above it as newer."""
+    when = f"({result.when}) " if result.when else ""
+    if result.superseded:
+        return f"{when}[superseded {result.superseded['at']}] "
+    return f"{when}[earlier] " if result.earlier else when
 
 
 @app.command("get")

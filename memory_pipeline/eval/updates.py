@@ -2,17 +2,20 @@
 
 Reads knowledge-update scenarios (``bench/knowledge_updates/scenarios.yaml``: transcripts and
 dated notes whose facts change, and look-alikes whose facts do not), stages each as its own tenant
-of a temporary workspace, runs the real L0 job and typed-memory extraction, asks every question
-before and after consolidation's supersession step, and scores:
+of a temporary workspace and runs the pipeline as a user runs it: ``memory-pipeline ingest --all``,
+then ``graph ingest --all`` and ``consolidate --all``, each in its own process (the same Dagster
+jobs, episodes and supersession included). Every question is asked after ``ingest`` ("before") and
+after the whole pipeline ("after"), and scored, overall and for transcripts and notes apart:
 - newer-first: the first result holding the new value ranks above every result holding only an
   older one (or no older one is returned); new@1: the first result holds the new value;
+- default found: a default search (default limit and minimum score) returns the current value
+  (the new one, or a look-alike's ``answer``);
 - detected: every older statement of a changed fact has a supersession record;
 - false supersessions: records in look-alike scenarios.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import tempfile
@@ -44,6 +47,7 @@ class Scenario:
     new: str | None = None
     old: list[str] = field(default_factory=list)
     keep: list[str] = field(default_factory=list)
+    answer: str | None = None  # an unchanged fact the query asks for (look-alikes, still-current facts)
 
     @property
     def tenant(self) -> Tenant:
@@ -69,6 +73,7 @@ def load_scenarios(data: Path) -> tuple[list[Scenario], dict]:
                 new=str(item["new"]) if changed else None,
                 old=[str(o) for o in ([item["old"]] + list(item.get("also_old") or []))] if changed else [],
                 keep=[str(k) for k in item.get("keep") or []],
+                answer=str(item["answer"]) if item.get("answer") is not None else None,
             )
             scenario.tenant  # noqa: B018 - a bad id fails here, with its scenario number
         except (KeyError, TypeError, InvalidTenantError) as exc:
@@ -126,25 +131,38 @@ def stage(scenarios: list[Scenario], raw: dict, root: Path) -> None:
             os.utime(memory_md, (stamp, stamp))
 
 
-def _ingest(root: Path, workdir: Path, keys: list[str], embedder: str, log_path: Path) -> None:
-    import dagster as dg
+PIPELINE = (("ingest", "--all"), ("graph", "ingest", "--all"), ("consolidate", "--all"))
 
-    from memory_pipeline.l0.assets import l0_assets, l0_index_job
-    from memory_pipeline.orchestration.io_manager import PartitionedPickleIOManager
-    from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
-    from memory_pipeline.orchestration.runs import run_partitioned_job
 
-    defs = dg.Definitions(
-        assets=l0_assets, jobs=[l0_index_job], executor=dg.in_process_executor,
-        resources={
-            "io_manager": PartitionedPickleIOManager(base_dir=str(workdir / "io")),
-            "workspace": WorkspaceResource(root=str(root)),
-            "lancedb": LanceDBResource(uri=str(workdir / "lancedb")),
-            "embedder": EmbedderResource(kind=embedder),
-        },
-    )
-    with log_path.open("w", encoding="utf-8") as log, contextlib.redirect_stderr(log):
-        run_partitioned_job(defs, "l0_index_job", dg.DagsterInstance.ephemeral(), keys)
+def run_pipeline(root: Path, workdir: Path, embedder: str, log_path: Path,
+                 commands: tuple[tuple[str, ...], ...] = PIPELINE, extra_env: dict | None = None) -> dict[str, float]:
+    """Run ``commands`` as a user runs them: the ``memory-pipeline`` command in its own process,
+    over the workspace ``root``, with LanceDB and the Dagster instance under ``workdir``. Each
+    launches the same Dagster jobs the command launches for a user (the L0 index, typed memories,
+    consolidation with supersession). Returns each command's seconds; a failed command raises."""
+    import subprocess
+    import sys
+
+    repo = str(Path(__file__).resolve().parents[2])
+    env = {
+        **os.environ,
+        "MEMORY_PIPELINE_ROOT": str(root), "MEMORY_PIPELINE_LANCEDB_URI": str(workdir / "lancedb"),
+        "MEMORY_PIPELINE_EMBEDDER": embedder, "DAGSTER_HOME": str(workdir / "dagster_home"),
+        "PYTHONPATH": os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH")) if p),
+        **(extra_env or {}),
+    }
+    seconds = {}
+    with log_path.open("a", encoding="utf-8") as log:
+        for command in commands:
+            log.write(f"$ memory-pipeline {' '.join(command)}\n")
+            log.flush()
+            started = time.perf_counter()
+            done = subprocess.run([sys.executable, "-m", "memory_pipeline.cli", *command], env=env, cwd=workdir,
+                                  stdout=log, stderr=log, check=False)
+            seconds[" ".join(command)] = time.perf_counter() - started
+            if done.returncode:
+                raise RuntimeError(f"memory-pipeline {' '.join(command)} failed ({done.returncode}); see {log_path}")
+    return seconds
 
 
 def rank_of(results: list[dict], needles: list[str], without: str | None = None) -> int | None:
@@ -163,85 +181,170 @@ def score_one(sc: Scenario, results: list[dict]) -> dict:
             "new_at_1": new == 1}
 
 
+def kind_of(sc: Scenario) -> str:
+    """``transcript`` when a scenario's newest statement is a transcript turn, else ``notes``."""
+    return "transcript" if any("at" in item for item in sc.items) else "notes"
+
+
 def run_updates_eval(data: Path, out: Path, *, embedder: str = "minilm", k: int = 10) -> dict:
-    """Stage, ingest, extract, ask before and after supersession; write and return the summary."""
+    """Stage the scenarios, run ``ingest``, ask; run ``graph ingest`` and ``consolidate``, ask
+    again; write and return the summary. Questions are asked through recall's ``search``, as the
+    ``search`` command and the MCP server ask them."""
     from memory_pipeline.app import assemble
     from memory_pipeline.config import get_settings
     from memory_pipeline.consolidation.statements import tenant_statements
-    from memory_pipeline.consolidation.timeline import supersede_tenant
+    from memory_pipeline.consolidation.timeline import supersession_rows
     from memory_pipeline.embedding import make_embedder
-    from memory_pipeline.memories.operations import MemoryGraph
-    from memory_pipeline.memories.pipeline import ingest_tenant
+    from memory_pipeline.consolidation.store import ConsolidationStore
     from memory_pipeline.recall.search import search
 
     assemble()  # typed memories are searched as from the CLI and the MCP server
     scenarios, raw = load_scenarios(Path(data))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    timings: dict[str, float] = {}
+    log_path = out / "pipeline.log"
+    log_path.write_text("", encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="updates-eval-") as temp:
         workdir = Path(temp)
         root = workdir / "agents"
         stage(scenarios, raw, root)
-        started = time.perf_counter()
-        _ingest(root, workdir, [sc.tenant.key for sc in scenarios], embedder, out / "ingest.log")
-        timings["ingest_s"] = time.perf_counter() - started
         model = make_embedder(embedder)
         lance = str(workdir / "lancedb")
-        settings = get_settings().model_copy(update={"embedder": embedder, "root": str(root)})
-        graph = MemoryGraph.open(lance, model)
-        for sc in scenarios:
-            ingest_tenant(graph, root, sc.tenant)
+        settings = get_settings().model_copy(update={"embedder": embedder, "root": str(root), "lancedb_uri": lance})
 
-        def ask() -> dict[str, list[dict]]:
+        def ask(min_score: float | None = 0.0) -> dict[str, list[dict]]:
             answers = {}
             for sc in scenarios:
                 t = sc.tenant
-                hits = search(sc.query, t.agent_id, None if t.is_global else t.user_id, k=k, min_score=0.0,
+                hits = search(sc.query, t.agent_id, None if t.is_global else t.user_id, k=k, min_score=min_score,
                               store=lance, embedder=model, settings=settings)
                 answers[sc.id] = [{"citation": h.citation, "text": h.snippet, "when": h.when,
                                    "superseded": h.superseded, "score": h.score} for h in hits]
             return answers
 
+        timings = run_pipeline(root, workdir, embedder, log_path, PIPELINE[:1])
         before = ask()
-        started = time.perf_counter()
+        timings.update(run_pipeline(root, workdir, embedder, log_path, PIPELINE[1:]))
+        after, default = ask(), ask(None)
+        store = ConsolidationStore(lance, model.dim)
         records: dict[str, list[dict]] = {}
         texts: dict[str, dict[str, str]] = {}
         for sc in scenarios:
-            report = supersede_tenant(root, lance, sc.tenant, model, datetime.now(UTC))
-            records[sc.id] = report.records
-            texts[sc.id] = {s.ref: s.text for s in tenant_statements(root, sc.tenant, graph.store.memory_rows(sc.tenant.key))}
-        timings["supersede_s"] = time.perf_counter() - started
-        after = ask()
-    return _summarize(scenarios, before, after, records, texts, timings, out)
+            records[sc.id] = supersession_rows(store, sc.tenant.key).to_dicts()
+            texts[sc.id] = {s.ref: s.text for s in tenant_statements(root, sc.tenant, store.typed_memory_rows(sc.tenant.key))}
+    return _summarize(scenarios, before, after, default, records, texts, timings, out)
 
 
-def _summarize(scenarios, before, after, records, texts, timings, out: Path) -> dict:
+def _share(rows: list[dict], test) -> float | None:
+    return round(sum(bool(test(r)) for r in rows) / len(rows), 3) if rows else None
+
+
+def _summarize(scenarios, before, after, default, records, texts, timings, out: Path) -> dict:
     changed = [sc for sc in scenarios if sc.changed]
     lookalikes = [sc for sc in scenarios if not sc.changed]
     rows = []
     for sc in scenarios:
         old_texts = [texts[sc.id].get(r["old_ref"], "") for r in records[sc.id]]
-        row = {"id": sc.id, "scope": sc.scope, "changed": sc.changed, "records": len(records[sc.id])}
+        row = {"id": sc.id, "scope": sc.scope, "kind": kind_of(sc), "changed": sc.changed, "records": len(records[sc.id])}
+        wanted = sc.new if sc.changed else sc.answer
         if sc.changed:
             row["detected"] = all(any(o.casefold() in t.casefold() for t in old_texts) for o in sc.old)
             row["before"], row["after"] = score_one(sc, before[sc.id]), score_one(sc, after[sc.id])
+        if wanted:
+            # A default search (the default limit and minimum score) returns the current value.
+            row["default_found"] = rank_of(default[sc.id], [wanted]) is not None
         row["top"] = after[sc.id][:3]
         rows.append(row)
 
-    def share(key: str, when: str) -> float:
-        return round(sum(r[when][key] for r in rows if r["changed"]) / max(len(changed), 1), 3)
+    def figures(selected: list[dict]) -> dict:
+        moved = [r for r in selected if r["changed"]]
+        asked = [r for r in selected if "default_found" in r]
+        return {
+            "changed": len(moved),
+            "newer_first": {w: _share(moved, lambda r, w=w: r[w]["newer_first"]) for w in ("before", "after")},
+            "new_at_1": {w: _share(moved, lambda r, w=w: r[w]["new_at_1"]) for w in ("before", "after")},
+            "detected": _share(moved, lambda r: r["detected"]),
+            "default_found": _share(asked, lambda r: r["default_found"]),
+        }
 
     summary = {
         "scenarios": len(scenarios), "changed": len(changed), "lookalikes": len(lookalikes),
-        "newer_first": {"before": share("newer_first", "before"), "after": share("newer_first", "after")},
-        "new_at_1": {"before": share("new_at_1", "before"), "after": share("new_at_1", "after")},
-        "detected": round(sum(r["detected"] for r in rows if r["changed"]) / max(len(changed), 1), 3),
+        **{k: v for k, v in figures(rows).items() if k != "changed"},
+        "by_kind": {kind: figures([r for r in rows if r["kind"] == kind]) for kind in ("transcript", "notes")},
         "false_supersessions": sum(r["records"] for r in rows if not r["changed"]),
         "timings": {k: round(v, 2) for k, v in timings.items()},
         "per_scenario": rows,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
+    return summary
+
+
+# ---------------------------------------------------------------- LongMemEval knowledge updates
+
+KNOWLEDGE_UPDATE = "knowledge-update"
+
+
+def _question_day(query: dict) -> datetime:
+    """LongMemEval's ``question_date`` ("2023/05/30 (Tue) 18:40"): the question's "now"."""
+    day = str(query.get("question_date") or "").split(" ")[0].replace("/", "-")
+    return datetime.fromisoformat(day).replace(tzinfo=UTC) if day else datetime.now(UTC)
+
+
+def run_longmemeval_updates(data: Path, out: Path, *, embedder: str = "minilm", k: int = 10) -> dict:
+    """The knowledge-update questions of a LongMemEval-format folder (``queries.jsonl`` and
+    ``sessions/<question_id>/``) through ``ingest``, ``graph ingest`` and ``consolidate``: R@1 and
+    MRR on their evidence turns, and newest@1, the share whose first result cites the evidence turn
+    of the latest session (the current value)."""
+    from memory_pipeline.app import assemble
+    from memory_pipeline.config import get_settings
+    from memory_pipeline.embedding import make_embedder
+    from memory_pipeline.eval.locomo import AGENT as LOCOMO_AGENT, EvalDataError, _bare, load_queries, stage_workspace
+    from memory_pipeline.recall.search import search
+
+    assemble()
+    data, out = Path(data), Path(out)
+    queries = [q for q in load_queries(data / "queries.jsonl") if q.get("category_name") == KNOWLEDGE_UPDATE]
+    if not queries:
+        raise EvalDataError(f"{data / 'queries.jsonl'} holds no {KNOWLEDGE_UPDATE} question")
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="updates-lme-") as temp:
+        workdir = Path(temp)
+        picked = workdir / "picked" / "sessions"
+        picked.mkdir(parents=True)
+        for q in queries:
+            (picked / q["conversation_id"]).symlink_to((data / "sessions" / q["conversation_id"]).resolve())
+        stage_workspace(picked.parent, workdir)
+        first = f"{min(_question_day(q) for q in queries).year - 2}-01-01"
+        log_path = out / "longmemeval.log"
+        log_path.write_text("", encoding="utf-8")
+        # Sessions before the configured first day are left out of consolidation: this set's are years old.
+        timings = run_pipeline(workdir / "agents", workdir, embedder, log_path,
+                               extra_env={"MEMORY_PIPELINE_FIRST_DAY": first})
+        model = make_embedder(embedder)
+        lance = str(workdir / "lancedb")
+        settings = get_settings().model_copy(update={"embedder": embedder, "root": str(workdir / "agents"), "lancedb_uri": lance})
+        for q in queries:
+            hits = search(q["question"], LOCOMO_AGENT, q["conversation_id"], k=k, min_score=0.0, now=_question_day(q),
+                          store=lance, embedder=model, settings=settings)
+            evidence = {_bare(e) for e in q["evidence_turn_ids"]}
+            newest = {max(evidence, key=lambda t: (int(t.split(":")[0].lstrip("S") or 0), t))}
+            ranks = [n for n, h in enumerate(hits, 1) if evidence & {_bare(t) for t in h.turn_ids or []}]
+            rows.append({
+                "question_idx": q["question_idx"], "question": q["question"], "answer": q["answer"],
+                "first_evidence_rank": ranks[0] if ranks else None,
+                "newest_at_1": bool(hits) and bool(newest & {_bare(t) for t in hits[0].turn_ids or []}),
+                "top": [{"citation": h.citation, "turn_ids": h.turn_ids, "text": h.snippet[:300], "when": h.when} for h in hits[:3]],
+            })
+    summary = {
+        "questions": len(rows),
+        "R@1": _share(rows, lambda r: r["first_evidence_rank"] == 1),
+        "MRR": round(sum(1 / r["first_evidence_rank"] for r in rows if r["first_evidence_rank"]) / len(rows), 3),
+        "newest_at_1": _share(rows, lambda r: r["newest_at_1"]),
+        "timings": {key: round(v, 2) for key, v in timings.items()},
+        "per_question": rows,
+    }
+    (out / "longmemeval.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
     return summary
 
 

@@ -265,7 +265,7 @@ def _get_record(
 
 def _read_record(uri: str, table_name: str, column: str, rid: str, tenants: list[str]) -> list[tuple]:
     """(tenant, text, when) of the rows with id ``rid`` held by ``tenants``; ``when`` is a typed
-    memory's time (when it happened, else when stored) or an episode's creation."""
+    memory's time (when it happened, else when stored) or an episode's session (when it completed)."""
     import lancedb
 
     from memory_pipeline.recall.timeline import short_when
@@ -280,7 +280,7 @@ def _read_record(uri: str, table_name: str, column: str, rid: str, tenants: list
         return []
     where = f"{sql_in('tenant', tenants)} AND id = {sql_str(rid)}"
     table = db.open_table(table_name)
-    times = [c for c in ("occurred_at", "created_at") if c in table.schema.names]
+    times = [c for c in ("occurred_at", "completed_at", "created_at") if c in table.schema.names]
     rows = table.search().where(where).select(["tenant", column, *times]).limit(None).to_arrow().to_pylist()
     return [(r["tenant"], r[column], short_when(next((r[c] for c in times if r[c] is not None), None), day_only=True))
             for r in rows]

@@ -66,12 +66,15 @@ def is_trivial(message: str, min_words: int = 3) -> bool:
 
 
 def format_memory_line(result: SearchResult) -> str:
-    """``- [citation] (2026-11-18 08:47 UTC) text``; a replaced memory says when and by what."""
+    """``- [citation] (2026-11-18 08:47 UTC) text``; a replaced memory says when and by what, and an
+    older answer ranked below a newer one to the same question says ``[earlier]``."""
     snippet = " ".join(result.snippet.split())
     when = f" ({result.when})" if result.when else ""
     if result.superseded:
         what = f" \"{result.superseded['sentence']}\"" if result.superseded.get("sentence") else ""
         when += f" [superseded{what} {result.superseded['at']} by {result.superseded['by']}]"
+    elif result.earlier:
+        when += " [earlier]"
     return f"- [{result.citation}]{when} {snippet}"
 
 

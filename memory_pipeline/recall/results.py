@@ -28,6 +28,7 @@ class SearchResult:
     ids: list[str] = field(default_factory=list)
     when: str | None = None  # when it was said or written ("2026-11-18 08:47 UTC", "2026-11-04")
     superseded: dict | None = None  # {"by": citation, "at": day} when a later statement replaced it
+    earlier: str | None = None  # when it was said, when a newer answer to the same question ranks above it
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -47,10 +48,17 @@ class Candidate:
     score: float = 0.0
     when: str | None = None  # when its row was said or written (``recall.timeline``)
     record: object = None  # the supersession record of a replaced statement it holds
+    earlier: str | None = None  # when it was said, if a newer answer to the same question ranks above
 
     @property
     def text_hash(self) -> str:
         return self.rows.text_hash[self.row]
+
+    @property
+    def kept_score(self) -> float:
+        """The score the minimum is held to: before decay. Decay orders dated notes (the newer
+        first); it does not hide a fact nothing has replaced, however old its note."""
+        return self.score / self.decay if self.decay > 0 else self.score
 
 
 def dedup_across_scopes(candidates: list[Candidate]) -> list[Candidate]:
@@ -78,7 +86,7 @@ def build_results(
     for cand in candidates:
         if len(results) >= k:
             break
-        if cand.score < min_score:
+        if cand.kept_score < min_score:
             continue
         rows, i = cand.rows, cand.row
         if config.collapse_overlaps and (id(rows), i) in used:
@@ -147,4 +155,5 @@ def _result(cand: Candidate, unit: list[int], config: RecallConfig) -> SearchRes
         ids=[rows.ids[j] for j in sorted(unit)],
         when=cand.when,
         superseded=superseded_note(cand.record),
+        earlier=cand.earlier,
     )

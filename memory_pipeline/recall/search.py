@@ -205,6 +205,7 @@ def _search_scopes(
     timeline.annotate(candidates[:pool], cache)
     if not timeline.about_past(info.text, info.period):
         candidates = timeline.newest_first(candidates, qvec, cache, list(chosen), pool)
+        candidates = timeline.current_first(candidates, info.text)
     if use_mmr and candidates:
         top = candidates[:pool]
         vectors = np.stack([c.rows.vectors[c.row] for c in top])

@@ -124,14 +124,16 @@ class ChunkSource(RecallSource):
 class EpisodeSource(RecallSource):
     """Episodic summaries of consolidated sessions (table ``episodes``), once they exist.
 
-    An episode cites the transcript lines it summarizes and carries their turn ids. Episodes do
-    not decay here; past ``expires_at`` they are not recalled (pruning removes them later).
+    An episode cites the transcript lines it summarizes and carries their turn ids; it is dated by
+    its session (``completed_at``), not by the day consolidation built it. Episodes do not decay
+    here; past ``expires_at`` they are not recalled (pruning removes them later).
     """
 
     names = ("episodes",)
     table = EPISODES.name
     text_column = "summary"
-    columns = ("id", "path", "start_line", "end_line", "turn_ids", "summary", "vector", "created_at", "expires_at")
+    columns = ("id", "path", "start_line", "end_line", "turn_ids", "summary", "vector", "created_at", "completed_at",
+               "expires_at")
 
     def to_rows(self, tenant: str, arrow: pa.Table) -> Rows:
         vectors_in = arrow
@@ -154,7 +156,8 @@ class EpisodeSource(RecallSource):
             text=arrow.column("summary").to_pylist(),
             text_hash=[f"episode:{i}" for i in ids],
             day=[None] * n,
-            when=arrow.column("created_at").to_pylist(),
+            when=[said or built for said, built in zip(column("completed_at", lambda i: None),
+                                                      arrow.column("created_at").to_pylist(), strict=True)],
             vectors=_vectors(vectors_in, order),
             expires=column("expires_at", lambda i: None),
         )

@@ -244,3 +244,98 @@ def superseded_note(record: Record | None) -> dict | None:
     if record.old_sentence:
         note["sentence"] = record.old_sentence  # only this sentence of the result was replaced
     return note
+
+
+# ---------------------------------------------------------------- current state at read time
+# For a question about the present, the newest of the candidates that answer the same question
+# ranks first, whether or not consolidation recorded the change (mem0 and Graphiti resolve it the
+# same way: every statement kept, dated). "Answer the same question": a statement close to the top
+# candidate's relevance, holding a value of the kind the question asks for, and about no other
+# subject than the question's.
+SAME_QUESTION = 0.8
+"""A candidate answers the question the top one answers when its relevance to the query (fused,
+before decay and boosts) is at least this share of the best among the first ``CURRENT_WINDOW``."""
+CURRENT_WINDOW = 6
+
+_ASK_RES = (
+    ("date", re.compile(r"^\s*(?:when\b|what (?:date|day|time|year|month)\b|which (?:day|date|month|year)s?\b|"
+                        r"on what day\b|at what time\b)", re.IGNORECASE)),
+    ("number", re.compile(r"\bhow (?:much|many|big|large|long|often|fast)\b|\bwhat (?:is|are) the (?:\w+ )?"
+                          r"(?:number|price|cost|rate|limit|size|quota|version|budget|amount|count|total)\b|"
+                          r"\bwhich version\b", re.IGNORECASE)),
+    ("person", re.compile(r"^\s*(?:who|whom|whose)\b", re.IGNORECASE)),
+    ("place", re.compile(r"^\s*where\b|\bwhich (?:city|country|town|place|office|room|address|region|state)\b",
+                         re.IGNORECASE)),
+    ("name", re.compile(r"^\s*(?:which|what)\b", re.IGNORECASE)),
+)
+_NUMBER_RE = re.compile(r"\d")
+_DATE_RE = re.compile(
+    r"\b(?:\d{1,2}:\d{2}|(?:19|20)\d\d-\d\d-\d\d|\d{1,2}(?:st|nd|rd|th)\b|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|"
+    r"oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|tomorrow|tonight|next (?:week|month|year))\b",
+    re.IGNORECASE,
+)
+_PROPER_RE = re.compile(r"(?<![.!?:]\s)(?<!^)(?<![.!?:])\b[A-Z][\w&.-]*[A-Za-z0-9]")
+_POSSESSOR_RE = re.compile(r"\b([A-Z][a-z]+)['’]s\b")
+_KIN_RE = re.compile(
+    r"\b(?:my|our|his|her|their)\s+(wife|husband|partner|sister|brother|mother|father|mum|mom|dad|son|daughter|"
+    r"parents|in-laws|friend|neighbou?r|colleague|boss|cousin|aunt|uncle|grandmother|grandfather)\b",
+    re.IGNORECASE,
+)
+
+
+def asked_kind(question: str) -> str | None:
+    """The kind of value a question asks for: date, number, person, place or name (a named thing
+    or a number), from its opening words; None for a question that asks for none of them."""
+    for kind, pattern in _ASK_RES:
+        if pattern.search(question or ""):
+            return kind
+    return None
+
+
+def holds_kind(text: str, kind: str) -> bool:
+    """Whether a statement holds a value of ``kind``: a date or time, a number, or a proper name
+    (a capitalized word that does not open a sentence; for ``name`` a number counts too)."""
+    if kind == "date":
+        return bool(_DATE_RE.search(text))
+    if kind == "number":
+        return bool(_NUMBER_RE.search(text))
+    names = [m.group() for m in _PROPER_RE.finditer(text) if m.group() not in ("I", "I'm", "I've", "I'll", "I'd")]
+    return bool(names) or (kind == "name" and bool(_NUMBER_RE.search(text)))
+
+
+def other_subject(text: str, question: str) -> bool:
+    """Whether a statement is about someone the question does not name: another person's
+    possession ("Nora's manager") or a relative or colleague ("my wife", "her brother")."""
+    asked = question.casefold()
+    if any(m.group(1).casefold() not in asked for m in _POSSESSOR_RE.finditer(text)):
+        return True
+    return any(m.group(1).casefold() not in asked for m in _KIN_RE.finditer(text))
+
+
+def current_first(candidates: list, question: str) -> list:
+    """Among the first candidates, those answering the question the top one answers take their
+    places newest first; each older one ranked below a newer one is marked ``earlier``."""
+    kind = asked_kind(question)
+    window = candidates[:CURRENT_WINDOW]
+    if kind is None or len(window) < 2:
+        return candidates
+    best = max(c.relevance for c in window)
+    group = [
+        n for n, c in enumerate(window)
+        if c.when and c.relevance >= SAME_QUESTION * best
+        and holds_kind(c.rows.content(c.row), kind) and not other_subject(c.rows.content(c.row), question)
+    ]
+    if len(group) < 2:
+        return candidates
+    ordered = sorted((window[n] for n in group), key=lambda c: c.when, reverse=True)
+    newest = ordered[0].when
+    for c in ordered[1:]:
+        if c.when < newest:
+            c.earlier = c.when
+    # Each takes the place, and the score, of the one it displaces: scores stay in rank order.
+    slots = [window[n].score for n in group]
+    for n, cand, score in zip(group, ordered, slots, strict=True):
+        cand.score = score
+        window[n] = cand
+    return window + candidates[CURRENT_WINDOW:]

@@ -3,6 +3,7 @@
 Scored up: names, dates and numbers (what a reader needs later); a first-person statement with an
 object ("Jon lost his job", "Gina opened a store"); plans and decisions (a modal "will", "going
 to", a verb of deciding with a clause). Scored down: questions, greetings and interjections,
+courtesies that carry nothing else ("That's all for today, thanks!", "Thanks, that helps a lot"),
 compliments (a copula with an adjective about "you" or "that" and nothing else), orders to the
 other person (a bare verb with no subject), negated wishes ("can't wait"), and sentences with no
 noun, name or number at all. ``select`` keeps the best sentences that say different things:
@@ -22,6 +23,11 @@ _SUBJECTS = ("nsubj", "nsubjpass")
 _OBJECTS = ("dobj", "attr", "pobj", "oprd", "dative")
 _LISTENER = frozenset({"you", "that", "this", "it", "they", "which", "yours"})
 _DECIDING = frozenset({"decide", "plan", "choose", "intend", "agree", "promise", "schedule"})
+# Words of courtesy (the small closed class that thanks and takes leave) and the words that place
+# a leave-taking in the present ("for today", "for now"): a sentence made of these and at most one
+# other noun says nothing a reader could look up later.
+_COURTESY = frozenset({"thanks", "thank", "thx", "bye", "goodbye", "cheers"})
+_NOW_WORDS = frozenset({"today", "tonight", "now", "day", "moment"})
 MMR_LAMBDA = 0.7
 
 
@@ -95,6 +101,9 @@ def features(sent, known: set[str], to_person: bool = True) -> Features:
     )
     content = [t for t in words if t.pos_ in ("NOUN", "PROPN") and t.text not in known]
     greeting = root.pos_ == "INTJ" or (bool(words) and all(t.pos_ in ("INTJ", "PROPN", "PRON") for t in words))
+    if any(t.lower_ in _COURTESY for t in words) and not any(e.label_ in NAME_TYPES | NUMBER_TYPES for e in ents):
+        substance = [t for t in content if t.lower_ not in _COURTESY | _NOW_WORDS]
+        greeting = greeting or len(substance) <= 1
     adjective_root = root.pos_ == "ADJ" or (
         root.lemma_ == "be" and any(c.dep_ == "acomp" for c in root.children) and not _objects(root)
     )

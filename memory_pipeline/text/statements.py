@@ -4,7 +4,9 @@ its turn, rewritten in the third person before anything stores them.
 Every role that is not an assistant (``user`` or a name such as ``Jon``) is a speaker; ``user``
 is the tenant's user id. A sentence is rewritten from its spaCy parse: the speaker's "I", "me",
 "my" become the speaker's name ("I lost my job" -> "Jon lost their job"), "you" becomes the
-person spoken to (the other speaker of a two-party talk, the user for an assistant's turn), verbs
+person spoken to (the other speaker of a two-party talk, the user for an assistant's turn), the
+speaker's "we", "us", "our" become "Jon and others", "Jon's" ("We got the keys to our place" ->
+"Jon and others got the keys to Jon's place"), verbs
 agree with the new subject ("I am" -> "Jon is", "I love" -> "Jon loves"), and a sentence whose
 subject was dropped ("Lost my job as a banker yesterday") gets the speaker back. A later "my" or
 "me" of the same person in one sentence is "their", "them": no gender is guessed.
@@ -38,6 +40,7 @@ _PLACEHOLDER_RE = re.compile(r"\[REDACTED:\w+\]")
 _HELD_RE = re.compile(r"\bREDACTED(\d+)\b")
 _FIRST = frozenset({"i", "me", "my", "mine", "myself"})
 _SECOND = frozenset({"you", "your", "yours", "yourself"})
+_FIRST_PLURAL = {"we": "subject", "us": "object", "our": "poss", "ours": "own", "ourselves": "self"}
 # Third-person forms of the verbs that do not take a plain "s".
 _IRREGULAR = {"be": "is", "have": "has", "do": "does", "go": "goes", "am": "is", "'m": "is", "’m": "is",
               "'ve": "has", "’ve": "has", "are": "is", "'re": "is", "’re": "is"}
@@ -311,8 +314,20 @@ def third_person(sent, speaker: str | None, addressee: str | None) -> str:
         named.add(name)
         return {"subject": name, "object": name, "poss": f"{name}'s", "own": f"{name}'s", "self": name}[form]
 
+    def group(name: str, form: str) -> str:
+        """The speaker with others: a subject or object on first mention, "they", "them" after."""
+        if form in ("subject", "object"):
+            if name in named:
+                return "they" if form == "subject" else "them"
+            named.add(name)
+            return f"{name} and others"
+        return person(name, form)
+
     for tok in sent:
         word = tok.lower_
+        if speaker and word in _FIRST_PLURAL and not _in_compound_word(tok):
+            words[tok.i - start] = group(speaker, _FIRST_PLURAL[word])
+            continue
         who = speaker if word in _FIRST else addressee if word in _SECOND else None
         if who is None or _in_compound_word(tok):
             continue

@@ -1,6 +1,7 @@
 """Sources are pluggable: an ``episodes`` table, once consolidation writes one, is searched
-beside the L0 chunks with the same tenant filter, expired episodes are not recalled, and a
-source whose table does not exist is skipped without an error.
+beside the L0 chunks with the same tenant filter, expired episodes are not recalled, an episode
+is dated by its session and not by the day it was built, and a source whose table does not exist
+is skipped without an error.
 """
 
 from __future__ import annotations
@@ -17,14 +18,15 @@ from memory_pipeline.store.tables import EPISODES
 from memory_pipeline_tests.helpers.recall import recall_settings
 
 
-def _episode(tenant: str, ident: str, summary: str, expires: datetime, embedder: HashEmbedder) -> dict:
+def _episode(tenant: str, ident: str, summary: str, expires: datetime, embedder: HashEmbedder,
+             completed: datetime | None = None) -> dict:
     agent, user = tenant.split("~")
     now = datetime.now(UTC)
     return {
         "id": ident, "tenant": tenant, "agent_id": agent, "user_id": user,
         "path": f"{agent}/sessions/{user}/s1.jsonl", "start_line": 1, "end_line": 4, "turn_ids": ["t1", "t4"],
         "summary": summary, "l0_abstract": summary[:200], "key_topics": [], "source_id": ident, "session_id": "s1",
-        "day": "2026-11-04", "created_at": now, "completed_at": now, "completed_by": "session.completed",
+        "day": "2026-11-04", "created_at": now, "completed_at": completed or now, "completed_by": "session.completed",
         "expires_at": expires, "promoted_at": None, "produced_by": "extractive", "llm_model": None,
         "model": embedder.name, "vector": embedder.embed([summary])[0].tolist(),
     }
@@ -39,7 +41,8 @@ def with_episodes(indexed, tmp_path, embedder):
 
     later, earlier = datetime.now(UTC) + timedelta(days=30), datetime.now(UTC) - timedelta(days=1)
     rows = [
-        _episode("support-bot~alice", "e1", "Alice asked about throttled API calls; her rate limit was raised to 2,000 requests per minute.", later, embedder),
+        _episode("support-bot~alice", "e1", "Alice asked about throttled API calls; her rate limit was raised to 2,000 requests per minute.", later, embedder,
+                 completed=datetime(2026, 3, 9, 14, 30, tzinfo=UTC)),
         _episode("support-bot~alice", "e2", "Alice asked about throttled API calls long ago; nothing was changed.", earlier, embedder),
         _episode("support-bot~bob", "e3", "Bob asked about throttled API calls and a rate limit for his team tier.", later, embedder),
     ]
@@ -52,6 +55,7 @@ def test_episodes_are_searched_with_the_tenant_filter_and_expiry(with_episodes, 
     results = search("throttled API calls rate limit", "support-bot", "alice", sources=["episodes"], store=with_episodes[1], embedder=embedder, settings=settings, min_score=0, k=10)
     assert [r.citation for r in results] == ["support-bot/sessions/alice/s1.jsonl#L1-L4"]
     assert results[0].source == "episodes" and results[0].turn_ids == ["t1", "t4"]
+    assert results[0].when == "2026-03-09"  # its session's day, not the day consolidation built it
     mixed = search("throttled API calls rate limit", "support-bot", "alice", store=with_episodes[1], embedder=embedder, settings=settings, min_score=0, k=10)
     assert {r.source for r in mixed} >= {"episodes", "sessions"}
     assert all(r.tenant in {"support-bot~alice", "support-bot~_global"} for r in mixed)

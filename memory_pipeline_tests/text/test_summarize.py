@@ -1,8 +1,12 @@
 """Extractive summaries: the compaction summary wins when present, the abstract is one sentence of
-about 200 characters, and key topics are proper-noun phrases, not sentence openers."""
+about 200 characters, key topics are proper-noun phrases, not sentence openers, and a summary is
+in the third person ("we" and "our" included) without courtesies ("That's all for today, thanks!")."""
+
+from datetime import UTC, datetime
 
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.text.summarize import key_topics, shorten, summarize_turns
+from memory_pipeline.text.turns import Turn
 from memory_pipeline_tests.helpers import SAMPLE_ROOT
 
 
@@ -41,3 +45,18 @@ def test_shorten_cuts_at_a_word():
     text = "word " * 100
     short = shorten(text, 50)
     assert len(short) <= 50 and short.endswith("…") and "  " not in short
+
+
+def test_a_summary_leaves_out_courtesies_and_names_the_speaker_for_we():
+    at = datetime(2026, 3, 2, 9, tzinfo=UTC)
+    first = [Turn(1, "user", "I live in Lisbon, near the castle. That's all for today, thanks!", at, "t1"),
+             Turn(2, "assistant", "Noted, thanks for the context.", at, "t2")]
+    later = [Turn(1, "user", "We finally got the keys to our place in Porto. The movers come on Friday.", at, "t1"),
+             Turn(2, "assistant", "Congratulations! Want me to update your address?", at, "t2"),
+             Turn(3, "user", "Yes please, and thanks!", at, "t3"),
+             Turn(4, "user", "Our team relocated to Porto, so we sit near the river now. We love it.", at, "t4")]
+    assert summarize_turns(first, (), "maria").summary == "Maria lives in Lisbon, near the castle."
+    assert summarize_turns(later, (), "maria").summary == (
+        "Maria and others finally got the keys to their place in Porto. "
+        "Maria's team relocated to Porto, so they sit near the river now."
+    )
