@@ -40,7 +40,7 @@ BAD_INPUT_ERRORS = (
     ("memory_pipeline.recall.get", "GetError"),
     ("memory_pipeline.recall.get", "AccessDeniedError"),
     ("memory_pipeline.memories.operations", "MemoryOperationError"),
-    ("memory_pipeline.memories.operations", "ReadOnlyError"),
+    ("memory_pipeline.recall.scope", "ReadOnlyError"),
     ("memory_pipeline.eval.locomo", "EvalDataError"),
     ("memory_pipeline.eval.updates", "ScenarioError"),
 )
