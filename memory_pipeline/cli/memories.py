@@ -10,7 +10,7 @@ import typer
 
 from memory_pipeline.cli import options, runs
 from memory_pipeline.cli.app import BadInput, app
-from memory_pipeline.cli.output import print_json, say, summary_table
+from memory_pipeline.cli.output import print_json, print_records, say, summary_table, superseded_label
 from memory_pipeline.cli.tenants import require_tenant, select_tenants
 
 graph_app = typer.Typer(no_args_is_help=True, help="Typed memories: extraction, search, queries, the knowledge graph, bulletins.")
@@ -38,12 +38,18 @@ def _print_memories(rows: list[dict], title: str, as_json: bool) -> None:
     if not rows:
         say(f"{title}: nothing found")
         return
-    summary_table(
-        title, ("id", "type", "content", "occurred_at", "happens_at", "conf", "source"),
-        [(r["id"], r["memory_type"], r["content"][:300], (r.get("occurred_at") or "")[:16],
-          (r.get("happens_at") or "")[:16], f"{r['confidence']:.2f}", r["source"]) for r in rows],
-        show_lines=True,
-    )
+    print_records(title, [(
+        "  ".join(p for p in (r["id"], r["memory_type"], f"said {_stamp(r.get('occurred_at'))}" if r.get("occurred_at") else "",
+                               f"due {_stamp(r.get('happens_at'))}" if r.get("happens_at") else "",
+                               f"conf {r['confidence']:.2f}", r["source"], f"score {r['score']:.3f}" if "score" in r else "") if p),
+        superseded_label(r.get("superseded")) + r["content"][:300],
+    ) for r in rows])
+
+
+def _stamp(value: str | None) -> str:
+    """An ISO time as people read it: minutes, no seconds, no zone; midnight as the day alone."""
+    text = (value or "")[:16].replace("T", " ")
+    return text.removesuffix(" 00:00")
 
 
 @graph_app.command("ingest")
@@ -284,8 +290,8 @@ def audit_command(
     elif not rows:
         say(f"audit of {agent}/{user}: nothing found")
     else:
-        summary_table(
-            f"audit of {agent}/{user}", ("at", "action", "memory id", "type", "fields", "reason", "by"),
-            [(r["at"][:19].replace("T", " "), r["op"], r["memory_id"], r["memory_type"] or "", ", ".join(r["fields"] or []),
-              r["reason"] or "", r["actor"]) for r in rows],
-        )
+        print_records(f"audit of {agent}/{user}", [(
+            "  ".join(p for p in (_stamp(r["at"]), r["op"], r["memory_id"], r["memory_type"] or "",
+                                   f"fields: {', '.join(r['fields'])}" if r["fields"] else "", f"by {r['actor']}") if p),
+            r["reason"] or "",
+        ) for r in rows])

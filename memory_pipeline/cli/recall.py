@@ -6,7 +6,7 @@ import typer
 
 from memory_pipeline.cli import options
 from memory_pipeline.cli.app import app
-from memory_pipeline.cli.output import console, print_json, say, summary_table
+from memory_pipeline.cli.output import console, print_json, print_records, say, superseded_label
 from memory_pipeline.cli.tenants import GLOBAL_USER, require_tenant
 
 
@@ -41,11 +41,10 @@ def search_command(
     if not results:
         say(f"no memory of {who} scores above the minimum for {query!r}")
         return
-    summary_table(
-        f"recall for {who}: {query!r}", ("#", "score", "source", "citation", "snippet"),
-        [(i, f"{r.score:.3f}", r.source, r.citation, r.snippet[:400]) for i, r in enumerate(results, 1)],
-        show_lines=True,
-    )
+    print_records(f"recall for {who}: {query!r}", [(
+        "  ".join(p for p in (f"{i}.", f"{r.score:.3f}", (r.when or "").removesuffix(" UTC"), r.source, r.citation) if p),
+        superseded_label(r.superseded) + r.snippet[:400],
+    ) for i, r in enumerate(results, 1)])
 
 
 @app.command("get")
