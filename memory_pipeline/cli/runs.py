@@ -55,27 +55,41 @@ class Bars:
         self.bar.update(task, advance=n)
 
 
+def progress_columns() -> list:
+    """Spinner, description, bar, count, rate, elapsed, ETA. A count whose total is not known yet
+    shows what is done so far, or nothing: never "0/?" (the command's own bar, before its runs
+    report, kept saying "indexing 0/?" while the stage bars moved)."""
+    from rich.progress import (
+        BarColumn, ProgressColumn, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class Count(ProgressColumn):
+        def render(self, task) -> Text:
+            done = int(task.completed)
+            if task.total is None:
+                return Text(f"{done:,}" if done else "", style="progress.download")
+            return Text(f"{done:,}/{int(task.total):,}", style="progress.download")
+
+    class Rate(ProgressColumn):
+        def render(self, task) -> Text:
+            return Text(f"{task.speed:,.1f} {task.fields.get('unit', '')}/s" if task.speed else "", style="dim")
+
+    return [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), Count(), Rate(),
+            TimeElapsedColumn(), TimeRemainingColumn()]
+
+
 @contextmanager
 def progress(description: str, total: int | None, unit: str) -> Iterator[Bars]:
     """Progress bars on stderr (elapsed, rate, ETA) while a command works.
 
     Off when stderr is not a terminal, so logs and pipes stay clean.
     """
-    from rich.progress import (
-        BarColumn, MofNCompleteColumn, Progress, ProgressColumn, SpinnerColumn, TextColumn, TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    from rich.text import Text
+    from rich.progress import Progress
 
     from memory_pipeline.progress import listening
 
-    class Rate(ProgressColumn):
-        def render(self, task) -> Text:
-            return Text(f"{task.speed:,.1f} {task.fields.get('unit', '')}/s" if task.speed else "", style="dim")
-
-    columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Rate(),
-               TimeElapsedColumn(), TimeRemainingColumn()]
-    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
+    with Progress(*progress_columns(), console=err, transient=True, disable=not err.is_terminal) as bar:
         bars = Bars(bar, description, total, unit)
         with listening(bars.on_step):
             yield bars
