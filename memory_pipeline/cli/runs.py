@@ -113,9 +113,43 @@ def consolidate(defs, instance, partitions: list[tuple[str, str]], held: list[tu
     return results, planned
 
 
+MAX_NOTES = 20
+
+
+def run_notes(results: list) -> list[str]:
+    """The warnings and errors the runs logged (a skipped file and why, an LLM fallback, a tenant
+    not processed), in order."""
+    import logging
+
+    if not results:
+        return []
+    home = instance()
+    return [
+        entry.user_message for result in results for entry in home.all_logs(result.run_id)
+        if entry.dagster_event is None and entry.level >= logging.WARNING
+    ]
+
+
+def print_notes(notes: list[str]) -> None:
+    """Notes on stderr, at most MAX_NOTES of them (stdout stays the command's output)."""
+    from rich.text import Text
+
+    for note in notes[:MAX_NOTES]:
+        err.print(Text(f"warning: {note}"), soft_wrap=True)
+    if len(notes) > MAX_NOTES:
+        err.print(f"... and {len(notes) - MAX_NOTES} more warning(s) (-v shows each as it happens)", highlight=False)
+
+
 def summarize(results: list, tenants: list[str], started: float, extra: dict | None = None) -> dict:
-    """Every run's figures: numbers per asset added up over the runs, checks passed in all."""
+    """Every run's figures: numbers per asset added up over the runs, checks passed in all.
+
+    Without -v (Dagster's console logger off), the runs' warnings are printed on stderr here, so
+    a skipped file or an LLM fallback is never silent."""
+    from memory_pipeline.cli.app import flags
     from memory_pipeline.orchestration.runs import materialization_metadata
+
+    if not flags.verbose:
+        print_notes(run_notes(results))
 
     assets: dict[str, dict] = {}
     checks: dict[str, bool] = {}
