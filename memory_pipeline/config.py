@@ -66,6 +66,7 @@ class RecallConfig(BaseModel):
     inject_min_score: float = Field(0.3, description="Auto-inject keeps results from this score.")
     inject_token_budget: int = Field(200, ge=1, description="Tokens auto-inject may add.")
     inject_min_words: int = Field(3, ge=1, description="Meaningful words a message needs.")
+    context_token_budget: int = Field(1500, ge=50, description="Tokens the working memory may take.")
 
 
 class Settings(BaseSettings):

@@ -70,7 +70,7 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
 
 
 def build_server(agent: str, user: str, read_only: bool = False, settings=None):
-    """The MCP server of one (agent, user): ten tools over its memory."""
+    """The MCP server of one (agent, user): eleven tools over its memory."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp_types import ToolAnnotations
@@ -221,6 +221,15 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
         """A Markdown bulletin of this user's memory, for a system prompt."""
         return capped_text(service.bulletin(kind, per_section=per_section))
 
+    def memory_context(
+        token_budget: Annotated[int | None, Field(ge=50, le=3000, description="Most tokens it may take (50-3000; default 1500).")] = None,
+    ) -> str:
+        """Working memory: what to load into the prompt every cycle, before any search. This user's
+        identity and preferences, goals and decisions, pending todos, items due in the next 30 days,
+        the most recent current entries and last sessions; each dated and cited (facts/<id>,
+        episodes/<id>), superseded items left out, the same text for the same memory."""
+        return capped_text(service.context(token_budget=token_budget).markdown)
+
     aliases = {"memory_get": {"from": "from_line"}, "memory_search": {"k": "limit"},
                "memory_graph_recall": {"k": "limit"}, "memory_graph_query": {"max_results": "limit"}}
     tools = [
@@ -228,17 +237,19 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
             guarded(fn.__name__, fn), name=fn.__name__, description=fn.__doc__, aliases=aliases.get(fn.__name__),
             annotations=ToolAnnotations(readOnlyHint=fn.__name__ not in WRITE_TOOLS,
                                         destructiveHint=fn.__name__ == "memory_graph_forget"),
-            structured_output=fn.__name__ != "memory_bulletin",
+            structured_output=fn.__name__ not in ("memory_bulletin", "memory_context"),
         )
         for fn in (memory_search, memory_get, memory_graph_recall, memory_graph_query, memory_graph_store,
-                   memory_graph_update, memory_graph_forget, memory_graph_skip, knowledge_graph_search, memory_bulletin)
+                   memory_graph_update, memory_graph_forget, memory_graph_skip, knowledge_graph_search, memory_bulletin,
+                   memory_context)
     ]
     return MCPServer(
         SERVER_NAME,
         instructions=(
             f"Long-term memory of agent {agent!r} for user {user!r} ({mode}). Use memory_search for "
             "notes and past sessions, memory_graph_recall / memory_graph_query for typed memories, "
-            "knowledge_graph_search for people, places and organisations, memory_bulletin for a summary."
+            "knowledge_graph_search for people, places and organisations, memory_bulletin for a summary, "
+            "memory_context for the working memory to load every cycle."
         ),
         tools=tools,
     )

@@ -25,6 +25,7 @@ from memory_pipeline_tests.helpers.mcp import run_session
 TOOLS = {
     "memory_search", "memory_get", "memory_graph_recall", "memory_graph_query", "memory_graph_store",
     "memory_graph_update", "memory_graph_forget", "memory_graph_skip", "knowledge_graph_search", "memory_bulletin",
+    "memory_context",
 }
 
 
@@ -43,6 +44,7 @@ READS = [
     ("memory_get", {"path": "research-assistant/users/carol/MEMORY.md", "from": 1, "lines": 1}),  # the prior art's name
     ("memory_search", {"query": "when is Emma's birthday", "sources": ["facts"], "limit": 2}),
     ("memory_search", {"query": "when is Emma's birthday", "sources": ["facts"], "limit": 1, "debug": True}),
+    ("memory_context", {"token_budget": 80}),
 ]
 WRITES = [
     ("memory_graph_store", {"memory_type": "event", "content": "Plant visit on Friday", "confidence": 0.6}),
@@ -88,7 +90,8 @@ def test_tools_read_and_write_the_users_memory(carol):
     names, answers, _, _, _ = carol
     assert set(names) == TOOLS
     assert [text for error, text in answers if error] == []
-    recall, todos, stored, goals, bulletin, lines, graph, lines_from, found, found_debug = (text for _, text in answers)
+    recall, todos, stored, goals, bulletin, lines, graph, lines_from, found, found_debug, context = (
+        text for _, text in answers)
     assert [m["content"] for m in json.loads(recall)["results"]] == ["Emma's birthday is March 14"]
     assert [m["content"] for m in json.loads(todos)["results"]] == ["Ask Jonah whether the magazine pays for photos"]
     stored = json.loads(stored)
@@ -103,6 +106,8 @@ def test_tools_read_and_write_the_users_memory(carol):
     assert compact and compact[0]["citation"].startswith("facts/m_") and "March 14" in compact[0]["snippet"]
     assert set(compact[0]) <= set(SEARCH_KEYS) and {"citation", "source", "score", "snippet"} <= set(compact[0])
     assert debug[0]["citation"] == compact[0]["citation"] and {"parts", "turn_ids", "tenant"} <= set(debug[0])
+    assert context.startswith("# Working memory: research-assistant/carol\n\n## Identity and preferences\n- ")
+    assert "; facts/m_" in context
 
 
 def test_update_forget_and_skip_through_tools(carol):

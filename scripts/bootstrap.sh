@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # Create .venv (if needed) and install the project with the CPU build of torch.
-# Sourced by scripts/demo and scripts/test; safe to run again (it reinstalls only on change).
+# Sourced by scripts/demo and scripts/test and by people (`source scripts/bootstrap.sh`); safe to
+# run again (it reinstalls only on change). The install runs in a subshell with its own strict
+# options, so a sourcing shell keeps its own (`set -e` left behind would close an interactive
+# terminal at the next failing command) and a failed install returns instead of exiting; only the
+# environment variables below reach the caller.
+_memory_pipeline_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+_memory_pipeline_install() (
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$_memory_pipeline_root"
 
 PYTHON="${PYTHON:-python3}"
 VENV="${MEMORY_PIPELINE_VENV:-.venv}"
@@ -40,6 +46,21 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     || echo "the ONNX query encoder was not exported (log: $log); the first query exports it" >&2
   echo "$want" > "$stamp"
 fi
+)
 
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-export PATH="$PWD/$VENV/bin:$PATH"
+# Called as a plain command, not an `if` test: bash ignores `set -e` inside a condition.
+_memory_pipeline_install
+_memory_pipeline_status=$?
+if [ "$_memory_pipeline_status" -eq 0 ]; then
+  export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+  _memory_pipeline_venv="${MEMORY_PIPELINE_VENV:-.venv}"
+  case "$_memory_pipeline_venv" in /*) ;; *) _memory_pipeline_venv="$_memory_pipeline_root/$_memory_pipeline_venv" ;; esac
+  export PATH="$_memory_pipeline_venv/bin:$PATH"
+  unset -f _memory_pipeline_install
+  unset _memory_pipeline_root _memory_pipeline_venv _memory_pipeline_status
+else
+  unset -f _memory_pipeline_install
+  unset _memory_pipeline_root _memory_pipeline_status
+  # Sourced: return to the caller's shell; run as a script: exit.
+  return 1 2>/dev/null || exit 1
+fi

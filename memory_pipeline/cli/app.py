@@ -41,7 +41,7 @@ BAD_INPUT_ERRORS = (
     ("memory_pipeline.recall.get", "GetError"),
     ("memory_pipeline.recall.get", "AccessDeniedError"),
     ("memory_pipeline.memories.operations", "MemoryOperationError"),
-    ("memory_pipeline.memories.operations", "ReadOnlyError"),
+    ("memory_pipeline.recall.scope", "ReadOnlyError"),
     ("memory_pipeline.eval.locomo", "EvalDataError"),
     ("memory_pipeline.eval.updates", "ScenarioError"),
 )
@@ -133,28 +133,39 @@ def _global_flags_first(args: list[str]) -> list[str]:
     return moved + [a for a in args[:end] if a not in GLOBAL_FLAGS] + args[end:]
 
 
+def _level(verbose: int) -> int:
+    """-v: warnings (and the project's own info); -vv: info; -vvv: debug. Without -v a command
+    reports the warnings of its runs itself, after them (``runs.summarize``)."""
+    return (logging.ERROR, logging.WARNING, logging.INFO)[verbose] if verbose < 3 else logging.DEBUG
+
+
 def quiet_logging(verbose: int) -> None:
-    """Library logs and warnings off the terminal unless ``-v`` (INFO) or ``-vv`` (DEBUG).
+    """Library logs and warnings off the terminal unless ``-v`` (see ``_level``); ``-v`` alone
+    once showed every library's and Dagster's info lines, hundreds per run.
 
     The level is set on the handler this adds, not on the root logger, so a host process (a
     test run) that already handles logging keeps its own levels."""
-    level = logging.ERROR if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    level = _level(verbose)
     root = logging.getLogger()
     if not root.handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-        handler.setLevel(level)
+        handler.setLevel(logging.INFO if verbose == 1 else level)
+        if verbose == 1:  # the project's own info lines, every library's warnings
+            handler.addFilter(lambda record: record.levelno >= logging.WARNING or record.name.startswith("memory_pipeline"))
         root.addHandler(handler)
     if verbose:
-        root.setLevel(min(root.getEffectiveLevel(), level))
+        root.setLevel(min(root.getEffectiveLevel(), logging.INFO if verbose == 1 else level))
+    if verbose < 3:  # Dagster's notes on its own beta and preview APIs are for this project's developers
+        warnings.filterwarnings("ignore", message=r".* is currently in (beta|preview)")
     else:
         warnings.filterwarnings("ignore")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 
 def dagster_log_level() -> str:
-    """The level of Dagster's console logger for a run this process launches."""
-    return "CRITICAL" if flags.verbose == 0 else "INFO" if flags.verbose == 1 else "DEBUG"
+    """The level of Dagster's console logger for a run this process launches (``_level``)."""
+    return "CRITICAL" if flags.verbose == 0 else logging.getLevelName(_level(flags.verbose))
 
 
 app = typer.Typer(
@@ -170,7 +181,7 @@ app = typer.Typer(
 @app.callback()
 def _global_options(
     verbose: int = typer.Option(
-        0, "--verbose", "-v", count=True, help="Show library and Dagster logs (-v info, -vv debug)."
+        0, "--verbose", "-v", count=True, help="Show logs as they happen: -v warnings, -vv info, -vvv debug."
     ),
     debug: bool = typer.Option(False, "--debug", help="On an error, print the full traceback."),
 ) -> None:

@@ -70,31 +70,49 @@ def dream_command(
     agent: list[str] = options.AGENTS,
     user: list[str] = options.USERS,
     every: bool = typer.Option(False, "--all", help="Every tenant with 5 or more unpromoted episodes (the default)."),
+    force: bool = typer.Option(False, "--force", help="Dream the named tenants even below 5 unpromoted episodes or within 10 minutes of their last dreaming run."),
     as_json: bool = options.JSON,
 ) -> None:
-    """Promote unpromoted episodes into each tenant's _system/dreaming/YYYYMMDD-consolidated.md."""
+    """Promote unpromoted episodes into each tenant's _system/dreaming/YYYYMMDD-consolidated.md and
+    index it, so it is searchable at once. A tenant dreams, as the sensor decides, with 5 or more
+    unpromoted episodes and not within 10 minutes of its last dreaming run (--force: anyway)."""
+    from datetime import UTC, datetime
+
     from memory_pipeline.config import get_settings
-    from memory_pipeline.consolidation.launch import run_dreaming, tenants_to_dream
+    from memory_pipeline.consolidation.launch import plan_dreams, run_dreaming
     from memory_pipeline.embedding import EMBEDDER_IDENTITY
+    from memory_pipeline.orchestration.runs import run_partitioned_jobs
 
     settings = get_settings()
-    if agent or user:  # named tenants dream even below the threshold
-        keys = select_tenants(agent, user, every)
+    named = select_tenants(agent, user, every) if agent or user else None
+    if force and named is None:
+        raise BadInput("--force dreams named tenants: give --agent/--user")
+    defs, instance = runs.defs(), runs.instance()
+    if force:
+        keys, waiting = named, {}
     else:
-        keys = list(tenants_to_dream(settings.lancedb_uri, EMBEDDER_IDENTITY[settings.embedder][1]))
+        keys, waiting = plan_dreams(instance, settings.lancedb_uri, EMBEDDER_IDENTITY[settings.embedder][1], named,
+                                    datetime.now(UTC))
     started = time.perf_counter()
     results = []
     if keys:
-        defs, instance = runs.defs(), runs.instance()
         with runs.progress("dreaming", len(keys), "tenants") as bars:
             for key in keys:
                 results += run_dreaming(defs, instance, [key], run_config=runs.run_config())
                 bars.advance(1)
-    summary = runs.summarize(results, keys, started)
+        # The dreamed documents indexed now: searchable without a separate ingest.
+        dreamed = [key for key, result in zip(keys, results, strict=True) if result.success]
+        if dreamed:
+            with runs.progress("indexing the dreamed documents", None, "runs"):
+                results += run_partitioned_jobs(defs, "l0_index_job", instance, dreamed, run_config=runs.run_config())
+    summary = runs.summarize(results, keys, started, {"waiting": waiting})
     if as_json:
         print_json(summary)
-    elif not keys:
-        say("no tenant has 5 or more unpromoted episodes (name one with --agent/--user to dream anyway)")
+        return
+    for tenant, why in waiting.items():
+        say(f"{tenant} not dreamed: {why} (--force to dream it anyway)")
+    if not keys:
+        say("no tenant to dream" if waiting else "no tenant has unpromoted episodes")
     else:
         runs.print_summary("dream", summary)
 

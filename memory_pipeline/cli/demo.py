@@ -1,7 +1,8 @@
 """``memory-pipeline demo``: every asset on the sample workspace, then a cited recall.
 
-The L0 index, consolidation (episodes, graph facts), dreaming and the dreamed file indexed back,
-each stage's figures in a short table; Dagster's own logs stay off the terminal (``-v`` shows them).
+The L0 index, consolidation (episodes, graph facts), typed memories, dreaming and the dreamed file
+indexed back, each stage's figures in a short table; Dagster's own logs stay off the terminal
+(``-v`` shows them).
 """
 
 from __future__ import annotations
@@ -12,7 +13,24 @@ import typer
 
 from memory_pipeline.cli import runs
 from memory_pipeline.cli.app import app
-from memory_pipeline.cli.output import console, say, summary_table
+from memory_pipeline.cli.output import console, print_records, say, summary_table, superseded_label
+
+
+PREVIEW_CHARS = 2500
+
+
+def preview(text: str, limit: int) -> str:
+    """The first whole lines of ``text`` within ``limit`` characters, and how many more there are
+    (a preview cut mid-line read as a broken file)."""
+    lines = text.splitlines()
+    kept, size = [], 0
+    for line in lines:
+        if size + len(line) + 1 > limit and kept:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    rest = len(lines) - len(kept)
+    return "\n".join(kept) + (f"\n... {rest} more line(s)" if rest else "")
 
 
 @app.command("demo")
@@ -45,12 +63,13 @@ def demo_command(
     runs.print_summary("L0 index", runs.summarize(results, keys, started))
 
     _consolidation(defs, instance, keys, focus=f"{agent}~{user}")
+    _typed_memories(defs, instance, keys, agent, user)
 
     console.rule(f"[bold]Recall for {agent}/{user}")
     say(f"query: {query!r}")
     results = search(query, agent, user)
-    summary_table("", ("#", "score", "citation", "snippet"),
-                  [(i, f"{r.score:.3f}", r.citation, r.snippet[:300]) for i, r in enumerate(results, 1)], show_lines=True)
+    print_records("", [("  ".join(p for p in (f"{i}.", f"{r.score:.3f}", (r.when or "").removesuffix(" UTC"), r.citation) if p),
+                        superseded_label(r.superseded) + r.snippet[:300]) for i, r in enumerate(results, 1)])
     if not results:
         say("no result above the minimum score")
 
@@ -108,8 +127,29 @@ def _consolidation(defs, instance, tenant_keys: list[str], focus: str) -> None:
                 say(f"{key}: promoted {meta['episodes_promoted'].value} episodes, +{meta['lines_added'].value} lines")
     for path in sorted(Path(settings.root).glob("*/users/*/memory/_system/dreaming/*-consolidated.md")):
         say(f"dreamed file {path}")
-        say(path.read_text(encoding="utf-8")[:2500])
+        say(preview(path.read_text(encoding="utf-8"), PREVIEW_CHARS))
     if due:
         results = run_partitioned_jobs(defs, "l0_index_job", instance, due, run_config=runs.run_config())
         ok = all(r.success for r in results)
         say(f"L0 index run for {', '.join(due)}: {'success' if ok else 'FAILED'} (the dreamed file is now searchable)")
+
+
+def _typed_memories(defs, instance, tenant_keys: list[str], agent: str, user: str) -> None:
+    """Typed memories extracted from every tenant's notes and transcripts (what ``graph stats``,
+    ``graph query`` and ``context`` read), the reader's counts and working memory."""
+    import time
+
+    from memory_pipeline.memories.service import MemoryService
+    from memory_pipeline.orchestration.runs import run_partitioned_jobs
+
+    console.rule("[bold]Typed memories: notes and transcripts -> identity, preferences, todos, ...")
+    started = time.perf_counter()
+    with runs.progress("extracting typed memories", None, "runs"):
+        results = run_partitioned_jobs(defs, "graph_ingest_job", instance, tenant_keys, run_config=runs.run_config())
+    runs.print_summary("typed memories", runs.summarize(results, tenant_keys, started))
+    service = MemoryService(agent, user, actor="demo")
+    stats = service.stats()
+    say(f"{agent}/{user}: {stats['memories']} typed memories ("
+        + ", ".join(f"{k} {v}" for k, v in stats["by_type"].items() if v) + ")")
+    say(f"\nworking memory of {agent}/{user} (memory-pipeline context --budget 400):")
+    say(service.context(token_budget=400).markdown)

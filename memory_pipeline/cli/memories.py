@@ -1,15 +1,16 @@
-"""Typed-memory commands: ``graph ingest|stats|search|query|entity|bulletin`` and
-``memory store|update|forget|skip`` (every write audited)."""
+"""Typed-memory commands: ``graph ingest|stats|search|query|entity|bulletin``, ``context`` (working
+memory) and ``memory store|update|forget|skip|audit`` (every write audited)."""
 
 from __future__ import annotations
 
+import sys
 import time
 
 import typer
 
 from memory_pipeline.cli import options, runs
 from memory_pipeline.cli.app import BadInput, app
-from memory_pipeline.cli.output import print_json, say, summary_table
+from memory_pipeline.cli.output import print_json, print_records, say, summary_table, superseded_label
 from memory_pipeline.cli.tenants import require_tenant, select_tenants
 
 graph_app = typer.Typer(no_args_is_help=True, help="Typed memories: extraction, search, queries, the knowledge graph, bulletins.")
@@ -37,12 +38,18 @@ def _print_memories(rows: list[dict], title: str, as_json: bool) -> None:
     if not rows:
         say(f"{title}: nothing found")
         return
-    summary_table(
-        title, ("id", "type", "content", "occurred_at", "happens_at", "conf", "source"),
-        [(r["id"], r["memory_type"], r["content"][:300], (r.get("occurred_at") or "")[:16],
-          (r.get("happens_at") or "")[:16], f"{r['confidence']:.2f}", r["source"]) for r in rows],
-        show_lines=True,
-    )
+    print_records(title, [(
+        "  ".join(p for p in (r["id"], r["memory_type"], f"said {_stamp(r.get('occurred_at'))}" if r.get("occurred_at") else "",
+                               f"due {_stamp(r.get('happens_at'))}" if r.get("happens_at") else "",
+                               f"conf {r['confidence']:.2f}", r["source"], f"score {r['score']:.3f}" if "score" in r else "") if p),
+        superseded_label(r.get("superseded")) + r["content"][:300],
+    ) for r in rows])
+
+
+def _stamp(value: str | None) -> str:
+    """An ISO time as people read it: minutes, no seconds, no zone; midnight as the day alone."""
+    text = (value or "")[:16].replace("T", " ")
+    return text.removesuffix(" 00:00")
 
 
 @graph_app.command("ingest")
@@ -177,6 +184,25 @@ def bulletin_command(
         print(text)
 
 
+@app.command("context")
+def context_command(
+    agent: str = options.AGENT,
+    user: str = options.USER,
+    budget: int = typer.Option(None, "--budget", min=50, help="Most tokens it may take (default 1500, or recall's context_token_budget)."),
+    recent: int = typer.Option(30, "--recent", min=0, max=30, help="Most recent entries listed (0-30)."),
+    now: str = typer.Option(None, "--now", help="Pretend it is this time (ISO)."),
+    as_json: bool = options.JSON,
+) -> None:
+    """Working memory: the section an agent loads every cycle (identity, preferences, goals,
+    todos, due items, recent entries), dated and cited, within a token budget, in a stable order."""
+    service = _service(agent, user)
+    found = service.context(token_budget=budget, max_recent=recent, now=service.time(now, "--now"))
+    if as_json:
+        print_json(found.to_dict())
+    else:
+        sys.stdout.write(found.markdown)
+
+
 def _done(record: dict, as_json: bool, line: str) -> None:
     if as_json:
         print_json(record)
@@ -244,3 +270,28 @@ def skip_command(
     """Record a decision not to store something (extraction will not store it either)."""
     r = _service(agent, user).skip_memory(content, reason, memory_type)
     _done(r, as_json, f"skipped: {content} ({reason})")
+
+
+@memory_app.command("audit")
+def audit_command(
+    agent: str = options.AGENT,
+    user: str = options.USER,
+    op: list[str] = typer.Option(None, "--op", help="Only this action: store, update, forget or skip; repeatable."),
+    memory_type: list[str] = typer.Option(None, "--type", "-t", help=f"Only this memory type ({options.MEMORY_TYPE_HELP}); repeatable."),
+    since: str = typer.Option(None, "--since", help="From this long ago (90m, 12h, 7d, 2w) or this ISO date or time (local)."),
+    until: str = typer.Option(None, "--until", help="Up to this ISO date (included) or time (local)."),
+    limit: int = options.limit(50, "How many, newest first."),
+    as_json: bool = options.JSON,
+) -> None:
+    """The audit log: which memory was stored, updated, forgotten or skipped, which fields, why, by whom, when."""
+    rows = _service(agent, user).audit(op=op or None, memory_type=memory_type or None, since=since, until=until, limit=limit)
+    if as_json:
+        print_json(rows)
+    elif not rows:
+        say(f"audit of {agent}/{user}: nothing found")
+    else:
+        print_records(f"audit of {agent}/{user}", [(
+            "  ".join(p for p in (_stamp(r["at"]), r["op"], r["memory_id"], r["memory_type"] or "",
+                                   f"fields: {', '.join(r['fields'])}" if r["fields"] else "", f"by {r['actor']}") if p),
+            r["reason"] or "",
+        ) for r in rows])

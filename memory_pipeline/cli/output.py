@@ -34,10 +34,32 @@ def say(text: str) -> None:
 
 def summary_table(title: str, columns: Sequence[str], rows: Iterable[Sequence], **table_options) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=title, title_justify="left", **table_options)
     for column in columns:
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(*(str(cell) for cell in row))
+        table.add_row(*(Text(str(cell)) for cell in row))  # cells as written: memory text may hold brackets
     console.print(table)
+
+
+def print_records(title: str, records: Iterable[tuple[str, str]]) -> None:
+    """Results for people as records: a header line (ids, dates, labels never wrapped, so an id is
+    copied in one piece into the next command) and the text below it, indented, wrapped to the
+    terminal; unlike a table's columns it reads at any width."""
+    from rich.padding import Padding
+    from rich.text import Text
+
+    say(title)
+    for header, body in records:
+        console.print(Text(header, style="bold"), soft_wrap=True)
+        if body:
+            console.print(Padding(Text(body), (0, 0, 0, 4), expand=False))
+
+
+def superseded_label(note: dict | None) -> str:
+    """``[superseded 2026-11-18 by <citation>] `` for a result a later statement replaced, else ''."""
+    if not note:
+        return ""
+    return f"[superseded{' ' + note['at'] if note.get('at') else ''} by {note.get('by')}] "

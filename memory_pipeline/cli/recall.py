@@ -6,7 +6,7 @@ import typer
 
 from memory_pipeline.cli import options
 from memory_pipeline.cli.app import BadInput, app
-from memory_pipeline.cli.output import console, print_json, say, summary_table
+from memory_pipeline.cli.output import console, print_json, print_records, say, superseded_label
 from memory_pipeline.cli.tenants import GLOBAL_USER, require_tenant
 
 
@@ -43,19 +43,17 @@ def search_command(
     if not results:
         say(f"no memory of {who} scores above the minimum for {query!r}")
         return
-    summary_table(
-        f"recall for {who}: {query!r}", ("#", "score", "source", "citation", "snippet"),
-        [(i, f"{r.score:.3f}", r.source, r.citation, _dated(r) + r.snippet[:400]) for i, r in enumerate(results, 1)],
-        show_lines=True,
-    )
+    print_records(f"recall for {who}: {query!r}", [(
+        "  ".join(p for p in (f"{i}.", f"{r.score:.3f}", (r.when or "").removesuffix(" UTC"), r.source, r.citation) if p),
+        _label(r) + r.snippet[:400],
+    ) for i, r in enumerate(results, 1)])
 
 
-def _dated(result) -> str:
-    """When a result was said, and whether a later statement replaced it or ranks above it as newer."""
-    when = f"({result.when}) " if result.when else ""
+def _label(result) -> str:
+    """Whether a later statement replaced a result, or ranks above it as newer."""
     if result.superseded:
-        return f"{when}[superseded {result.superseded['at']}] "
-    return f"{when}[earlier] " if result.earlier else when
+        return superseded_label(result.superseded)
+    return "[earlier] " if result.earlier else ""
 
 
 @app.command("get")

@@ -55,27 +55,41 @@ class Bars:
         self.bar.update(task, advance=n)
 
 
+def progress_columns() -> list:
+    """Spinner, description, bar, count, rate, elapsed, ETA. A count whose total is not known yet
+    shows what is done so far, or nothing: never "0/?" (the command's own bar, before its runs
+    report, kept saying "indexing 0/?" while the stage bars moved)."""
+    from rich.progress import (
+        BarColumn, ProgressColumn, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class Count(ProgressColumn):
+        def render(self, task) -> Text:
+            done = int(task.completed)
+            if task.total is None:
+                return Text(f"{done:,}" if done else "", style="progress.download")
+            return Text(f"{done:,}/{int(task.total):,}", style="progress.download")
+
+    class Rate(ProgressColumn):
+        def render(self, task) -> Text:
+            return Text(f"{task.speed:,.1f} {task.fields.get('unit', '')}/s" if task.speed else "", style="dim")
+
+    return [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), Count(), Rate(),
+            TimeElapsedColumn(), TimeRemainingColumn()]
+
+
 @contextmanager
 def progress(description: str, total: int | None, unit: str) -> Iterator[Bars]:
     """Progress bars on stderr (elapsed, rate, ETA) while a command works.
 
     Off when stderr is not a terminal, so logs and pipes stay clean.
     """
-    from rich.progress import (
-        BarColumn, MofNCompleteColumn, Progress, ProgressColumn, SpinnerColumn, TextColumn, TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    from rich.text import Text
+    from rich.progress import Progress
 
     from memory_pipeline.progress import listening
 
-    class Rate(ProgressColumn):
-        def render(self, task) -> Text:
-            return Text(f"{task.speed:,.1f} {task.fields.get('unit', '')}/s" if task.speed else "", style="dim")
-
-    columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Rate(),
-               TimeElapsedColumn(), TimeRemainingColumn()]
-    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
+    with Progress(*progress_columns(), console=err, transient=True, disable=not err.is_terminal) as bar:
         bars = Bars(bar, description, total, unit)
         with listening(bars.on_step):
             yield bars
@@ -99,9 +113,43 @@ def consolidate(defs, instance, partitions: list[tuple[str, str]], held: list[tu
     return results, planned
 
 
+MAX_NOTES = 20
+
+
+def run_notes(results: list) -> list[str]:
+    """The warnings and errors the runs logged (a skipped file and why, an LLM fallback, a tenant
+    not processed), in order."""
+    import logging
+
+    if not results:
+        return []
+    home = instance()
+    return [
+        entry.user_message for result in results for entry in home.all_logs(result.run_id)
+        if entry.dagster_event is None and entry.level >= logging.WARNING
+    ]
+
+
+def print_notes(notes: list[str]) -> None:
+    """Notes on stderr, at most MAX_NOTES of them (stdout stays the command's output)."""
+    from rich.text import Text
+
+    for note in notes[:MAX_NOTES]:
+        err.print(Text(f"warning: {note}"), soft_wrap=True)
+    if len(notes) > MAX_NOTES:
+        err.print(f"... and {len(notes) - MAX_NOTES} more warning(s) (-v shows each as it happens)", highlight=False)
+
+
 def summarize(results: list, tenants: list[str], started: float, extra: dict | None = None) -> dict:
-    """Every run's figures: numbers per asset added up over the runs, checks passed in all."""
+    """Every run's figures: numbers per asset added up over the runs, checks passed in all.
+
+    Without -v (Dagster's console logger off), the runs' warnings are printed on stderr here, so
+    a skipped file or an LLM fallback is never silent."""
+    from memory_pipeline.cli.app import flags
     from memory_pipeline.orchestration.runs import materialization_metadata
+
+    if not flags.verbose:
+        print_notes(run_notes(results))
 
     assets: dict[str, dict] = {}
     checks: dict[str, bool] = {}

@@ -23,6 +23,7 @@ from memory_pipeline.config import get_settings
 from memory_pipeline.consolidation.cues import ACTION, DECISION, FACT, PREFERENCE, cues
 from memory_pipeline.consolidation.dreaming import line_key, memory_dir
 from memory_pipeline.consolidation.sessions import MAX_TRANSCRIPT_BYTES, session_files
+from memory_pipeline.recall.scope import ReadOnlyError, is_read_only
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import read_text_file
 from memory_pipeline.tenancy import Tenant
@@ -89,8 +90,12 @@ def flush(
     root: str | Path | None = None,
     now: datetime | None = None,
 ) -> FlushResult:
-    """Append the key facts, preferences, decisions and action items of ``messages`` to today's note."""
+    """Append the key facts, preferences, decisions and action items of ``messages`` to today's note.
+
+    ReadOnlyError for a team member: its memory is its leader's, which only the leader writes."""
     tenant = Tenant(agent, user)  # refuses ids that could name a path outside the root
+    if is_read_only(agent, get_settings()):
+        raise ReadOnlyError()
     now = now or datetime.now(UTC)
     root = Path(root or get_settings().root).resolve()
     path = memory_dir(root, tenant) / f"{now:%Y-%m-%d}.md"

@@ -9,7 +9,7 @@ from pathlib import Path
 import dagster as dg
 
 from memory_pipeline.consolidation.dreaming import THRESHOLD
-from memory_pipeline.consolidation.sensors import ConsolidationRun, plan_consolidation, plan_runs
+from memory_pipeline.consolidation.sensors import ConsolidationRun, plan_consolidation, plan_dreaming, plan_runs
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.orchestration.run_workers import worker_tags
@@ -66,3 +66,29 @@ def run_dreaming(
         )
         for t in tenants
     ]
+
+
+def last_dreams(instance: dg.DagsterInstance, tenants: Sequence[str]) -> dict[str, float]:
+    """When each tenant's latest dreaming run was made (a timestamp), from the instance's runs:
+    the debounce the sensor keeps in its cursor, for runs a command launches."""
+    out = {}
+    for tenant in tenants:
+        records = instance.get_run_records(
+            dg.RunsFilter(job_name="dreaming_job", tags={"dagster/partition": tenant}), limit=1
+        )
+        if records:
+            out[tenant] = records[0].create_timestamp.timestamp()
+    return out
+
+
+def plan_dreams(
+    instance: dg.DagsterInstance, lancedb_uri: str, dim: int, tenants: Sequence[str] | None, now: datetime,
+    threshold: int = THRESHOLD,
+) -> tuple[list[str], dict[str, str]]:
+    """(tenants to dream now, why each other one waits), by the sensor's rules: at least
+    ``threshold`` unpromoted episodes, and no dreaming run of the tenant in the last 10 minutes.
+    ``tenants``: only these (None: every tenant with unpromoted episodes)."""
+    counts = ConsolidationStore(lancedb_uri, dim).unpromoted_counts()
+    asked = sorted(counts) if tenants is None else list(tenants)
+    due, _, waiting = plan_dreaming({t: counts.get(t, 0) for t in asked}, last_dreams(instance, asked), now, threshold)
+    return due, waiting

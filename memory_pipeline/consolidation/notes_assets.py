@@ -130,7 +130,7 @@ def compaction_flush(context: dg.AssetExecutionContext, config: FlushConfig, wor
         for window in windows:
             try:
                 result = flush_session(workspace.root_path, tenant, window.path, window.start, window.end, now)
-            except ValueError as exc:  # one bad transcript is skipped with its reason
+            except (ValueError, PermissionError) as exc:  # a bad transcript or a team member's: skipped with its reason
                 context.log.warning(f"[{key}] {exc}")
                 problems.append([key, str(exc)])
                 skipped += 1

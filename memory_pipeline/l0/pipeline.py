@@ -163,7 +163,7 @@ def prepare_tenant(
     replaced: list[str] = []
 
     for wf in files:
-        progress.advance("files read")
+        progress.advance("files read", 1, len(files))
         previous = known.get(wf.path)
         if wf.kind == KIND_OTHER:
             stats["files_recorded_only"] += 1

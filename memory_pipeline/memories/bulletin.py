@@ -48,23 +48,28 @@ def bulletin(
         raise MemoryOperationError(f"per_section must be from 1 to 50, got {per_section}")
     now = (now or now_utc()).astimezone(UTC)
     tz = tz or ZoneInfo("UTC")
-    frame = pl.DataFrame()
-    for tenants in (scope.primary, scope.fallback):
-        if tenants:
-            frame = store.memory_rows(tenants)
-            if frame.height:
-                break
-    # What a later statement replaced (a moved plan, an old address) is not current: left out.
-    gone = superseded(store, tenants) if frame.height else {}
-    if gone:
-        frame = frame.filter(~pl.col("id").is_in(list(gone)))
+    frame = current_memories(store, scope)
     heading = title or (scope.primary[0] if scope.primary else "memory")
     if kind == "memory":
         return _memory(frame, heading, per_section, now, tz)
     return _context(frame, heading, per_section, now, tz)
 
 
-def _when(value: datetime | None, tz: ZoneInfo) -> str:
+def current_memories(store: GraphStore, scope: ReadScope) -> pl.DataFrame:
+    """The memories a reader's bulletin or working memory is made of: the first scope holding any
+    (the user's own, else a team member's leader), without what a later statement replaced (a moved
+    plan, an old address)."""
+    frame, tenants = pl.DataFrame(), []
+    for tenants in (scope.primary, scope.fallback):
+        if tenants:
+            frame = store.memory_rows(tenants)
+            if frame.height:
+                break
+    gone = superseded(store, tenants) if frame.height else {}
+    return frame.filter(~pl.col("id").is_in(list(gone))) if gone else frame
+
+
+def when_text(value: datetime | None, tz: ZoneInfo) -> str:
     if value is None:
         return ""
     local = value.astimezone(tz)
@@ -73,7 +78,7 @@ def _when(value: datetime | None, tz: ZoneInfo) -> str:
 
 def _line(row: dict, tz: ZoneInfo, show: str | None = None) -> str:
     text = " ".join(row["content"].split())
-    stamp = _when(row.get(show), tz) if show else ""
+    stamp = when_text(row.get(show), tz) if show else ""
     return f"- {text}" + (f" ({stamp})" if stamp else "")
 
 
@@ -102,7 +107,7 @@ def _memory(frame: pl.DataFrame, heading: str, n: int, now: datetime, tz: ZoneIn
 def _context(frame: pl.DataFrame, heading: str, n: int, now: datetime, tz: ZoneInfo) -> str:
     import polars as pl
 
-    out = [f"# Context: {heading}", f"_as of {_when(now, tz) or now.astimezone(tz).strftime('%Y-%m-%d %H:%M')} ({tz.key})_", ""]
+    out = [f"# Context: {heading}", f"_as of {when_text(now, tz) or now.astimezone(tz).strftime('%Y-%m-%d %H:%M')} ({tz.key})_", ""]
     todos = frame.filter(
         (pl.col("memory_type") == "todo") & (pl.col("happens_at").is_null() | (pl.col("happens_at") >= now))
     ) if frame.height else frame
@@ -120,7 +125,7 @@ def _context(frame: pl.DataFrame, heading: str, n: int, now: datetime, tz: ZoneI
     out.append(f"## Time-Sensitive (next {TIME_SENSITIVE_DAYS} days)")
     if soon.height:
         soon = soon.sort(["happens_at", "confidence"], descending=[False, True]).head(n)
-        out += [f"- {_when(r['happens_at'], tz)}: {' '.join(r['content'].split())}" for r in soon.iter_rows(named=True)]
+        out += [f"- {when_text(r['happens_at'], tz)}: {' '.join(r['content'].split())}" for r in soon.iter_rows(named=True)]
     else:
         out.append("- (none)")
     return "\n".join(out).rstrip() + "\n"

@@ -20,10 +20,10 @@ from memory_pipeline.memories.store import (
     memory_id,
     now_utc,
 )
+from memory_pipeline.recall.scope import READ_ONLY_MESSAGE, ReadOnlyError  # noqa: F401 - their home is the scope
 from memory_pipeline.store.base import commit_lock
 from memory_pipeline.tenancy import Tenant
 
-READ_ONLY_MESSAGE = "memory is read-only for team members"
 MAX_CONTENT_CHARS = 4000
 MAX_REASON_CHARS = 1000
 
@@ -34,11 +34,6 @@ class MemoryOperationError(ValueError):
 
 class MemoryNotFoundError(MemoryOperationError):
     pass
-
-
-class ReadOnlyError(PermissionError):
-    def __init__(self, message: str = READ_ONLY_MESSAGE):
-        super().__init__(message)
 
 
 def check_type(memory_type: str) -> str:

@@ -13,17 +13,19 @@ from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.embedding import EMBEDDER_IDENTITY, Embedder, make_embedder
 from memory_pipeline.knowledge.search import KnowledgeQueryError, knowledge_graph_search
 from memory_pipeline.memories import bulletin as bulletins
+from memory_pipeline.memories import working
 from memory_pipeline.memories.operations import MemoryGraph, MemoryOperationError, ReadOnlyError, public
 from memory_pipeline.memories.query import (
     ReadScope,
     own_scope,
     parse_bound,
+    parse_duration,
     query_memories,
     read_scope,
     recall_memories,
 )
-from memory_pipeline.memories.stats import graph_stats
-from memory_pipeline.memories.store import GraphStore
+from memory_pipeline.memories.stats import audit_entries, graph_stats
+from memory_pipeline.memories.store import GraphStore, now_utc
 from memory_pipeline.recall.scope import is_read_only
 from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
 
@@ -113,6 +115,45 @@ class MemoryService:
 
     def bulletin(self, kind: str = "memory", per_section: int = 5, now: datetime | None = None) -> str:
         return bulletins.bulletin(self.store, self.own, kind, per_section=per_section, now=now, tz=self.tz)
+
+    def context(self, token_budget: int | None = None, max_recent: int = working.MAX_RECENT,
+                now: datetime | None = None) -> working.WorkingMemory:
+        """The working memory to load into the prompt every cycle (``memories/working.py``)."""
+        from memory_pipeline.consolidation.store import ConsolidationStore
+        from memory_pipeline.store.tables import EPISODES
+
+        budget = self.settings.recall.context_token_budget if token_budget is None else token_budget
+        episodes = ConsolidationStore(self.settings.lancedb_uri, self.store.dim).episode_rows(
+            self.tenant.key, columns=[c for c in EPISODES.names if c != "vector"])
+        return working.working_memory(
+            self.store, self.own, title=f"{self.agent}/{self.user}", token_budget=budget, max_recent=max_recent,
+            now=now, tz=self.tz, episodes=episodes,
+        )
+
+    def audit(self, op: list[str] | None = None, memory_type: list[str] | None = None, since: str | None = None,
+              until: str | None = None, limit: int = 50, now: datetime | None = None) -> list[dict]:
+        """The audit log of this user's memory, newest first. ``since``: a span back from ``now``
+        (7d, 12h, 2w) or an ISO date or time (local); ``until``: an ISO date (that day included) or time."""
+        return audit_entries(
+            self.store, self.own.primary[:1], ops=op, memory_types=memory_type,
+            since=self._since(since, now), until=self._bound(until, "until", end=True), limit=limit,
+        )
+
+    def _bound(self, value: str | None, what: str, end: bool = False) -> datetime | None:
+        try:
+            return parse_bound(value, self.tz, end=end)
+        except MemoryOperationError as exc:
+            raise MemoryOperationError(f"{what}: {exc}") from None
+
+    def _since(self, value: str | None, now: datetime | None) -> datetime | None:
+        try:
+            if value and value.strip()[:1].isdigit() and value.strip()[-1:].lower() in ("m", "h", "d", "w"):
+                return (now or now_utc()) - parse_duration(value)
+            return parse_bound(value, self.tz)
+        except MemoryOperationError:
+            shown = scrub_secrets(str(value)[:100]).text
+            raise MemoryOperationError(f"since {shown!r}: use a span back from now (90m, 12h, 7d, 2w) or an ISO "
+                                       "date or time (2026-11-10, 2026-11-10T09:30)") from None
 
     def stats(self) -> dict:
         return graph_stats(self.store, self.scope.primary[:1] + self.scope.fallback[:1])

@@ -1,10 +1,15 @@
 """Counts of the memory graph: memories by type and by ingestion source, with and without an
-embedding, and the relations of the knowledge graph."""
+embedding, and the relations of the knowledge graph; and the audit log itself, filtered."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
+import polars as pl
+
 from memory_pipeline.knowledge.search import relation_counts
-from memory_pipeline.memories.store import INGESTION_SOURCES, MEMORY_TYPES, GraphStore
+from memory_pipeline.memories.operations import MemoryOperationError, check_type
+from memory_pipeline.memories.store import INGESTION_SOURCES, MEMORY_TYPES, OPERATIONS, GraphStore
 from memory_pipeline.store.base import sql_in
 from memory_pipeline.store.tables import MEMORY_AUDIT
 
@@ -35,3 +40,43 @@ def graph_stats(store: GraphStore, tenants: list[str]) -> dict:
         "audit": ops,
         "relations": relation_counts(store, tenants),
     }
+
+
+MAX_AUDIT_ROWS = 1000
+AUDIT_KEYS = ("at", "op", "memory_id", "memory_type", "fields", "reason", "actor", "tenant")
+
+
+def audit_entries(
+    store: GraphStore,
+    tenants: list[str],
+    *,
+    ops: list[str] | None = None,
+    memory_types: list[str] | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    limit: int = 50,
+) -> list[dict]:
+    """Audit rows of ``tenants``, newest first: which memory, what was done, which fields, why, by
+    whom, when (never the content). ``until`` is exclusive."""
+    unknown = sorted(set(ops or []) - set(OPERATIONS))
+    if unknown:
+        raise MemoryOperationError(f"unknown audit action {unknown[0]!r}: use one of {', '.join(OPERATIONS)}")
+    if not isinstance(limit, int) or not 1 <= limit <= MAX_AUDIT_ROWS:
+        raise MemoryOperationError(f"limit must be from 1 to {MAX_AUDIT_ROWS}, got {limit!r}")
+    if not store.has(MEMORY_AUDIT) or not tenants:
+        return []
+    where = [sql_in("tenant", tenants)]
+    if ops:
+        where.append(sql_in("op", ops))
+    if memory_types:
+        where.append(sql_in("memory_type", [check_type(t) for t in memory_types]))
+    frame = store.read(MEMORY_AUDIT, " AND ".join(where))
+    if since is not None:
+        frame = frame.filter(pl.col("at") >= since)
+    if until is not None:
+        frame = frame.filter(pl.col("at") < until)
+    frame = frame.sort(["at", "id"], descending=True).head(limit) if frame.height else frame
+    return [
+        {k: (r[k].isoformat() if isinstance(r[k], datetime) else r[k]) for k in AUDIT_KEYS}
+        for r in frame.iter_rows(named=True)
+    ]

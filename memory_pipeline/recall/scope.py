@@ -14,6 +14,16 @@ from pathlib import PurePosixPath
 from memory_pipeline.config import RecallConfig, Settings
 from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
 
+READ_ONLY_MESSAGE = "memory is read-only for team members"
+
+
+class ReadOnlyError(PermissionError):
+    """A write refused: a team member's memory belongs to its leader (or the reader was opened read-only)."""
+
+    def __init__(self, message: str = READ_ONLY_MESSAGE):
+        super().__init__(message)
+
+
 OWN_USER, AGENT_WIDE, LEADER_USER, LEADER_WIDE = range(4)
 """Scope ranks: a lower rank wins when two scopes hold the same text."""
 

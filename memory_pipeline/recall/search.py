@@ -204,7 +204,7 @@ def _search_scopes(
     pool = max(k * 5, 20)
     timeline.annotate(candidates[:pool], cache)
     if not timeline.about_past(info.text, info.period):
-        candidates = timeline.newest_first(candidates, qvec, cache, list(chosen), pool)
+        candidates = timeline.newest_first(candidates, qvec, cache, chosen, pool)
         candidates = timeline.current_first(candidates, info.text)
     if use_mmr and candidates:
         top = candidates[:pool]

@@ -199,8 +199,11 @@ def annotate(candidates, cache) -> None:
             cand.record = timeline.record_of(rows.path[i], int(rows.start_line[i]), int(rows.end_line[i]))
 
 
-def newest_first(candidates: list, qvec: np.ndarray, cache, sources, pool: int) -> list:
-    """Candidates reordered so no replaced one outranks the newest statement of its chain."""
+def newest_first(candidates: list, qvec: np.ndarray, cache, sources: dict, pool: int) -> list:
+    """Candidates reordered so no replaced one outranks the newest statement of its chain.
+
+    ``sources``: each searched source and the names asked of it; a newest statement outside them
+    (a transcript turn when only notes were asked) is not brought in: the replaced one keeps its label."""
     from dataclasses import replace
 
     by_row = {(id(c.rows), c.row): c for c in candidates}
@@ -210,10 +213,10 @@ def newest_first(candidates: list, qvec: np.ndarray, cache, sources, pool: int) 
             continue
         last = TIMELINES.get(cache, cand.rows.tenant).latest(cand.record)
         found = None
-        for source in sources:
+        for source, names in sources.items():
             rows = cache.rows(source, cand.rows.tenant)
             j = locate(rows, last.new_ref) if rows is not None and len(rows) else None
-            if j is not None:
+            if j is not None and rows.source[j] in names:
                 found = (rows, j)
                 break
         if found is None:

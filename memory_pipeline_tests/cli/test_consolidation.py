@@ -1,20 +1,25 @@
 """The ``consolidate`` and ``dream`` commands as a user runs them on the sample workspace:
 ``consolidate`` launches one run per tenant over the range of its days (split only by a day with
 sessions that was not asked for), its summary adds each asset's figures up over the runs and the
-partitions and leaves timings and flags out; ``dream`` reports what the dreaming run promoted and
-wrote.
+partitions and leaves timings and flags out; ``dream`` keeps the sensor's rules (5 unpromoted
+episodes, 10 minutes between a tenant's runs) unless ``--force``, reports what the dreaming run
+promoted and wrote, and indexes the dreamed document so a search finds it at once.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
+from pathlib import Path
 
 import dagster as dg
 import pytest
 
 from memory_pipeline.config import get_settings
 from memory_pipeline.consolidation.assets import consolidation_assets, consolidation_job
+from memory_pipeline.consolidation.launch import plan_dreams
 from memory_pipeline.consolidation.notes_assets import dreaming, dreaming_job
+from memory_pipeline.l0.assets import l0_assets, l0_index_job
 from memory_pipeline_tests.cli_env import cli_app, run
 from memory_pipeline_tests.helpers import make_resources
 from memory_pipeline_tests.helpers.consolidation import ALICE, store_for
@@ -34,14 +39,14 @@ def dagster_home(in_memory_path):
 @pytest.fixture
 def app(sample_root, lance_uri, dagster_home, monkeypatch):
     defs = dg.Definitions(
-        assets=[*consolidation_assets, dreaming], jobs=[consolidation_job, dreaming_job],
+        assets=[*l0_assets, *consolidation_assets, dreaming], jobs=[l0_index_job, consolidation_job, dreaming_job],
         resources=make_resources(sample_root, lance_uri),
     )
     yield cli_app(monkeypatch, sample_root, lance_uri, dagster_home, defs)
     get_settings.cache_clear()
 
 
-def test_consolidate_adds_figures_up_over_runs_then_dream_reports_the_promotion(app, lance_uri):
+def test_consolidate_adds_figures_up_over_runs_then_dream_reports_the_promotion(app, lance_uri, sample_root, dagster_home):
     days = [arg for day in DAYS for arg in ("--day", day)]
     summary = json.loads(run(app, "consolidate", *WHO, *days, "--json"))
 
@@ -58,9 +63,26 @@ def test_consolidate_adds_figures_up_over_runs_then_dream_reports_the_promotion(
     assert [key for key, _ in figures if key.endswith("seconds")] == []
     assert all(type(value) in (int, float) for _, value in figures)  # no flags, tables or previews
 
-    dreamed = json.loads(run(app, "dream", *WHO, "--json"))
+    waits = json.loads(run(app, "dream", *WHO, "--json"))
+    assert (waits["tenants"], waits["runs"], waits["waiting"]) == ([], [], {ALICE: "2 unpromoted episodes, fewer than 5"})
+    assert run(app, "dream", *WHO).splitlines() == [
+        f"{ALICE} not dreamed: 2 unpromoted episodes, fewer than 5 (--force to dream it anyway)", "no tenant to dream"]
+
+    dreamed = json.loads(run(app, "dream", *WHO, "--force", "--json"))
     assert dreamed["tenants"] == [ALICE] and dreamed["assets"]["dreaming"]["episodes_promoted"] == 2
     assert store_for(lance_uri).episode_rows(ALICE, "promoted_at IS NULL").height == 0
+    # Indexed in the same command: the dreamed document is searchable without another ingest.
+    assert dreamed["assets"]["memory_index"]["chunks_written"] >= 1
+    written = next(Path(sample_root).glob("support-bot/users/alice/memory/_system/dreaming/*-consolidated.md"))
+    line = next(text for text in written.read_text().splitlines() if text.startswith("- "))
+    found = json.loads(run(app, "search", line[2:80], *WHO, "--source", "memory", "--json"))
+    assert written.relative_to(sample_root).as_posix() in [hit["path"] for hit in found]
+
+    # Within 10 minutes of the last dreaming run, a tenant with enough new episodes still waits.
+    json.loads(run(app, "consolidate", *WHO, "--day", "2026-11-04", "--json"))
+    with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
+        due, waiting = plan_dreams(instance, lance_uri, 64, [ALICE], datetime.now(UTC), threshold=1)
+    assert due == [] and waiting[ALICE].startswith("requested ") and waiting[ALICE].endswith(" s ago, debounced for 600 s")
 
 
 def test_consolidate_with_nothing_completed_says_so(app):

@@ -47,3 +47,18 @@ def test_flush_creates_the_agent_wide_note(root):
 def test_flush_refuses_ids_that_leave_the_root(root):
     with pytest.raises(InvalidTenantError):
         flush(["I prefer tea."], "bot", "../../etc", root=root, now=NOW)
+
+
+def test_a_team_members_flush_is_refused_and_writes_nothing(root, monkeypatch):
+    from memory_pipeline.config import get_settings
+    from memory_pipeline.recall.scope import ReadOnlyError
+
+    write(root, "bot/users/ann/MEMORY.md", "# Ann\n")
+    monkeypatch.setenv("MEMORY_PIPELINE_TEAMS", '{"bot-intern": "bot"}')
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(ReadOnlyError, match="^memory is read-only for team members$"):
+            flush(["We decided to launch Falcon on 5 December."], "bot-intern", "ann", root=root, now=NOW)
+    finally:
+        get_settings.cache_clear()
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == ["bot", "bot/users", "bot/users/ann", "bot/users/ann/MEMORY.md"]

@@ -64,3 +64,32 @@ def test_episodes_are_searched_with_the_tenant_filter_and_expiry(with_episodes, 
 def test_a_source_without_a_table_is_skipped(indexed, settings, embedder):
     assert search("throttled API calls", "support-bot", "alice", sources=["episodes"], store=indexed[1], embedder=embedder, settings=settings, min_score=0) == []
     assert search("throttled API calls", "support-bot", "alice", sources=["episodes", "sessions"], store=indexed[1], embedder=embedder, settings=settings, min_score=0)
+
+
+def test_only_the_sources_asked_for_are_returned_when_a_later_statement_replaced_a_result(indexed, tmp_path, embedder):
+    """A note replaced by a transcript turn: asked for notes only, the turn is not brought in (it
+    was, by the ranking that puts a replaced result's newest statement first); the note keeps its
+    label. Asked for every source, the turn (with the turn before it) ranks first."""
+    from memory_pipeline.consolidation.timeline import SupersessionStore
+    from memory_pipeline.store.base import stable_id
+
+    root, lance_uri = indexed
+    copy = str(tmp_path / "lancedb")
+    shutil.copytree(lance_uri, copy)
+    old, new = "support-bot/users/alice/MEMORY.md#L3", "support-bot/sessions/alice/s1.jsonl#L4"
+    said = datetime(2026, 11, 4, 9, 1, 30, tzinfo=UTC)
+    SupersessionStore(copy).replace_tenant("support-bot~alice", [{
+        "id": stable_id("supersession", "support-bot~alice", old), "tenant": "support-bot~alice",
+        "old_ref": old, "old_kind": "note", "old_said_at": said - timedelta(days=30), "new_ref": new,
+        "new_kind": "turn", "new_said_at": said, "attribute": "contact", "changed": [], "cues": [], "score": 0.9,
+        "decided_by": "extractive", "decided_at": said, "old_sentence": None,
+    }])
+    settings = recall_settings(root, copy)
+    query = "Alice contacted by email: invoices to the finance mailbox"
+    notes = search(query, "support-bot", "alice", sources=["memory"], store=copy, embedder=embedder, settings=settings, min_score=0, k=10)
+    assert {r.source for r in notes} == {"memory"}
+    assert [(r.citation, r.superseded) for r in notes if r.citation.startswith("support-bot/users/alice/MEMORY.md")] == [
+        ("support-bot/users/alice/MEMORY.md#L1-L3", {"by": new, "at": "2026-11-04"}),
+    ]
+    every = search(query, "support-bot", "alice", store=copy, embedder=embedder, settings=settings, min_score=0, k=10)
+    assert every[0].citation == "support-bot/sessions/alice/s1.jsonl#L3-L4"

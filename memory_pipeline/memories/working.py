@@ -1,0 +1,189 @@
+"""Working memory: the section an agent loads into its prompt every cycle, before any search.
+
+It is the agent's top of mind about one user, made from the typed memories and the episodes that
+exist (nothing is recomputed): who the user is and what they prefer, their goals and decisions,
+pending todos, what is due in the next 30 days, the most recent current entries and the last
+sessions. Every item carries its date and a citation (``facts/<id>``, ``episodes/<id>``) that
+``memory get`` opens and ``memory update`` takes.
+
+Rules, all tested:
+- Current only: what a later statement replaced (consolidation's supersession records) is left
+  out, as are todos and goals whose date has passed.
+- Deduplicated: a content said twice (or under two types) appears once, in its first section.
+- Within ``token_budget`` tokens (the embedding model's WordPiece tokenizer; an LLM's BPE counts
+  a little fewer on this kind of text), items are kept in priority order until the first that does
+  not fit: identity and preferences, todos, due items, goals and decisions, then the recent entries
+  and sessions, newest first.
+- Stable: the same memory gives byte-identical text (no clock time in it, every sort ends on the
+  id), and the sections run from the least to the most changing, so a prompt cache keeps hitting
+  on the prefix when only recent entries move.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from zoneinfo import ZoneInfo
+
+import polars as pl
+
+from memory_pipeline.memories.bulletin import TIME_SENSITIVE_DAYS, current_memories, when_text
+from memory_pipeline.memories.operations import MemoryOperationError
+from memory_pipeline.memories.query import ReadScope
+from memory_pipeline.memories.store import GraphStore, now_utc
+
+DEFAULT_TOKEN_BUDGET = 1500
+MAX_RECENT = 30
+MAX_SESSIONS = 3
+MIN_TOKEN_BUDGET = 50
+
+# (key, heading), in the order they are printed: least changing first.
+SECTIONS = (
+    ("identity", "Identity and preferences"),
+    ("goals", "Goals and decisions"),
+    ("todos", "Pending todos"),
+    ("soon", f"Time-sensitive (next {TIME_SENSITIVE_DAYS} days)"),
+    ("recent", "Recent"),
+    ("sessions", "Recent sessions"),
+)
+# The order items are kept in when the budget is short.
+PRIORITY = ("identity", "todos", "soon", "goals", "recent", "sessions")
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    section: str
+    citation: str
+    memory_type: str
+    content: str
+    said: str
+    """When it was said or written (the tenant's local date, with the time when it has one)."""
+    due: str | None = None
+    """When it is scheduled, for todos, goals and time-sensitive items."""
+    source_ref: str | None = None
+
+    def line(self) -> str:
+        when = ", ".join(p for p in (f"due {self.due}" if self.due else "", self.said) if p)
+        return f"- {self.content} ({when + '; ' if when else ''}{self.citation})"
+
+
+@dataclass
+class WorkingMemory:
+    tenant: str
+    markdown: str
+    items: list[ContextItem] = field(default_factory=list)
+    tokens: int = 0
+    token_budget: int = DEFAULT_TOKEN_BUDGET
+    left_out: int = 0
+    """Current items that did not fit the budget."""
+
+    def to_dict(self) -> dict:
+        return {"tenant": self.tenant, "tokens": self.tokens, "token_budget": self.token_budget,
+                "left_out": self.left_out, "items": [asdict(i) for i in self.items], "markdown": self.markdown}
+
+
+@lru_cache(maxsize=1)
+def _tokenizer():
+    # The tokenizer file alone (the `tokenizers` package, no PyTorch): ~0.2 s, once per process.
+    from tokenizers import Tokenizer
+
+    from memory_pipeline.embedding import minilm_path
+
+    tokenizer = Tokenizer.from_file(f"{minilm_path()}/tokenizer.json")
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return tokenizer
+
+
+def count_tokens(text: str) -> int:
+    """Tokens of ``text`` for the model (WordPiece splits at whitespace, so lines add up)."""
+    return len(_tokenizer().encode(text, add_special_tokens=False).ids) if text.strip() else 0
+
+
+def working_memory(
+    store: GraphStore,
+    scope: ReadScope,
+    *,
+    title: str,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    max_recent: int = MAX_RECENT,
+    now: datetime | None = None,
+    tz: ZoneInfo | None = None,
+    episodes: pl.DataFrame | None = None,
+) -> WorkingMemory:
+    """The working memory of the reader ``scope`` (``episodes``: its tenant's, to name the last sessions)."""
+    if not isinstance(token_budget, int) or token_budget < MIN_TOKEN_BUDGET:
+        raise MemoryOperationError(f"token_budget must be a whole number of at least {MIN_TOKEN_BUDGET}, got {token_budget!r}")
+    if not isinstance(max_recent, int) or not 0 <= max_recent <= MAX_RECENT:
+        raise MemoryOperationError(f"max_recent must be from 0 to {MAX_RECENT}, got {max_recent!r}")
+    now = (now or now_utc()).astimezone(UTC)
+    tz = tz or ZoneInfo("UTC")
+    sections = _sections(current_memories(store, scope), now, tz, max_recent)
+    sections["sessions"] = _sessions(episodes, tz)
+    header = f"# Working memory: {title}\n"
+    kept, used, full = {key: set() for key, _ in SECTIONS}, count_tokens(header), False
+    for key in PRIORITY:
+        for i, item in enumerate(sections[key]):
+            cost = count_tokens(item.line()) + (0 if kept[key] else count_tokens(_heading(key)))
+            full = full or used + cost > token_budget  # the first item that does not fit ends the list
+            if not full:
+                kept[key].add(i)
+                used += cost
+    left_out = sum(len(items) for items in sections.values()) - sum(len(ids) for ids in kept.values())
+    items = [item for key, _ in SECTIONS for i, item in enumerate(sections[key]) if i in kept[key]]
+    lines = [header.rstrip("\n")]
+    for key, _ in SECTIONS:
+        chosen = [item.line() for i, item in enumerate(sections[key]) if i in kept[key]]
+        if chosen:
+            lines += ["", _heading(key), *chosen]
+    markdown = "\n".join(lines) + "\n"
+    return WorkingMemory(title, markdown, items, count_tokens(markdown), token_budget, left_out)
+
+
+def _heading(key: str) -> str:
+    return "## " + dict(SECTIONS)[key]
+
+
+def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int) -> dict[str, list[ContextItem]]:
+    out: dict[str, list[ContextItem]] = {key: [] for key, _ in SECTIONS}
+    if not frame.height:
+        return out
+    seen: set[str] = set()
+    horizon = now + timedelta(days=TIME_SENSITIVE_DAYS)
+    upcoming = pl.col("happens_at").is_null() | (pl.col("happens_at") >= now)
+    newest = (["occurred_at", "created_at", "id"], [True, True, False])
+    soonest = (["happens_at", "occurred_at", "id"], [False, True, False])
+    picks = (
+        ("identity", pl.col("memory_type").is_in(["identity", "preference"]), newest, None),
+        ("goals", pl.col("memory_type").is_in(["goal", "decision"]) & upcoming, newest, None),
+        ("todos", (pl.col("memory_type") == "todo") & upcoming, soonest, None),
+        ("soon", pl.col("happens_at").is_between(now, horizon), soonest, None),
+        # Past events stay recent entries; a todo is either pending (above) or done.
+        ("recent", pl.col("memory_type") != "todo", newest, max_recent),
+    )
+    for key, where, (columns, descending), cap in picks:
+        rows = frame.filter(where).sort(columns, descending=descending, nulls_last=True)
+        for row in rows.iter_rows(named=True):
+            if cap is not None and len(out[key]) >= cap:
+                break
+            if row["content_hash"] in seen:
+                continue
+            seen.add(row["content_hash"])
+            out[key].append(ContextItem(
+                key, f"facts/{row['id']}", row["memory_type"], " ".join(row["content"].split()),
+                when_text(row["occurred_at"] or row["created_at"], tz), when_text(row["happens_at"], tz) or None,
+                row["source_ref"],
+            ))
+    return out
+
+
+def _sessions(episodes: pl.DataFrame | None, tz: ZoneInfo) -> list[ContextItem]:
+    if episodes is None or not episodes.height:
+        return []
+    rows = episodes.sort(["completed_at", "id"], descending=[True, False]).head(MAX_SESSIONS)
+    return [
+        ContextItem("sessions", f"episodes/{r['id']}", "episode", " ".join(r["l0_abstract"].split()),
+                    when_text(r["completed_at"], tz), None, f"{r['path']}#L{r['start_line']}-L{r['end_line']}")
+        for r in rows.iter_rows(named=True)
+    ]
