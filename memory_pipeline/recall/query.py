@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 
 _WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]*")
@@ -70,9 +70,11 @@ _MONTH_DAY_YEAR_RE = re.compile(
 _MONTH_YEAR_RE = re.compile(r"\b(" + _MONTH_ALT + r")\.?,?\s+(?:of\s+)?((?:19|20)\d\d)\b", re.IGNORECASE)
 _MONTH_RE = re.compile(r"\b(?:in|during|since|of|last|this)\s+(" + _MONTH_ALT + r")\b", re.IGNORECASE)
 _YEAR_RE = re.compile(r"\b(?:in|during|of|since)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _RELATIVE_RE = re.compile(
     r"\b(yesterday|today|last week|last weekend|last month|last year|this week|this month|"
-    r"this year|(\d+|a|one|two|three|four|five|six) (day|week|month|year)s? ago)\b",
+    r"this year|(\d+|a|one|two|three|four|five|six) (day|week|month|year)s? ago|"
+    r"last (" + "|".join(_WEEKDAYS) + r"))\b",
     re.IGNORECASE,
 )
 DAY_GRACE = 7
@@ -190,11 +192,45 @@ def _relative(match: re.Match, now: date) -> Period:
         return Period(date(now.year - 1, 1, 1), date(now.year - 1, 12, 31))
     if phrase == "this year":
         return Period(date(now.year, 1, 1), now)
+    if match[4]:
+        # The latest such weekday before today; it is told on that day or any day since.
+        back = (now.weekday() - _WEEKDAYS.index(match[4].lower())) % 7 or 7
+        day = now - timedelta(days=back)
+        return Period(day, day, grace_days=back)
     count = _NUMBERS.get(match[2].lower()) if not match[2].isdigit() else int(match[2])
     unit = {"day": 1, "week": 7, "month": 30, "year": 365}[match[3].lower()]
     centre = now - timedelta(days=count * unit)
     slack = max(1, unit // 2)
     return Period(centre - timedelta(days=slack), centre + timedelta(days=slack))
+
+
+_SLASHED_RE = re.compile(
+    r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})(?:\s*\([A-Za-z]{2,9}\))?(?:[ T]+(\d{1,2}):(\d{2}))?\s*$"
+)
+
+
+def reference_time(value: str | date | datetime) -> datetime:
+    """The moment a query is asked ("now" for it), from ISO-8601 (``2023-05-30``,
+    ``2023-05-30T18:40``, ``...+02:00``) or ``2023/05/30 (Tue) 18:40``; naive times are UTC.
+
+    Raises ValueError with a one-line reason for anything else.
+    """
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    text = str(value).strip()
+    try:
+        if m := _SLASHED_RE.match(text):
+            parsed = datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4] or 0), int(m[5] or 0))
+        else:
+            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"reference time {text!r} is not a date: use ISO-8601 (2023-05-30 or 2023-05-30T18:40, "
+            "UTC unless it carries an offset)"
+        ) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 @lru_cache(maxsize=1024)
