@@ -38,6 +38,16 @@ _WHEN_RE = re.compile(
     re.IGNORECASE,
 )
 
+# A question about what the assistant said earlier: a past-tense "you ..." or a request to be
+# reminded of an earlier conversation. "Can you recommend" asks for something new, not this.
+_ASKS_ASSISTANT_RE = re.compile(
+    r"\byou\s+(?:\w+\s+){0,2}?(?:said|suggested|recommended|mentioned|told|gave|provided|listed|wrote|"
+    r"created|shared|explained|described|called|named|proposed|offered)\b|\bremind me\b|"
+    r"\b(?:our|the)\s+(?:previous|last|earlier|past)\s+(?:conversation|chat|discussion)\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON_RE = re.compile(r"\b(?:i|my|me|mine|myself|i'm|i've|i'd)\b", re.IGNORECASE)
+
 _MONTHS = {
     m: i + 1
     for i, names in enumerate(
@@ -107,6 +117,9 @@ class QueryInfo:
     people: tuple[str, ...]  # capitalized names, as written
     asks_when: bool
     period: Period | None
+    # Whose earlier words answer it in a chat transcript: "assistant" ("what did you suggest"),
+    # "user" (a question in the first person: "what book am I reading"), or None.
+    asks_role: str | None = None
 
 
 def meaningful_words(text: str) -> list[str]:
@@ -241,4 +254,14 @@ def understand(text: str, now: date) -> QueryInfo:
         people=tuple(named_people(text)),
         asks_when=bool(_WHEN_RE.search(text)),
         period=query_period(text, now),
+        asks_role=asked_role(text),
     )
+
+
+def asked_role(text: str) -> str | None:
+    """Which chat role's earlier turns a question is about, when it says so."""
+    if _ASKS_ASSISTANT_RE.search(text):
+        return "assistant"
+    if _FIRST_PERSON_RE.search(text):
+        return "user"
+    return None

@@ -10,6 +10,7 @@ import pytest
 
 from memory_pipeline.recall.query import (
     Period,
+    asked_role,
     meaningful_words,
     named_people,
     query_period,
@@ -96,3 +97,19 @@ def test_the_reference_time_is_the_now_of_relative_periods():
     assert understand("What certification did I complete last month?", asked).period == Period(
         date(2023, 4, 1), date(2023, 4, 30)
     )
+
+
+@pytest.mark.parametrize(
+    "question, role",
+    [
+        ("What was the name of that hiking trail you recommended?", "assistant"),
+        ("Can you remind me what was the chord progression in the second song?", "assistant"),
+        ("I was going through our previous conversation about fashion brands.", "assistant"),
+        ("Can you recommend some conferences that I might find interesting?", "user"),
+        ("What book am I currently reading?", "user"),
+        ("What did Caroline paint last week?", None),
+    ],
+)
+def test_the_chat_role_a_question_is_about(question, role):
+    assert asked_role(question) == role
+    assert understand(question, NOW).asks_role == role
