@@ -34,6 +34,10 @@ class RecallConfig(BaseModel):
     leader_boost: float = Field(1.0, description="Multiplier for a team leader's memory.")
     candidates: int = Field(50, ge=1, description="Hits each channel contributes before fusion.")
     snippet_chars: int = Field(700, ge=1)
+    focus_chars: int = Field(
+        0, ge=0, description="A row longer than this shows only its run of sentences that holds the "
+        "most query words, at most this long (0: whole rows).",
+    )
     collapse_overlaps: bool = Field(
         True, description="Drop a result whose lines overlap a better one of the same file."
     )
@@ -56,6 +60,11 @@ class RecallConfig(BaseModel):
     speaker_boost: float = Field(
         0.0, ge=0, description="Added to the score (times the share of turns) of transcript turns "
         "spoken by a person the query names.",
+    )
+    role_boost: float = Field(
+        0.0, ge=0, description="Added to the score (times the share of turns) of chat turns of the role a "
+        "question asks about: the assistant's for 'what did you suggest', the user's for a question in "
+        "the first person.",
     )
     time_boost: float = Field(
         0.05, ge=0, description="Added when a 'when' question meets a chunk that states a time."

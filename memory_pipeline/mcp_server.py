@@ -104,17 +104,23 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
         limit: Limit = 6,
         min_score: MinScore = None,
         sources: Annotated[list[Source] | None, Field(description="Only these sources: memory (notes), sessions (transcripts), episodes (session summaries), facts (typed memories); default all.")] = None,
+        now: Annotated[str | None, Field(max_length=40, description="When the question is asked (ISO-8601; default now): 'last month' and 'two weeks ago' count from it.")] = None,
         debug: Debug = False,
     ) -> dict[str, Any]:
         """Hybrid search (vector + full text) of this user's notes, past sessions, episodes and typed
         memories, best first. Each result: citation (path#Lstart-Lend, or facts/<id>, episodes/<id>),
         date, source, score, snippet. Read more of a result with memory_get(citation)."""
+        from memory_pipeline.recall.query import reference_time
         from memory_pipeline.recall.search import search
 
         if not query.strip():
             raise ToolError("query must hold words, not only spaces")
+        try:
+            asked_at = reference_time(now) if now else None
+        except ValueError as exc:
+            raise ToolError(f"now: {exc}") from None
         results = search(query, agent, None if user == "_global" else user, sources=sources, k=limit,
-                         min_score=min_score, settings=service.settings, embedder=service.get_embedder())
+                         min_score=min_score, now=asked_at, settings=service.settings, embedder=service.get_embedder())
         rows = [{**r.to_dict(), "date": _date(r)} for r in results]
         return capped_list([compact(r, SEARCH_KEYS, debug) for r in rows], limit)
 

@@ -68,6 +68,7 @@ BAD = [
     ("memory_search", {"query": "Emma", "sources": ["notes"]}),
     ("memory_search", {"query": "Emma", "limit": 500}),
     ("memory_get", {"path": "research-assistant/users/carol/" + "n" * 300 + ".md"}),
+    ("memory_search", {"query": "Emma", "now": "the day after"}),
 ]
 
 
@@ -148,6 +149,7 @@ def test_bad_arguments_get_clear_errors_not_tracebacks(carol):
         "memory_get: unknown argument(s) 'start_line'; accepted: path, from_line, lines, from (= from_line)",
         "sources.0: Input should be 'memory', 'sessions', 'episodes' or 'facts'",
         "limit: Input should be less than or equal to 50", "cannot be read: file name too long",
+        "now: reference time 'the day after' is not a date: use ISO-8601",
     ]
     for (is_error, text), fragment in zip(answers, expected, strict=True):
         assert is_error, text

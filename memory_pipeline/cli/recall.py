@@ -25,17 +25,26 @@ def search_command(
     source: list[str] = typer.Option(None, "--source", "-s", help="memory, sessions, episodes or facts; repeatable."),
     min_score: float = typer.Option(None, "--min-score", min=0.0, help="Drop results below this (default 0.35)."),
     mmr: bool = typer.Option(None, "--mmr/--no-mmr", help="Re-rank for variety (MMR, lambda 0.7)."),
+    now: str = typer.Option(
+        None, "--now", help="When the question is asked (ISO-8601, default now): 'last month' and "
+        "'two weeks ago' count from it.",
+    ),
     as_json: bool = options.JSON,
 ) -> None:
     """Hybrid search (vector + full text) of a tenant's memory, with citations."""
     from memory_pipeline.app import assemble
+    from memory_pipeline.recall.query import reference_time
     from memory_pipeline.recall.search import search
 
     if not query.strip():  # as graph search and the MCP tool: an empty query is a mistake, not "nothing"
         raise BadInput("the query is empty: say what to recall, e.g. search \"where does Alice work\" -a AGENT")
+    try:
+        asked_at = reference_time(now) if now else None
+    except ValueError as exc:
+        raise BadInput(f"--now: {exc}") from None
     assemble()
     agent, reader = _reader(agent, user)
-    results = search(query, agent, reader, sources=source or None, k=limit, min_score=min_score, mmr=mmr)
+    results = search(query, agent, reader, sources=source or None, k=limit, min_score=min_score, mmr=mmr, now=asked_at)
     if as_json:
         print_json([r.to_dict() for r in results])
         return

@@ -4,7 +4,8 @@ The data folder holds ``sessions/<conversation>/*.jsonl`` (one turn per line: ro
 turn_id) and ``queries.jsonl`` (question_idx, conversation_id, question, category,
 evidence_turn_ids). Each conversation becomes the tenant ``locomo~<conversation>`` of a temporary
 workspace, is ingested through the real L0 Dagster job (temporary instance and LanceDB), and every
-question is answered by ``search``. Scores follow the development set's scorer: R@k is the share
+question is answered by ``search``, asked at the record's ``question_date`` when it has one
+(LongMemEval's "now" of the question; ``2023/05/30 (Tue) 18:40`` or ISO-8601). Scores follow the development set's scorer: R@k is the share
 of questions with an evidence turn among the turn ids of the top k results, MRR the mean
 reciprocal rank of the first such result (cut at 10), and a result's length is its count of
 ``[a-z0-9]+`` tokens.
@@ -22,6 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memory_pipeline.recall.query import reference_time
 from memory_pipeline.tenancy import InvalidTenantError, Tenant
 
 AGENT = "locomo"
@@ -66,6 +68,8 @@ def load_queries(path: Path) -> list[dict]:
                 for key in ("conversation_id", "question", "evidence_turn_ids"):
                     if key not in record:
                         raise KeyError(key)
+                if record.get("question_date"):
+                    record["asked_at"] = reference_time(record["question_date"])
             except (ValueError, KeyError) as exc:
                 raise EvalDataError(f"{path}, line {number}: not a query record ({exc})") from None
             queries.append(record)
@@ -154,8 +158,9 @@ def score(queries: list[dict], ranked: dict[int, list[dict]]) -> tuple[dict, flo
             if first is None and evidence & {_bare(t) for t in result.get("turn_ids") or []}:
                 first = rank
         category = query.get("category")
-        group = f"{category} {query.get('category_name') or CATEGORY_NAMES.get(category, '')}".strip()
-        for name in (group, "overall"):
+        label = query.get("category_name") or CATEGORY_NAMES.get(category, "")
+        group = " ".join(str(part) for part in (category, label) if part not in (None, ""))
+        for name in ([group] if group else []) + ["overall"]:
             counts[name] += 1
             for k in KS:
                 sums[name][f"R@{k}"] += 1.0 if first is not None and first <= k else 0.0
@@ -218,7 +223,8 @@ def run_locomo_eval(
                 conv = query["conversation_id"]
                 t0 = time.perf_counter()
                 hits = (
-                    search(query["question"], AGENT, conv, k=k, min_score=0.0, store=lance, embedder=model, settings=settings)
+                    search(query["question"], AGENT, conv, k=k, min_score=0.0, now=query.get("asked_at"),
+                           store=lance, embedder=model, settings=settings)
                     if conv in known
                     else []
                 )

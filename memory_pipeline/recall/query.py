@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 
 _WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]*")
@@ -37,6 +37,16 @@ _WHEN_RE = re.compile(
     r"in which (?:year|month)\b|on what (?:date|day)\b)",
     re.IGNORECASE,
 )
+
+# A question about what the assistant said earlier: a past-tense "you ..." or a request to be
+# reminded of an earlier conversation. "Can you recommend" asks for something new, not this.
+_ASKS_ASSISTANT_RE = re.compile(
+    r"\byou\s+(?:\w+\s+){0,2}?(?:said|suggested|recommended|mentioned|told|gave|provided|listed|wrote|"
+    r"created|shared|explained|described|called|named|proposed|offered)\b|\bremind me\b|"
+    r"\b(?:our|the)\s+(?:previous|last|earlier|past)\s+(?:conversation|chat|discussion)\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON_RE = re.compile(r"\b(?:i|my|me|mine|myself|i'm|i've|i'd)\b", re.IGNORECASE)
 
 _MONTHS = {
     m: i + 1
@@ -70,9 +80,11 @@ _MONTH_DAY_YEAR_RE = re.compile(
 _MONTH_YEAR_RE = re.compile(r"\b(" + _MONTH_ALT + r")\.?,?\s+(?:of\s+)?((?:19|20)\d\d)\b", re.IGNORECASE)
 _MONTH_RE = re.compile(r"\b(?:in|during|since|of|last|this)\s+(" + _MONTH_ALT + r")\b", re.IGNORECASE)
 _YEAR_RE = re.compile(r"\b(?:in|during|of|since)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _RELATIVE_RE = re.compile(
     r"\b(yesterday|today|last week|last weekend|last month|last year|this week|this month|"
-    r"this year|(\d+|a|one|two|three|four|five|six) (day|week|month|year)s? ago)\b",
+    r"this year|(\d+|a|one|two|three|four|five|six) (day|week|month|year)s? ago|"
+    r"last (" + "|".join(_WEEKDAYS) + r"))\b",
     re.IGNORECASE,
 )
 DAY_GRACE = 7
@@ -105,6 +117,9 @@ class QueryInfo:
     people: tuple[str, ...]  # capitalized names, as written
     asks_when: bool
     period: Period | None
+    # Whose earlier words answer it in a chat transcript: "assistant" ("what did you suggest"),
+    # "user" (a question in the first person: "what book am I reading"), or None.
+    asks_role: str | None = None
 
 
 def meaningful_words(text: str) -> list[str]:
@@ -190,11 +205,45 @@ def _relative(match: re.Match, now: date) -> Period:
         return Period(date(now.year - 1, 1, 1), date(now.year - 1, 12, 31))
     if phrase == "this year":
         return Period(date(now.year, 1, 1), now)
+    if match[4]:
+        # The latest such weekday before today; it is told on that day or any day since.
+        back = (now.weekday() - _WEEKDAYS.index(match[4].lower())) % 7 or 7
+        day = now - timedelta(days=back)
+        return Period(day, day, grace_days=back)
     count = _NUMBERS.get(match[2].lower()) if not match[2].isdigit() else int(match[2])
     unit = {"day": 1, "week": 7, "month": 30, "year": 365}[match[3].lower()]
     centre = now - timedelta(days=count * unit)
     slack = max(1, unit // 2)
     return Period(centre - timedelta(days=slack), centre + timedelta(days=slack))
+
+
+_SLASHED_RE = re.compile(
+    r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})(?:\s*\([A-Za-z]{2,9}\))?(?:[ T]+(\d{1,2}):(\d{2}))?\s*$"
+)
+
+
+def reference_time(value: str | date | datetime) -> datetime:
+    """The moment a query is asked ("now" for it), from ISO-8601 (``2023-05-30``,
+    ``2023-05-30T18:40``, ``...+02:00``) or ``2023/05/30 (Tue) 18:40``; naive times are UTC.
+
+    Raises ValueError with a one-line reason for anything else.
+    """
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    text = str(value).strip()
+    try:
+        if m := _SLASHED_RE.match(text):
+            parsed = datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4] or 0), int(m[5] or 0))
+        else:
+            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"reference time {text!r} is not a date: use ISO-8601 (2023-05-30 or 2023-05-30T18:40, "
+            "UTC unless it carries an offset)"
+        ) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 @lru_cache(maxsize=1024)
@@ -205,4 +254,14 @@ def understand(text: str, now: date) -> QueryInfo:
         people=tuple(named_people(text)),
         asks_when=bool(_WHEN_RE.search(text)),
         period=query_period(text, now),
+        asks_role=asked_role(text),
     )
+
+
+def asked_role(text: str) -> str | None:
+    """Which chat role's earlier turns a question is about, when it says so."""
+    if _ASKS_ASSISTANT_RE.search(text):
+        return "assistant"
+    if _FIRST_PERSON_RE.search(text):
+        return "user"
+    return None

@@ -3,9 +3,11 @@ cited results (a transcript window with its best neighbour, overlaps collapsed, 
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 
 from memory_pipeline.config import RecallConfig
+from memory_pipeline.recall.bm25 import query_words
 from memory_pipeline.recall.scope import Scope
 from memory_pipeline.recall.sources import Rows
 from memory_pipeline.recall.timeline import superseded_note
@@ -79,8 +81,11 @@ def _same_scope_copy(cand: Candidate, best: dict[str, Candidate]) -> bool:
 
 
 def build_results(
-    candidates: list[Candidate], config: RecallConfig, k: int, min_score: float
+    candidates: list[Candidate], config: RecallConfig, k: int, min_score: float, query: str = ""
 ) -> list[SearchResult]:
+    """Cited results, best first; a long row shows only its part that holds the query's words
+    (``focus``), the rest of it one ``memory_get`` of the citation away."""
+    stems = frozenset(query_words(query)) if query and config.focus_chars else frozenset()
     results: list[SearchResult] = []
     used: set[tuple[int, int]] = set()  # (id of the Rows, row) already shown
     for cand in candidates:
@@ -102,7 +107,7 @@ def build_results(
             for j in (rows.prev_row[min(unit)], rows.next_row[max(unit)]):
                 if j >= 0 and rows.path[j] == path and rows.start_line[j] >= lo and rows.end_line[j] <= hi:
                     used.add((id(rows), int(j)))
-        results.append(_result(cand, unit, config))
+        results.append(_result(cand, unit, config, stems))
     return results
 
 
@@ -122,11 +127,11 @@ def _with_context(cand: Candidate, count: int, used: set[tuple[int, int]]) -> li
     return unit
 
 
-def _result(cand: Candidate, unit: list[int], config: RecallConfig) -> SearchResult:
+def _result(cand: Candidate, unit: list[int], config: RecallConfig, stems: frozenset[str]) -> SearchResult:
     rows = cand.rows
     first, last = min(unit), max(unit)
     start, end = int(rows.start_line[first]), int(rows.end_line[last])
-    text = "\n".join(rows.text[j] for j in sorted(unit))
+    text = "\n".join(focus(rows.text[j], stems, config.focus_chars) if stems else rows.text[j] for j in sorted(unit))
     turn_ids: list[str] = []
     for j in sorted(unit):
         turn_ids += [t for t in rows.turn_ids[j] if t not in turn_ids]
@@ -157,3 +162,39 @@ def _result(cand: Candidate, unit: list[int], config: RecallConfig) -> SearchRes
         superseded=superseded_note(cand.record),
         earlier=cand.earlier,
     )
+
+
+_SENTENCE_RE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n+|$)")
+_PREFIX_RE = re.compile(r"^[^\n():]{1,60}? \(\d{4}-\d{2}-\d{2}[ T][\d:]+\): ")
+
+
+def focus(text: str, stems: frozenset[str], limit: int) -> str:
+    """The run of whole sentences of ``text``, at most ``limit`` characters, holding the most
+    distinct query stems (the shortest such run, then the earliest), with "…" where text was
+    left out.
+
+    A text within ``limit``, or one that holds none of the stems, is returned as it is (up to
+    the caller's own cut); a transcript turn keeps its ``Speaker (time): `` prefix.
+    """
+    if len(text) <= limit or not stems:
+        return text
+    prefix = m.group(0) if (m := _PREFIX_RE.match(text)) else ""
+    body = text[len(prefix):]
+    spans = [(m.start(), m.end()) for m in _SENTENCE_RE.finditer(body) if m.group(0).strip()]
+    found = [frozenset(query_words(body[a:b])) & stems for a, b in spans]
+    best, best_key = None, (0, 0)
+    for lo in range(len(spans)):
+        held: frozenset[str] = frozenset()
+        for hi in range(lo, len(spans)):
+            length = spans[hi][1] - spans[lo][0]
+            if length > limit:
+                break
+            held |= found[hi]
+            key = (len(held), -length)  # the most query words, then the shortest run
+            if held and key > best_key:
+                best, best_key = (lo, hi), key
+    if best is None:
+        return text
+    a, b = spans[best[0]][0], spans[best[1]][1]
+    part = body[a:b].strip()
+    return prefix + ("…" if a > 0 else "") + part + ("…" if body[b:].strip() else "")

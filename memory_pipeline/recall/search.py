@@ -210,7 +210,7 @@ def _search_scopes(
         top = candidates[:pool]
         vectors = np.stack([c.rows.vectors[c.row] for c in top])
         candidates = [top[i] for i in scoring.mmr_order([c.score for c in top], vectors, len(top), config.mmr_lambda)]
-    return build_results(candidates, config, k, min_score)
+    return build_results(candidates, config, k, min_score, info.text)
 
 
 def _source_candidates(
@@ -324,6 +324,11 @@ def _signals(info: QueryInfo, rows: Rows, i: int, config: RecallConfig) -> float
             named = {p.lower() for p in info.people}
             share = sum(1 for s in speakers if s.lower() in named) / len(speakers)
             bonus += config.speaker_boost * share
+    if info.asks_role and config.role_boost and rows.source[i] == "sessions":
+        speakers = rows.speakers(i)
+        if speakers:
+            share = sum(1 for s in speakers if s.lower() == info.asks_role) / len(speakers)
+            bonus += config.role_boost * share
     if info.asks_when and config.time_boost and TIME_WORDS_RE.search(rows.content(i)):
         bonus += config.time_boost
     if info.period is not None and config.date_boost:

@@ -102,3 +102,26 @@ def test_eval_command_with_the_real_model(tmp_path):
     assert "R@5" in result.stdout and "MRR" in result.stdout and "mean result length" in result.stdout
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["table"]["overall"]["R@1"] >= 0.6  # distinct topics: the real model finds them
+
+
+def test_a_question_is_asked_at_its_question_date(tmp_path):
+    """The same words said in two months: "last month" picks the one before the question's date."""
+    data = tmp_path / "dated"
+    folder = data / "sessions" / "conv-d"
+    folder.mkdir(parents=True)
+    for s, month in ((1, 3), (2, 4)):
+        line = {"role": "Nora", "content": "I baked a lemon tart for the neighbours.", "ts": f"2023-0{month}-10T10:00:00Z",
+                "turn_id": f"D{s}:1"}
+        (folder / f"conv-d_session_{s}.jsonl").write_text(json.dumps(line) + "\n")
+    asked = [("2023/04/20 (Thu) 09:00", "D1:1"), ("2023-05-20T09:00:00Z", "D2:1")]
+    with (data / "queries.jsonl").open("w") as f:
+        for i, (when, evidence) in enumerate(asked):
+            f.write(json.dumps({"question_idx": i, "conversation_id": "conv-d", "question": "What did Nora bake last month?",
+                                "question_date": when, "category_name": "temporal-reasoning",
+                                "evidence_turn_ids": [evidence]}) + "\n")
+    report = run_locomo_eval(data, tmp_path / "out", embedder="hash")
+    assert report.table["temporal-reasoning"] == {"R@1": 1.0, "R@5": 1.0, "R@10": 1.0, "MRR": 1.0, "n": 2}
+    (data / "queries.jsonl").write_text(json.dumps({"conversation_id": "conv-d", "question": "q", "evidence_turn_ids": [],
+                                                    "question_date": "the day after"}) + "\n")
+    with pytest.raises(EvalDataError, match=r"line 1: .*is not a date"):
+        run_locomo_eval(data, tmp_path / "out2", embedder="hash")

@@ -4,11 +4,19 @@ period a query names (absolute dates, months, years, and phrases relative to ``n
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
 
 import pytest
 
-from memory_pipeline.recall.query import Period, meaningful_words, named_people, query_period, understand
+from memory_pipeline.recall.query import (
+    Period,
+    asked_role,
+    meaningful_words,
+    named_people,
+    query_period,
+    reference_time,
+    understand,
+)
 
 NOW = date(2026, 11, 22)
 
@@ -44,6 +52,9 @@ def test_when_questions(question, asks):
         ("What did we decide in March?", Period(month=3)),
         ("What did I say yesterday?", Period(date(2026, 11, 21), date(2026, 11, 21))),
         ("What broke last month?", Period(date(2026, 10, 1), date(2026, 10, 31))),
+        # NOW is a Sunday: last Friday was two days ago, told that day or since.
+        ("Which artist did I start on last Friday?", Period(date(2026, 11, 20), date(2026, 11, 20), grace_days=2)),
+        ("What did we cook last Sunday?", Period(date(2026, 11, 15), date(2026, 11, 15), grace_days=7)),
         ("What may happen next?", None),
         ("Which plan do I have?", None),
     ],
@@ -57,3 +68,48 @@ def test_a_period_matches_days_told_shortly_after_a_named_day():
     assert day.contains(date(2023, 7, 7)) and day.contains(date(2023, 7, 12))
     assert not day.contains(date(2023, 7, 6)) and not day.contains(date(2023, 7, 20))
     assert Period(month=3).contains(date(2019, 3, 9)) and not Period(month=3).contains(None)
+
+
+@pytest.mark.parametrize(
+    "value, moment",
+    [
+        ("2023/05/30 (Tue) 18:40", datetime(2023, 5, 30, 18, 40, tzinfo=UTC)),
+        ("2023/05/30", datetime(2023, 5, 30, tzinfo=UTC)),
+        ("2023-05-30", datetime(2023, 5, 30, tzinfo=UTC)),
+        ("2023-05-30T18:40:00Z", datetime(2023, 5, 30, 18, 40, tzinfo=UTC)),
+        ("2023-05-30T18:40+02:00", datetime(2023, 5, 30, 16, 40, tzinfo=UTC)),
+        (date(2023, 5, 30), datetime(2023, 5, 30, tzinfo=UTC)),
+    ],
+)
+def test_reference_times_read_as_aware_moments(value, moment):
+    got = reference_time(value)
+    assert got == moment and got.tzinfo is not None
+
+
+@pytest.mark.parametrize("value", ["the day after", "2023/13/01", "30.05.2023", ""])
+def test_a_reference_time_that_is_no_date_is_refused_in_one_line(value):
+    with pytest.raises(ValueError, match=r"is not a date: use ISO-8601"):
+        reference_time(value)
+
+
+def test_the_reference_time_is_the_now_of_relative_periods():
+    asked = reference_time("2023/05/30 (Tue) 18:40").date()
+    assert understand("What certification did I complete last month?", asked).period == Period(
+        date(2023, 4, 1), date(2023, 4, 30)
+    )
+
+
+@pytest.mark.parametrize(
+    "question, role",
+    [
+        ("What was the name of that hiking trail you recommended?", "assistant"),
+        ("Can you remind me what was the chord progression in the second song?", "assistant"),
+        ("I was going through our previous conversation about fashion brands.", "assistant"),
+        ("Can you recommend some conferences that I might find interesting?", "user"),
+        ("What book am I currently reading?", "user"),
+        ("What did Caroline paint last week?", None),
+    ],
+)
+def test_the_chat_role_a_question_is_about(question, role):
+    assert asked_role(question) == role
+    assert understand(question, NOW).asks_role == role
