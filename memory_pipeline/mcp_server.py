@@ -82,6 +82,7 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
 
     service = MemoryService(agent, user, read_only=read_only, actor="mcp", **({"settings": settings} if settings else {}))
     expected = _expected_errors()
+    from memory_pipeline.activation.access_log import record_access
     mode = "read-only" if service.read_only else "read-write"
 
     def guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -115,6 +116,7 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
             raise ToolError("query must hold words, not only spaces")
         results = search(query, agent, None if user == "_global" else user, sources=sources, k=limit,
                          min_score=min_score, settings=service.settings, embedder=service.graph.embedder)
+        record_access(service.settings.lancedb_uri, "mcp_search", returned=results)
         rows = [{**r.to_dict(), "date": _date(r)} for r in results]
         return capped_list([compact(r, SEARCH_KEYS, debug) for r in rows], limit)
 
@@ -127,7 +129,9 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
         (facts/<id>) or an episode (episodes/<id>) returns its whole text."""
         from memory_pipeline.recall.get import get
 
-        found = get(path, from_line, lines, agent=agent, user=user, settings=service.settings).to_dict()
+        got = get(path, from_line, lines, agent=agent, user=user, settings=service.settings)
+        record_access(service.settings.lancedb_uri, "mcp_get", used=[got])
+        found = got.to_dict()
         text = capped_text(found["text"])
         return {**found, "text": text, "truncated": text != found["text"]}
 

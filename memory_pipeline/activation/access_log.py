@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 from memory_pipeline.activation.decay import RETURNED, USED
 from memory_pipeline.store.tables import ACCESS_LOG
@@ -51,11 +52,16 @@ def access_rows(channel: str, returned: Iterable[Access] = (), used: Iterable[Ac
     return rows
 
 
-def record_access(uri: str, channel: str, *, returned: Sequence[Access] = (), used: Sequence[Access] = (),
+def record_access(uri: str, channel: str, *, returned: Sequence = (), used: Sequence = (),
                   now: datetime | None = None) -> int:
-    """Append one call's events to the log; returns how many were written (0 on any failure)."""
+    """Append one call's events to the log; returns how many were written (0 on any failure).
+
+    ``returned`` and ``used`` hold ``Access`` values or results recall gave (search results, a
+    ``get`` result)."""
+    returned = [a if isinstance(a, Access) else Access.of(a) for a in returned]
+    used = [a if isinstance(a, Access) else Access.of(a) for a in used]
     rows = access_rows(channel, returned, used, now)
-    if not rows:
+    if not rows or "://" not in uri and not Path(uri).is_dir():  # nothing indexed yet: nothing to activate
         return 0
     try:
         from memory_pipeline.store.base import LanceBase

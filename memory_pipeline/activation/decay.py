@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 HALF_LIFE_DAYS = 7.0
-RETURNED_WEIGHT = 0.2
+RETURNED_WEIGHT = 0.1
 USED, RETURNED = "used", "returned"
 WEIGHTS = {USED: 1.0, RETURNED: RETURNED_WEIGHT}
 HOT, WARM = 1.0, 0.25
