@@ -54,7 +54,7 @@ def tenant_activation(uri: str, tenant: str, now: datetime) -> ActivationReport:
         events += [(rid, row["event"], row["at"]) for rid in ids]
     found = activations(events, now)
     rows = [{"id": stable_id(tenant, a.row_id), "tenant": tenant, "row_id": a.row_id, "activation": a.activation,
-             "tier": a.tier, "used": a.used, "returned": a.returned, "last_at": a.last_at, "computed_at": now}
+             "use_activation": a.use_activation, "tier": a.tier, "used": a.used, "returned": a.returned, "last_at": a.last_at, "computed_at": now}
             for a in found.values()]
     if base.has(ACTIVATION):
         base.delete(ACTIVATION, where)

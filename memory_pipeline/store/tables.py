@@ -172,8 +172,8 @@ ACTIVATION = TableSpec(
     "activation",
     # One row per recall row (chunk, episode or typed memory) that was ever returned or used:
     # its decayed activation and tier (activation/decay.py), rewritten per tenant by the nightly run.
-    "id str!, tenant str!, row_id str!, activation f32!, tier str!, used i32!, returned i32!, last_at ts!, "
-    "computed_at ts!",
+    "id str!, tenant str!, row_id str!, activation f32!, use_activation f32!, tier str!, used i32!, returned i32!, "
+    "last_at ts!, computed_at ts!",
 )
 
 TABLES = {spec.name: spec for spec in (

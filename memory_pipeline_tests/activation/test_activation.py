@@ -40,10 +40,13 @@ def test_decay_and_tiers_are_the_documented_ones():
     events = [("a", "used", NOW), ("b", "used", NOW - timedelta(days=7)), ("c", "returned", NOW - timedelta(days=14)),
               ("d", "used", NOW + timedelta(hours=1)), ("a", "returned", NOW), ("e", "viewed", NOW)]
     found = activations(events, NOW)
-    assert {k: (round(v.activation, 6), v.used, v.returned, v.tier) for k, v in found.items()} == {
-        "a": (1.1, 1, 1, "hot"), "b": (0.5, 1, 0, "warm"), "c": (0.025, 0, 1, "cool")}
+    assert {k: (round(v.activation, 6), round(v.use_activation, 6), v.used, v.returned, v.tier) for k, v in found.items()} == {
+        "a": (1.1, 1.0, 1, 1, "hot"), "b": (0.5, 0.5, 1, 0, "warm"), "c": (0.025, 0.0, 0, 1, "cool")}
+    daily = [("d", "returned", NOW - timedelta(days=day, hours=hour)) for day in range(7) for hour in (1, 2, 3)]
+    # a return counts once a day, the first of the day: 0.1 * 2^(-3/168) * sum(2^(-d/7), d=0..6)
+    assert round(activations(daily, NOW)["d"].activation, 4) == 0.5238
     assert [tier(x) for x in (0.0, 0.249, 0.25, 0.999, 1.0)] == ["cool", "cool", "warm", "warm", "hot"]
-    assert (lift(0.0), round(lift(1.0), 6), lift(1e9) <= 1 + MAX_LIFT) == (1.0, 1.015, True)
+    assert (lift(0.0), round(lift(1.0), 6), lift(1e9) <= 1 + MAX_LIFT) == (1.0, 1.024, True)
 
 
 @pytest.fixture
