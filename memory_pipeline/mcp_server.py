@@ -70,7 +70,7 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
 
 
 def build_server(agent: str, user: str, read_only: bool = False, settings=None):
-    """The MCP server of one (agent, user): eleven tools over its memory."""
+    """The MCP server of one (agent, user): thirteen tools over its memory."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp_types import ToolAnnotations
@@ -82,6 +82,7 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
 
     service = MemoryService(agent, user, read_only=read_only, actor="mcp", **({"settings": settings} if settings else {}))
     expected = _expected_errors()
+    from memory_pipeline.activation.access_log import record_access
     mode = "read-only" if service.read_only else "read-write"
 
     def guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -121,6 +122,7 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
             raise ToolError(f"now: {exc}") from None
         results = search(query, agent, None if user == "_global" else user, sources=sources, k=limit,
                          min_score=min_score, now=asked_at, settings=service.settings, embedder=service.get_embedder())
+        record_access(service.settings.lancedb_uri, "mcp_search", returned=results)
         rows = [{**r.to_dict(), "date": _date(r)} for r in results]
         return capped_list([compact(r, SEARCH_KEYS, debug) for r in rows], limit)
 
@@ -133,7 +135,9 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
         (facts/<id>) or an episode (episodes/<id>) returns its whole text."""
         from memory_pipeline.recall.get import get
 
-        found = get(path, from_line, lines, agent=agent, user=user, settings=service.settings).to_dict()
+        got = get(path, from_line, lines, agent=agent, user=user, settings=service.settings)
+        record_access(service.settings.lancedb_uri, "mcp_get", used=[got])
+        found = got.to_dict()
         text = capped_text(found["text"])
         return {**found, "text": text, "truncated": text != found["text"]}
 
@@ -236,6 +240,38 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
         episodes/<id>), superseded items left out, the same text for the same memory."""
         return capped_text(service.context(token_budget=token_budget).markdown)
 
+    # -- drill-down: what a unit was built from, and a bounded regular expression over the sources --
+    def memory_expand(
+        citation: Annotated[str, Field(min_length=1, max_length=1000, description="A citation: path#Lstart-Lend (a dreamed line, a session window), facts/<id>, episodes/<id> or relations/<id>.")],
+        depth: Annotated[int, Field(ge=1, le=5, description="Levels of sources to return (1-5).")] = 1,
+        all_levels: Annotated[bool, Field(description="Every level, down to the turns and note lines (overrides depth).")] = False,
+    ) -> dict[str, Any]:
+        """What a unit of memory was built from, with citations and dates: a dreamed line -> its
+        episodes -> the turns it cites; an episode -> its turns; a typed memory or relation -> the
+        turn or note line it was read from. Read more around a source with memory_get."""
+        from memory_pipeline.recall.expand import expand
+
+        unit = expand(citation, agent=agent, user=user, depth=None if all_levels else depth, settings=service.settings)
+        out = unit.to_dict()
+        text = capped_text(dump(out))
+        return out if text == dump(out) else {"citation": unit.citation, "kind": unit.kind, "text": unit.text,
+                                              "when": unit.when, "truncated": True,
+                                              "note": "too long: ask with a smaller depth, or expand a source"}
+
+    def memory_grep(
+        pattern: Annotated[str, Field(min_length=1, max_length=300, description="A regular expression, e.g. 'Porto|Lisbon'.")],
+        ignore_case: Annotated[bool, Field(description="Match regardless of case.")] = False,
+        limit: Annotated[int, Field(ge=1, le=200, description="Most matching lines to return (1-200).")] = 20,
+    ) -> dict[str, Any]:
+        """Every line of this user's past sessions (turn by turn) and notes that a regular expression
+        matches, with citation and date; bounded in time (a pathological pattern is refused)."""
+        from memory_pipeline.recall.grep import grep
+
+        found = grep(pattern, agent=agent, user=user, ignore_case=ignore_case, limit=limit, settings=service.settings)
+        return capped_list([m.to_dict() for m in found.matches], limit, files_searched=found.files_searched)
+
+    drilldown_tools = (memory_expand, memory_grep)
+
     aliases = {"memory_get": {"from": "from_line"}, "memory_search": {"k": "limit"},
                "memory_graph_recall": {"k": "limit"}, "memory_graph_query": {"max_results": "limit"}}
     tools = [
@@ -247,7 +283,7 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
         )
         for fn in (memory_search, memory_get, memory_graph_recall, memory_graph_query, memory_graph_store,
                    memory_graph_update, memory_graph_forget, memory_graph_skip, knowledge_graph_search, memory_bulletin,
-                   memory_context)
+                   memory_context, *drilldown_tools)
     ]
     return MCPServer(
         SERVER_NAME,

@@ -22,8 +22,9 @@ MAX_RESULT_CHARS = 12_000
 """About 3,000 tokens: one answer must leave room for the conversation (a knowledge-graph search
 once answered 18 KB)."""
 
-SEARCH_KEYS = ("citation", "date", "source", "score", "snippet", "superseded")
-"""A search result as the model sees it by default; ``superseded`` only when a later statement replaced it."""
+SEARCH_KEYS = ("citation", "date", "source", "score", "snippet", "superseded", "tier")
+"""A search result as the model sees it by default; ``superseded`` only when a later statement replaced it;
+``tier`` (hot, warm, cool) how much it was used lately."""
 MEMORY_KEYS = ("id", "memory_type", "content", "occurred_at", "happens_at", "confidence", "source", "score")
 
 

@@ -26,6 +26,7 @@ TOOLS = {
     "memory_search", "memory_get", "memory_graph_recall", "memory_graph_query", "memory_graph_store",
     "memory_graph_update", "memory_graph_forget", "memory_graph_skip", "knowledge_graph_search", "memory_bulletin",
     "memory_context",
+    "memory_expand", "memory_grep",
 }
 
 
@@ -119,6 +120,35 @@ def test_update_forget_and_skip_through_tools(carol):
     assert json.loads(answers[2][1]) == {"id": mid, "forgotten": True, "reason": "visit is done"}
     assert json.loads(answers[3][1])["results"] == []
     assert json.loads(answers[4][1])["skipped"] is True
+
+
+def test_drill_down_tools_expand_a_citation_and_grep_the_sources(mcp_env):
+    """memory_expand and memory_grep: a note line is its own source, a typed memory stored through a
+    tool has none; grep finds turns and note lines with citations and dates and refuses a bad
+    pattern in one line; a search through the server is in the access log."""
+    from memory_pipeline.store.base import LanceBase
+    from memory_pipeline.store.tables import ACCESS_LOG
+
+    _, answers = run_session(mcp_env, "research-assistant", "carol", [
+        ("memory_graph_recall", {"query": "when is Emma's birthday", "limit": 1}),
+        ("memory_expand", lambda a: {"citation": "facts/" + json.loads(a[0][1])["results"][0]["id"]}),
+        ("memory_expand", {"citation": "research-assistant/users/carol/MEMORY.md#L19", "all_levels": True}),
+        ("memory_grep", {"pattern": "meridian review", "ignore_case": True, "limit": 2}),
+        ("memory_grep", {"pattern": "(Jonah"}),
+        ("memory_search", {"query": "when is Emma's birthday", "sources": ["facts"], "limit": 1}),
+    ])
+    assert [error for error, _ in answers] == [False, False, False, False, True, False]
+    fact, note, found = (json.loads(text) for _, text in answers[1:4])
+    assert (fact["kind"], fact["text"], fact["sources"]) == ("typed_memory", "Emma's birthday is March 14", [])
+    assert note == {"citation": "research-assistant/users/carol/MEMORY.md#L19", "kind": "note_lines",
+                    "text": "- **Jonah Pierce** — her editor at *Meridian Review*.", "when": note["when"], "sources": []}
+    assert [(m["citation"], m["kind"], m["when"]) for m in found["results"]] == [
+        ("research-assistant/sessions/carol/sess-20261031-cm01.jsonl#L1", "turn", "2026-10-31 15:20 UTC"),
+        ("research-assistant/sessions/carol/sess-20261110-cm02.jsonl#L7", "turn", "2026-11-10 19:11 UTC")]
+    assert answers[4][1] == "Error executing tool memory_grep: bad regular expression '(Jonah': missing ) at position 6"
+    cited = json.loads(answers[5][1])["results"][0]["citation"]
+    log = LanceBase(mcp_env["MEMORY_PIPELINE_LANCEDB_URI"]).read(ACCESS_LOG, columns=["unit", "event", "channel"])
+    assert {"unit": cited, "event": "returned", "channel": "mcp_search"} in log.to_dicts()
 
 
 def test_a_team_members_server_reads_its_leader_and_refuses_writes(mcp_env):

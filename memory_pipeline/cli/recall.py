@@ -16,6 +16,14 @@ def _reader(agent: str, user: str) -> tuple[str, str | None]:
     return agent, None if user == GLOBAL_USER else user
 
 
+def _record(channel: str, **events) -> None:
+    """What this command handed out, in the access log (activation/access_log.py)."""
+    from memory_pipeline.activation.access_log import record_access
+    from memory_pipeline.config import get_settings
+
+    record_access(get_settings().lancedb_uri, channel, **events)
+
+
 @app.command("search")
 def search_command(
     query: str = options.text_argument("What to recall."),
@@ -45,6 +53,7 @@ def search_command(
     assemble()
     agent, reader = _reader(agent, user)
     results = search(query, agent, reader, sources=source or None, k=limit, min_score=min_score, mmr=mmr, now=asked_at)
+    _record("search", returned=results)
     if as_json:
         print_json([r.to_dict() for r in results])
         return
@@ -79,6 +88,7 @@ def get_command(
 
     agent, reader = _reader(agent, user)
     result = get(path, from_line, lines, agent=agent, user=reader)
+    _record("get", used=[result])
     if as_json:
         print_json(result.to_dict())
         return
@@ -102,6 +112,7 @@ def inject_command(
     assemble()
     agent, reader = _reader(agent, user)
     result = inject(message, agent, reader)
+    _record("inject", used=result.results)
     if as_json:
         print_json(result.to_dict())
         return

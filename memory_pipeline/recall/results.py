@@ -31,6 +31,7 @@ class SearchResult:
     when: str | None = None  # when it was said or written ("2026-11-18 08:47 UTC", "2026-11-04")
     superseded: dict | None = None  # {"by": citation, "at": day} when a later statement replaced it
     earlier: str | None = None  # when it was said, when a newer answer to the same question ranks above it
+    tier: str | None = None  # hot | warm | cool: how much it was used lately (activation/decay.py)
 
     def to_dict(self) -> dict:
         return asdict(self)

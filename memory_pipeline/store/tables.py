@@ -204,7 +204,24 @@ STATEMENT_PARSES = TableSpec(
     "id str!, tenant str!, kind str!, key str!, data bytes!",
 )
 
+# -- activation: which units recall handed out and which were used (activation/) ------------------
+ACCESS_LOG = TableSpec(
+    "access_log",
+    # unit: the citation as the caller saw it (scrubbed); row_ids: the recall rows it showed, when
+    # known; event: returned | used; channel: the command or tool (search, inject, get, mcp_search, ...).
+    # Never the query or the text.
+    "id str!, tenant str!, unit str!, row_ids strs, event str!, channel str!, at ts!",
+    scalar=(("tenant", "BITMAP"),),
+)
+ACTIVATION = TableSpec(
+    "activation",
+    # One row per recall row (chunk, episode or typed memory) that was ever returned or used:
+    # its decayed activation and tier (activation/decay.py), rewritten per tenant by the nightly run.
+    "id str!, tenant str!, row_id str!, activation f32!, use_activation f32!, tier str!, used i32!, returned i32!, "
+    "last_at ts!, computed_at ts!",
+)
+
 TABLES = {spec.name: spec for spec in (
     CHUNKS, FILES, EMBEDDING_CACHE, EPISODES, ENTITIES, RELATIONS, ENTITY_MERGES, MEMORIES, MEMORY_AUDIT,
-    MEMORY_SOURCES, SUPERSESSIONS, STATEMENT_PARSES,
+    MEMORY_SOURCES, SUPERSESSIONS, STATEMENT_PARSES, ACCESS_LOG, ACTIVATION,
 )}

@@ -1,0 +1,91 @@
+"""Proves: on the sample workspace, after consolidation, dreaming and typed-memory extraction ran
+through the real pipelines, ``expand`` reaches the source from every summary: each line of every
+dreamed file down to exactly the turns it cites (through the episode holding them), each typed
+memory and each relation down to the turn or note line it was read from, with that line's text.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import dagster as dg
+import pytest
+
+from memory_pipeline.consolidation import defs as consolidation
+from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation, run_dreaming, tenants_to_dream
+from memory_pipeline.embedding import HashEmbedder
+from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.pipeline import ingest_tenant
+from memory_pipeline.orchestration.runs import discover_tenants
+from memory_pipeline.recall.expand import _CITED_RE, expand
+from memory_pipeline.recall.get import get, parse_citation
+from memory_pipeline.store.base import LanceBase
+from memory_pipeline.store.tables import MEMORIES, RELATIONS
+from memory_pipeline.tenancy import Tenant
+from memory_pipeline_tests.helpers import SAMPLE_ROOT, make_resources
+from memory_pipeline_tests.helpers.recall import recall_settings
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    base = tmp_path_factory.mktemp("expand")
+    root, lance_uri = base / "agents", str(base / "lancedb")
+    shutil.copytree(SAMPLE_ROOT, root)
+    instance = dg.DagsterInstance.ephemeral()
+    defs = dg.Definitions(assets=consolidation.ASSETS, jobs=consolidation.JOBS, resources=make_resources(root, lance_uri))
+    run_consolidation(defs, instance, completed_partitions(root, 30))
+    dreamers = sorted(tenants_to_dream(lance_uri, HashEmbedder().dim))
+    assert dreamers == ["support-bot~alice"]  # the only tenant with five sessions
+    run_dreaming(defs, instance, dreamers)
+    graph = MemoryGraph.open(lance_uri, HashEmbedder())
+    for tenant in discover_tenants(root):
+        ingest_tenant(graph, root, Tenant.from_key(tenant))
+    return root, recall_settings(root, lance_uri)
+
+
+def _leaves(citation: str, tenant: Tenant, settings) -> list[tuple[str, str]]:
+    unit = expand(citation, agent=tenant.agent_id, user=tenant.user_id, depth=None, settings=settings)
+    return [(leaf.citation, leaf.kind) for leaf in unit.leaves()]
+
+
+def _line_text(citation: str, tenant: Tenant, settings) -> str:
+    return get(citation, agent=tenant.agent_id, user=tenant.user_id, settings=settings).text
+
+
+def test_every_dreamed_line_reaches_the_turns_it_cites(sample):
+    root, settings = sample
+    walked = 0
+    for path in sorted(root.rglob("_system/dreaming/*.md")):
+        rel = path.relative_to(root).as_posix()
+        tenant = Tenant(rel.split("/")[0], rel.split("/")[2])
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            cited = _CITED_RE.search(line)
+            if not cited:
+                continue
+            source, start, count = parse_citation(cited["cite"])
+            wanted = [(f"{source}#L{n}", "turn") for n in range(start, start + count)]
+            unit = expand(f"{rel}#L{number}", agent=tenant.agent_id, user=tenant.user_id, depth=None, settings=settings)
+            assert [s.kind for s in unit.sources] == ["episode"], line  # every cited session still has its episode
+            assert [(leaf.citation, leaf.kind) for leaf in unit.leaves()] == wanted, line
+            walked += 1
+    assert walked >= 20
+
+
+def test_every_typed_memory_and_relation_reaches_its_statement(sample):
+    root, settings = sample
+    base = LanceBase(settings.lancedb_uri)
+    memories = base.read(MEMORIES, columns=["id", "tenant", "source_ref"]).to_dicts()
+    relations = base.read(RELATIONS, columns=["id", "tenant", "path", "line"]).to_dicts()
+    assert len(memories) >= 100 and len(relations) >= 20
+    for unit, ref in [*((f"facts/{m['id']}", m["source_ref"]) for m in memories),
+                      *((f"relations/{r['id']}", f"{r['path']}#L{r['line']}") for r in relations)]:
+        row_tenant = next(m["tenant"] for m in [*memories, *relations] if unit.endswith(m["id"]))
+        tenant = Tenant.from_key(row_tenant)
+        kind = "turn" if ref.split("#")[0].endswith(".jsonl") else "note_lines"
+        leaves = _leaves(unit, tenant, settings)
+        assert leaves == [(ref, kind)], unit
+        expanded = expand(unit, agent=tenant.agent_id, user=tenant.user_id, depth=None, settings=settings)
+        if kind == "note_lines":
+            assert expanded.leaves()[0].text == _line_text(ref, tenant, settings)
