@@ -32,6 +32,7 @@ from typing import Any
 import dagster as dg
 import pyarrow as pa
 
+from memory_pipeline.orchestration.column_docs import describe
 from memory_pipeline.orchestration.dagster_adapter import latest_materialization_targets
 
 NO_OUTPUT = object()
@@ -152,11 +153,15 @@ def layer_asset(group_name: str, tags: dict[str, str]):
     return asset
 
 
-def column_schema(schema: pa.Schema) -> dg.TableSchema:
-    """A LanceDB table's Arrow schema as the ``dagster/column_schema`` the UI shows on the asset."""
+def column_schema(table: str, schema: pa.Schema) -> dg.TableSchema:
+    """A LanceDB table's Arrow schema as the ``dagster/column_schema`` the UI shows on the asset,
+    each column with what it means (``column_docs``)."""
     return dg.TableSchema(
         columns=[
-            dg.TableColumn(f.name, str(f.type), constraints=dg.TableColumnConstraints(nullable=f.nullable))
+            dg.TableColumn(
+                f.name, str(f.type), description=describe(table, f.name),
+                constraints=dg.TableColumnConstraints(nullable=f.nullable),
+            )
             for f in schema
         ]
     )
