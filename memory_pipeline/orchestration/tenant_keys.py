@@ -80,6 +80,18 @@ def stale_partitions(
     return stale
 
 
+def workspace_partitions(root: str | Path) -> dict[str, list[str]]:
+    """{partition set: keys} of the tenants the workspace holds, as the workspace sensor registers
+    them: every tenant, and the ones with session transcripts as session tenants."""
+    from memory_pipeline.sources.workspace import KIND_SESSIONS, scan_workspace
+
+    scan = scan_workspace(root)
+    return {
+        TENANTS_PARTITION: sorted(t.key for t in scan.files),
+        SESSION_TENANTS_PARTITION: sorted(t.key for t, files in scan.files.items() if any(f.kind == KIND_SESSIONS for f in files)),
+    }
+
+
 def remove_partitions(instance: dg.DagsterInstance, stale: Mapping[str, Iterable[str]]) -> int:
     """Delete each key of ``stale`` ({partition set: keys}); returns how many were deleted."""
     removed = 0

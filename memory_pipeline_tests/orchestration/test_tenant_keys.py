@@ -1,6 +1,7 @@
 """Proves: a partition key that names no tenant of the workspace is refused when a run starts,
 with nothing materialized and one line naming what is wrong and the known tenants, and is listed
-and removed by ``memory-pipeline partitions --prune``; a tenant whose folder is gone but whose rows
+and removed by ``memory-pipeline partitions --prune``, which with ``--register`` adds the
+workspace's tenants to a fresh instance; a tenant whose folder is gone but whose rows
 are still indexed may still run (that run removes them) and is not pruned until they are gone.
 """
 
@@ -78,5 +79,10 @@ def test_partitions_command_lists_and_prunes(monkeypatch, instance, workspace, l
             ["bot~_global", "bot~alice"], ["bot~alice"]
         )
         assert stale_partitions(mine, workspace) == {}
+        write(workspace, "bot/sessions/carol/s1.jsonl", '{"role": "user", "content": "hi"}\n')
+        registered = CliRunner().invoke(app, ["partitions", "--register", "--json"])
+        assert registered.exit_code == 0, registered.output
+        assert json.loads(registered.stdout)["registered"] == {TENANTS_PARTITION: ["bot~carol"], SESSION_TENANTS_PARTITION: ["bot~carol"]}
+        assert mine.get_dynamic_partitions(TENANTS_PARTITION) == ["bot~_global", "bot~alice", "bot~carol"]
     finally:
         get_settings.cache_clear()
