@@ -9,8 +9,16 @@ names the target materialization, ``AssetCheckEvaluationTargetMaterializationDat
 exported by ``dagster`` (1.13): it is imported here from its private module. Without a target,
 every evaluation of a multi-partition run shows as "Missing" beside a passed history.
 
+Per-partition figures: ``context.add_asset_metadata(metadata, partition_key=key)`` is public, but
+each call lists every key of the run's range to check that ``key`` is one of them: 20-29 ms a
+call on a consolidation range of 330 days (one tenant, 33 keys reported: 0.67-0.97 s, against
+2.6 ms for the same figures added here), where consolidating one short session takes about 250 ms.
+``add_partition_metadata`` adds the figures to the same
+accumulator the public call fills, for a key the caller took from the run's own keys; it uses the
+public call when the private accumulator is not where it was.
+
 ``memory_pipeline_tests/orchestration/test_dagster_adapter.py`` fails when a release moves or
-changes it.
+changes either.
 """
 
 from __future__ import annotations
@@ -22,7 +30,18 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (  # n
     AssetCheckEvaluationTargetMaterializationData,
 )
 
-__all__ = ["latest_materialization_targets"]
+__all__ = ["add_partition_metadata", "latest_materialization_targets"]
+
+
+def add_partition_metadata(context: dg.AssetExecutionContext, key: str, metadata: dict) -> None:
+    """``context.add_asset_metadata(metadata, partition_key=key)`` for a ``key`` of the run, without
+    listing the run's keys again (see the module docstring)."""
+    step = getattr(context.op_execution_context, "_step_execution_context", None)
+    accumulator = getattr(step, "_metadata_accumulator", None)
+    if accumulator is None:
+        context.add_asset_metadata(metadata, partition_key=key)
+        return
+    step._metadata_accumulator = accumulator.with_additional_asset_metadata(context.asset_key, key, metadata)
 
 
 def latest_materialization_targets(

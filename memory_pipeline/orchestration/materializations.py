@@ -11,9 +11,9 @@ run (``partitions``, ``seconds``, previews, counts known only per run such as ep
 is an observation of the asset, one per run. Checks declared per partition get one evaluation
 per partition as well.
 
-The figures go on Dagster's materializations (``context.add_asset_metadata(..., partition_key=)``)
-rather than on materializations of their own, which would be a second event per partition. Each
-partition's check evaluation names that partition's materialization as its target
+The figures go on Dagster's materializations (what ``context.add_asset_metadata(..., partition_key=)``
+does, through ``dagster_adapter`` for its cost) rather than on materializations of their own,
+which would be a second event per partition. Each partition's check evaluation names that partition's materialization as its target
 (``dagster_adapter``), so the UI's check status per partition reads Passed or Failed after a
 multi-partition run exactly as after a run of one, and a failing tenant fails only its own checks.
 
@@ -33,7 +33,7 @@ import dagster as dg
 import pyarrow as pa
 
 from memory_pipeline.orchestration.column_docs import describe
-from memory_pipeline.orchestration.dagster_adapter import latest_materialization_targets
+from memory_pipeline.orchestration.dagster_adapter import add_partition_metadata, latest_materialization_targets
 
 NO_OUTPUT = object()
 PARTITIONS_FIGURE = "partitions"  # on the run-wide observation of a run over several partitions
@@ -100,7 +100,7 @@ def report_partitions(
         for name, by in report.checks.items()
     ]
     for key in keys:
-        context.add_asset_metadata(report.metadata[key], partition_key=key)
+        add_partition_metadata(context, key, report.metadata[key])
     yield dg.AssetObservation(asset_key=asset_key, metadata={**(run_totals or {}), **run_metadata, PARTITIONS_FIGURE: len(keys)})
     yield from _result({}, results, output)
     yield from check_evaluations(context, asset_key, report.checks, keys, blocking)
