@@ -46,7 +46,8 @@ _DIM = EMBEDDER_IDENTITY[get_settings().embedder][1]
 
 
 def _prepared_schema():
-    """The chunk rows ``memory_chunks`` hands on: the chunks table's columns but the vector."""
+    """The chunk rows ``memory_chunks`` hands on: the chunks table's columns filled before embedding
+    and writing (no model, vector or write time)."""
     return pa.schema([f for f in CHUNKS.schema(_DIM) if f.name in CHUNK_COLUMNS])
 
 

@@ -56,7 +56,11 @@ def workspace_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceRe
     started = time.perf_counter()
     scan = scan_workspace(workspace.root_path, workspace.include, workspace.exclude)
     cursor = read_cursor(context)
-    cleaned = {key for key, value in cursor.items() if value == GONE and _succeeded(context.instance, run_key(key, GONE))}
+    present = {t.key for t in scan.files}
+    cleaned = {
+        key for key, value in cursor.items()
+        if value == GONE and key not in present and _succeeded(context.instance, run_key(key, GONE))
+    }
     requests, new_cursor = plan_l0_runs(scan, cursor, cleaned)
     for key in sorted(cleaned):
         context.log.info(f"tenant {key} is gone and its chunks removed: its partitions are removed")
