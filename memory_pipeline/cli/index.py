@@ -86,6 +86,9 @@ def partitions_command(
         return
     for name, keys in registered.items():
         say(f"{name}: {len(keys)} registered" + (f" ({', '.join(keys[:10])})" if keys else ""))
+    if not rows:
+        say("no stale partitions")
+        return
     summary_table("stale partitions" + (" (removed)" if prune else ""), ("partitions", "key", "reason"),
                   [(r["partitions"], r["key"], r["reason"]) for r in rows])
-    say(f"{removed} removed" if prune else ("run with --prune to remove them" if rows else "no stale partitions"))
+    say(f"{removed} removed" if prune else "run with --prune to remove them")
