@@ -1,4 +1,5 @@
-"""Proves: a partition key that names no tenant of the workspace is refused when a run starts,
+"""Proves: a partition key that names no tenant of the workspace is refused when an L0 or a
+consolidation run starts,
 with nothing materialized and one line naming what is wrong and the known tenants, and is listed
 and removed by ``memory-pipeline partitions --prune``, which with ``--register`` adds the
 workspace's tenants to a fresh instance; a tenant whose folder is gone but whose rows
@@ -55,6 +56,23 @@ def test_a_run_with_a_bad_key_materializes_nothing(instance, workspace, lance_ur
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     assert failure.step_key == "memory_chunks"
     assert failure.step_failure_data.user_failure_data.description.startswith("1 partition(s) name no tenant of the workspace: bot~zed:")
+    assert result.get_asset_materialization_events() == []
+
+
+def test_a_consolidation_run_for_an_unknown_tenant_materializes_nothing(instance, workspace, lance_uri):
+    from memory_pipeline.consolidation.assets import consolidation_assets
+    from memory_pipeline.consolidation.partitions import consolidation_key
+
+    instance.add_dynamic_partitions(SESSION_TENANTS_PARTITION, ["bot~zed"])
+    result = dg.materialize(
+        consolidation_assets, instance=instance, resources=make_resources(workspace, lance_uri),
+        partition_key=consolidation_key("2026-11-02", "bot~zed"), raise_on_error=False,
+    )
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert (failure.step_key, failure.step_failure_data.user_failure_data.description.split(": ")[0]) == (
+        "episodic_summaries", "1 partition(s) name no tenant of the workspace"
+    )
     assert result.get_asset_materialization_events() == []
 
 
