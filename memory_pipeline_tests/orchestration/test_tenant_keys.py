@@ -1,9 +1,9 @@
 """Proves: a partition key that names no tenant of the workspace is refused when an L0 or a
-consolidation run starts,
-with nothing materialized and one line naming what is wrong and the known tenants, and is listed
-and removed by ``memory-pipeline partitions --prune``, which with ``--register`` adds the
-workspace's tenants to a fresh instance; a tenant whose folder is gone but whose rows
-are still indexed may still run (that run removes them) and is not pruned until they are gone.
+consolidation run starts, with nothing materialized and one line naming what is wrong and the
+known tenants, and is listed and removed by ``memory-pipeline partitions --prune``, which with
+``--register`` adds the workspace's tenants to a fresh instance; a tenant whose folder is gone but
+whose rows are still stored may still run (that run removes them) and is not pruned until they
+are gone.
 """
 
 from __future__ import annotations
@@ -90,6 +90,8 @@ def test_partitions_command_lists_and_prunes(monkeypatch, instance, workspace, l
         assert [(r["partitions"], r["key"]) for r in json.loads(listed.stdout)["stale"]] == [
             (TENANTS_PARTITION, "bot~zed"), (TENANTS_PARTITION, "nobody"), (SESSION_TENANTS_PARTITION, "gone~bob")
         ]
+        still_stored = stale_partitions(mine, workspace, still_stored=lambda key: key == "bot~zed")
+        assert sorted(still_stored[TENANTS_PARTITION]) == ["nobody"]
         pruned = CliRunner().invoke(app, ["partitions", "--prune", "--json"])
         assert pruned.exit_code == 0, pruned.output
         assert json.loads(pruned.stdout)["removed"] == 3
