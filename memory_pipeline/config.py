@@ -128,6 +128,11 @@ class Settings(BaseSettings):
         "memory as a fallback and may not write it.",
     )
     recall: RecallConfig = Field(default_factory=RecallConfig)
+    code_url: str | None = Field(
+        None, description="The repository's web address (GitHub or GitLab): the UI links each asset "
+        "to its code there; unset: to the local file."
+    )
+    code_branch: str = Field("main", description="The branch of code_url the links point at.")
     llm_base_url: str | None = Field(
         None, description="An OpenAI-compatible endpoint (e.g. http://host:8000/v1) that may write "
         "summaries and dreamed documents; unset: the extractive path only."

@@ -2,7 +2,9 @@
 
 The asset graph starts at the raw sources (external ``markdown_memory`` and ``session_transcripts``,
 partitioned like the assets that read them) and every asset downstream of them names its owner,
-its code and, for a table, its column schema. Every check is described, evaluated per partition,
+its code (linked to the repository when ``MEMORY_PIPELINE_CODE_URL`` names it) and, for a table,
+its column schema with what each column means; ``memory_chunks`` shows the chunk rows it hands
+on, not the file manifest. Every check is described, evaluated per partition,
 and blocking where later steps read what it guards. Consolidation offers only days from
 ``MEMORY_PIPELINE_FIRST_DAY`` and only tenants with transcripts, and every sensor and schedule
 starts stopped unless the deployment turns automation on.
@@ -18,6 +20,7 @@ from memory_pipeline.config import get_settings
 from memory_pipeline.consolidation.partitions import TENANT, consolidation_partitions, day_partitions
 from memory_pipeline.definitions import defs
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION, TENANTS_PARTITION
+from memory_pipeline.store.tables import CHUNKS
 
 SOURCES = {"markdown_memory": TENANTS_PARTITION, "session_transcripts": SESSION_TENANTS_PARTITION}
 READERS = {
@@ -51,7 +54,27 @@ def test_sources_lead_the_graph_and_every_asset_says_who_what_and_where():
         assert "dagster/code_references" in node.metadata, name
     for name in TABLES:
         assert isinstance(nodes[name].metadata["dagster/column_schema"], dg.TableSchema), name
-        assert "tenant" in {c.name for c in nodes[name].metadata["dagster/column_schema"].columns}
+        columns = nodes[name].metadata["dagster/column_schema"].columns
+        assert "tenant" in {c.name for c in columns}
+        assert [c.name for c in columns if not c.description] == [], name
+    chunk_rows = [c.name for c in nodes["memory_chunks"].metadata["dagster/column_schema"].columns]
+    assert chunk_rows == [c for c in CHUNKS.names if c not in ("model", "vector", "updated_at")]
+
+
+def test_code_references_link_to_the_repository_when_it_is_named(monkeypatch):
+    from memory_pipeline.definitions import with_code_references
+    from memory_pipeline.l0.assets import memory_index
+
+    monkeypatch.setenv("MEMORY_PIPELINE_CODE_URL", "https://github.com/example/memory_pipeline")
+    get_settings.cache_clear()
+    try:
+        [linked] = with_code_references([memory_index])
+    finally:
+        get_settings.cache_clear()
+    [reference] = linked.specs_by_key[memory_index.key].metadata["dagster/code_references"].code_references
+    line = memory_index.op.compute_fn.decorated_fn.__code__.co_firstlineno
+    assert reference.url.split("#")[0] == "https://github.com/example/memory_pipeline/tree/main/memory_pipeline/l0/assets.py"
+    assert int(reference.url.split("#L")[1]) <= line
 
 
 def test_every_check_is_described_partitioned_and_blocking_where_data_spreads():

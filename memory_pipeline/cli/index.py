@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import typer
+
 from memory_pipeline.cli import options, runs
 from memory_pipeline.cli.app import app
 from memory_pipeline.cli.output import print_json, say, summary_table
@@ -53,3 +55,40 @@ def tenants_command(as_json: bool = options.JSON) -> None:
         return
     summary_table(f"tenants under {get_settings().root}", ("agent", "user", "partition key"),
                   [(r["agent"], r["user"], r["key"]) for r in rows])
+
+
+@app.command("partitions")
+def partitions_command(
+    prune: bool = typer.Option(False, "--prune", help="Remove the stale partitions from the Dagster instance."),
+    register: bool = typer.Option(False, "--register", help="Add a partition for every tenant of the workspace."),
+    as_json: bool = options.JSON,
+) -> None:
+    """Tenant partitions of the Dagster instance that name no tenant of the workspace (a key added
+    by hand, a tenant whose folder and indexed rows are gone); --prune removes them, --register
+    adds the workspace's tenants (what the workspace sensor does on its first tick)."""
+    from memory_pipeline.config import get_settings
+    from memory_pipeline.l0.store import MemoryStore
+    from memory_pipeline.orchestration.runs import register_tenants
+    from memory_pipeline.orchestration.tenant_keys import remove_partitions, stale_partitions, workspace_partitions
+
+    settings = get_settings()
+    instance = runs.instance()
+    registered = (
+        {name: register_tenants(instance, keys, name) for name, keys in workspace_partitions(settings.root).items()}
+        if register else {}
+    )
+    store = MemoryStore(settings.lancedb_uri)
+    stale = stale_partitions(instance, settings.root, settings.teams, store.holds_tenant)
+    rows = [{"partitions": name, "key": key, "reason": why} for name, keys in stale.items() for key, why in keys.items()]
+    removed = remove_partitions(instance, stale) if prune else 0
+    if as_json:
+        print_json({"stale": rows, "removed": removed, "registered": registered})
+        return
+    for name, keys in registered.items():
+        say(f"{name}: {len(keys)} registered" + (f" ({', '.join(keys[:10])})" if keys else ""))
+    if not rows:
+        say("no stale partitions")
+        return
+    summary_table("stale partitions" + (" (removed)" if prune else ""), ("partitions", "key", "reason"),
+                  [(r["partitions"], r["key"], r["reason"]) for r in rows])
+    say(f"{removed} removed" if prune else "run with --prune to remove them")

@@ -34,6 +34,7 @@ from memory_pipeline.embedding import EMBEDDER_IDENTITY
 from memory_pipeline.orchestration.materializations import PartitionReport, column_schema, layer_asset, report_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sources import session_transcripts
+from memory_pipeline.orchestration.tenant_keys import require_known_tenants
 from memory_pipeline.store.tables import ENTITIES, EPISODES, RELATIONS
 from memory_pipeline.tenancy import Tenant
 
@@ -102,7 +103,7 @@ def _episode_days(store: ConsolidationStore, tenant: str) -> dict[str, str]:
     partitions_def=consolidation_partitions,
     pool=CONSOLIDATION_WRITE_POOL,
     kinds={"python", "lancedb"},
-    metadata={"dagster/column_schema": column_schema(EPISODES.schema(_DIM))},
+    metadata={"dagster/column_schema": column_schema(EPISODES.name, EPISODES.schema(_DIM))},
     deps=[dg.AssetDep(session_transcripts.key, partition_mapping=BY_TENANT)],
     check_specs=[check_spec(EPISODES_CHECK, "episodic_summaries")],
 )
@@ -116,10 +117,13 @@ def episodic_summaries(
     llm = LLMClient.from_env()
     now = datetime.now(UTC)
     report = PartitionReport(context.partition_keys)
+    tenant_keys = {consolidation_partitions.get_partition_key_from_str(k).keys_by_dimension[TENANT] for k in report.partition_keys}
+    require_known_tenants(workspace.root_path, sorted(tenant_keys), settings.teams)  # before any work: nothing materialized
     totals: Counter = Counter()
     problems, preview = [], []
     model = None
     for tenant, days in days_by_tenant(report.partition_keys).items():
+        context.log.info(f"[{tenant.key}] consolidating the sessions of {len(days)} day(s)")
         try:
             model = model or embedder.get()
             done = consolidate_episodes(
@@ -179,7 +183,7 @@ def episodic_summaries(
     partitions_def=consolidation_partitions,
     pool=CONSOLIDATION_WRITE_POOL,
     kinds={"python", "spacy", "lancedb"},
-    metadata={"dagster/column_schema": column_schema(RELATIONS.schema(_DIM))},
+    metadata={"dagster/column_schema": column_schema(RELATIONS.name, RELATIONS.schema(_DIM))},
     deps=[episodic_summaries, dg.AssetDep(session_transcripts.key, partition_mapping=BY_TENANT)],
     check_specs=[check_spec(RELATIONS_CHECK, "semantic_graph")],
 )
@@ -203,6 +207,7 @@ def semantic_graph(
         except Exception as exc:
             _fail_tenant(context, report, tenant, days, exc)
             continue
+        context.log.info(f"[{tenant.key}] graph built over {len(days)} day(s); {len(timeline.records)} supersessions")
         tenant_wide.update({f"decided_{path}": n for path, n in timeline.decided_by.items()})
         tenant_wide.update({
             "supersessions": len(timeline.records), "supersessions_added": timeline.added,
@@ -268,7 +273,7 @@ def semantic_graph(
     partitions_def=consolidation_partitions,
     pool=CONSOLIDATION_WRITE_POOL,
     kinds={"python", "lancedb"},
-    metadata={"dagster/column_schema": column_schema(ENTITIES.schema(_DIM))},
+    metadata={"dagster/column_schema": column_schema(ENTITIES.name, ENTITIES.schema(_DIM))},
     deps=[semantic_graph],
     check_specs=[check_spec(DEDUP_CHECK, "entity_dedup")],
 )
@@ -285,6 +290,7 @@ def entity_dedup(context: dg.AssetExecutionContext, lancedb: LanceDBResource, em
         except Exception as exc:
             _fail_tenant(context, report, tenant, days, exc)
             continue
+        context.log.info(f"[{tenant.key}] {len(done.merged)} entities merged, {len(done.ambiguous)} pairs flagged")
         merged += [[done.names[d.from_id], done.names[d.into_id], d.reason, d.score] for d in done.merged]
         ambiguous += [[done.names[d.from_id], done.names[d.into_id], d.reason, d.score] for d in done.ambiguous]
         # Deduplication is over the tenant's whole graph: each of its days reports the tenant's figures.

@@ -14,11 +14,13 @@ from collections import Counter
 from typing import Any
 
 import dagster as dg
+import pyarrow as pa
 
 from memory_pipeline.config import get_settings
 from memory_pipeline.embedding import EMBEDDER_IDENTITY
 from memory_pipeline.l0.checks import ALL_CHECKS, DESCRIPTIONS, check_tenant, repair_tenant
 from memory_pipeline.l0.pipeline import (
+    CHUNK_COLUMNS,
     TenantChunks,
     embed_tenants,
     prepare_tenant,
@@ -30,8 +32,9 @@ from memory_pipeline.orchestration.partitions import LINEAGE_ONLY, tenant_partit
 from memory_pipeline.orchestration.pools import EMBEDDING_POOL, LANCEDB_WRITE_POOL
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sources import markdown_memory, session_transcripts
+from memory_pipeline.orchestration.tenant_keys import require_known_tenants
 from memory_pipeline.store.base import sql_str
-from memory_pipeline.store.tables import CHUNKS, FILES
+from memory_pipeline.store.tables import CHUNKS
 from memory_pipeline.sources.workspace import tenant_folder_skips
 from memory_pipeline.tenancy import Tenant
 
@@ -40,6 +43,12 @@ PREVIEW_ROWS = 8
 TAGS = {"layer": "l0"}
 l0_asset = layer_asset(GROUP, TAGS)
 _DIM = EMBEDDER_IDENTITY[get_settings().embedder][1]
+
+
+def _prepared_schema():
+    """The chunk rows ``memory_chunks`` hands on: the chunks table's columns filled before embedding
+    and writing (no model, vector or write time)."""
+    return pa.schema([f for f in CHUNKS.schema(_DIM) if f.name in CHUNK_COLUMNS])
 
 
 def by_partition(context: dg.AssetExecutionContext, value: Any) -> dict[str, Any]:
@@ -67,7 +76,7 @@ def _md_table(headers: list[str], rows: list[list[Any]]) -> str:
 @l0_asset(
     partitions_def=tenant_partitions,
     kinds={"python", "polars"},
-    metadata={"dagster/column_schema": column_schema(FILES.schema())},
+    metadata={"dagster/column_schema": column_schema(CHUNKS.name, _prepared_schema())},
     # The sources it reads; a dreamed file (_system/dreaming/*.md) and a flushed note (memory/*.md)
     # are indexed like any memory file. Those three are partitioned by session tenant: lineage only.
     deps=[
@@ -84,6 +93,10 @@ def memory_chunks(
     settings = workspace.settings()
     results: dict[str, TenantChunks | None] = {}
     report = PartitionReport(context.partition_keys)
+    # A key added by hand that names no tenant fails the run before any work: nothing is
+    # materialized for it. A tenant whose folder is gone runs while its rows remain: it removes them.
+    require_known_tenants(workspace.root_path, report.partition_keys, settings.teams, store.holds_tenant)
+    context.log.info(f"preparing {len(report.partition_keys)} tenant(s): {', '.join(report.partition_keys[:10])}")
     failed: dict[str, str] = {}
     skipped_rows: list[list[Any]] = []
     secrets: Counter = Counter()
@@ -97,6 +110,11 @@ def memory_chunks(
             failed[key], results[key] = f"{type(exc).__name__}: {exc}", None
             continue
         results[key] = batch
+        context.log.info(
+            f"[{key}] files: {batch.stats['files_new']} new, {batch.stats['files_changed']} changed, "
+            f"{batch.stats['files_deleted']} deleted, {batch.stats['files_unchanged']} unchanged; "
+            f"{batch.chunks.height} chunks to embed"
+        )
         secrets.update(batch.secrets_redacted)
         skipped_rows += [[key, path, reason] for path, reason in batch.skipped]
         for path, reason in batch.skipped:
@@ -149,6 +167,9 @@ def memory_embeddings(
     batches = [b for b in prepared.values() if b is not None]
     model = embedder.get() if any(b.chunks.height for b in batches) else _NoModel(embedder)
     embedded = embed_tenants(batches, model, MemoryStore(lancedb.uri, dim=embedder.dim))
+    context.log.info(
+        f"embedded {embedded.computed} new texts in {embedded.embed_s:.1f}s; {embedded.cache_hits} from the cache"
+    )
     report = PartitionReport(context.partition_keys)
     for b in batches:
         report.add(b.tenant, {"chunks": b.chunks.height, "distinct_texts": b.chunks["text_hash"].n_unique() if b.chunks.height else 0})
@@ -178,7 +199,7 @@ class _NoModel:
     partitions_def=tenant_partitions,
     kinds={"lancedb"},
     pool=LANCEDB_WRITE_POOL,
-    metadata={"dagster/column_schema": column_schema(CHUNKS.schema(_DIM))},
+    metadata={"dagster/column_schema": column_schema(CHUNKS.name, CHUNKS.schema(_DIM))},
     check_specs=[
         dg.AssetCheckSpec(name, asset="memory_index", description=DESCRIPTIONS[name], blocking=True, partitions_def=tenant_partitions)
         for name in ALL_CHECKS
@@ -206,6 +227,10 @@ def memory_index(
     for key, figures in written.items():
         outcomes = check_tenant(store, key, embedder.dim)
         repaired = repair_tenant(store, key, outcomes)
+        context.log.info(
+            f"[{key}] {figures['chunks_written']} chunks written, {figures['chunks_replaced_or_removed']} replaced or "
+            f"removed; checks passed: {sum(o.passed for o in outcomes)} of {len(outcomes)}"
+        )
         if repaired:
             context.log.error(f"[{key}] index checks failed; the next run re-indexes {len(repaired)} file(s): {repaired[:10]}")
         report.add(

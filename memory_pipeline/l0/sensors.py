@@ -5,7 +5,9 @@ It only lists and stats files (never reads or embeds), so a tick over 10,000 fil
 inside the 60-second sensor budget. Its cursor maps each tenant to a fingerprint of its files'
 (path, size, mtime); a tick where no fingerprint moved requests and records nothing. For every
 tenant that moved it records an observation of ``markdown_memory`` and ``session_transcripts``
-(files, bytes, newest change), which the typed-memories sensor follows.
+(files, bytes, newest change), which the typed-memories sensor follows. A tenant whose folder
+is gone gets one run that removes its chunks; once that run has succeeded, a later tick removes
+the tenant's partitions and forgets it.
 """
 
 
@@ -18,19 +20,28 @@ from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.orchestration.resources import WorkspaceResource
 from memory_pipeline.orchestration.sensor_ticks import pipeline_sensor, read_cursor, tagged_run_request, tick_result
 from memory_pipeline.orchestration.sources import source_observations
+from memory_pipeline.orchestration.tenant_keys import TENANT_PARTITION_SETS
 from memory_pipeline.sources.workspace import KIND_SESSIONS, scan_workspace, tenant_fingerprint
 
 GONE = "gone"
+RUN_KEY_TAG = "dagster/run_key"  # the tag Dagster puts on a sensor's run with its run key
 
 
-def plan_l0_runs(scan, cursor: dict[str, str]) -> tuple[list[dg.RunRequest], dict[str, str]]:
-    """What one tick asks for: (run requests, new cursor)."""
+def run_key(key: str, fingerprint: str) -> str:
+    return f"l0:{key}:{fingerprint}"
+
+
+def plan_l0_runs(
+    scan, cursor: dict[str, str], cleaned: set[str] = frozenset()
+) -> tuple[list[dg.RunRequest], dict[str, str]]:
+    """What one tick asks for: (run requests, new cursor). ``cleaned``: gone tenants whose run
+    removing their chunks has succeeded; they leave the cursor (and their partitions go)."""
     new_cursor = {t.key: tenant_fingerprint(files) for t, files in scan.files.items()}
     for key, value in cursor.items():
-        if key not in new_cursor and value != GONE:
+        if key not in new_cursor and key not in cleaned:
             new_cursor[key] = GONE  # the tenant's folder vanished: one run removes its chunks
     requests = [
-        tagged_run_request(key, f"l0:{key}:{fingerprint}", trigger="workspace_sensor")
+        tagged_run_request(key, run_key(key, fingerprint), trigger="workspace_sensor")
         for key, fingerprint in sorted(new_cursor.items())
         if cursor.get(key) != fingerprint
     ]
@@ -44,7 +55,15 @@ def plan_l0_runs(scan, cursor: dict[str, str]) -> tuple[list[dg.RunRequest], dic
 def workspace_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:
     started = time.perf_counter()
     scan = scan_workspace(workspace.root_path, workspace.include, workspace.exclude)
-    requests, new_cursor = plan_l0_runs(scan, read_cursor(context))
+    cursor = read_cursor(context)
+    present = {t.key for t in scan.files}
+    cleaned = {
+        key for key, value in cursor.items()
+        if value == GONE and key not in present and _succeeded(context.instance, run_key(key, GONE))
+    }
+    requests, new_cursor = plan_l0_runs(scan, cursor, cleaned)
+    for key in sorted(cleaned):
+        context.log.info(f"tenant {key} is gone and its chunks removed: its partitions are removed")
     for path, reason in scan.skipped[:20]:
         context.log.warning(f"scan skipped {path}: {reason}")
     files = sum(len(f) for f in scan.files.values())
@@ -59,4 +78,10 @@ def workspace_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceRe
         tenants=list(by_key),
         also_register={SESSION_TENANTS_PARTITION: [k for k, fs in by_key.items() if any(f.kind == KIND_SESSIONS for f in fs)]},
         asset_events=source_observations((key, by_key[key]) for key in moved),
+        remove={name: cleaned for name in TENANT_PARTITION_SETS} if cleaned else None,
     )
+
+
+def _succeeded(instance: dg.DagsterInstance, key: str) -> bool:
+    runs = instance.get_run_records(dg.RunsFilter(tags={RUN_KEY_TAG: key}, statuses=[dg.DagsterRunStatus.SUCCESS]), limit=1)
+    return bool(runs)

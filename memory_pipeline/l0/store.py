@@ -38,6 +38,11 @@ class MemoryStore(LanceBase):
         self.files()
         return self.read(FILES, f"tenant = {sql_str(tenant)}")
 
+    def holds_tenant(self, tenant: str) -> bool:
+        """Whether the manifest lists a file of ``tenant`` (one whose folder is gone keeps its rows
+        until a run removes them)."""
+        return self.has(FILES) and self.files().count_rows(f"tenant = {sql_str(tenant)}") > 0
+
     def upsert_files(self, rows: pa.Table) -> None:
         self.upsert(FILES, rows)
 

@@ -68,7 +68,7 @@ def _options(context: dg.AssetExecutionContext) -> tuple[str, int | None]:
     partitions_def=tenant_partitions,
     kinds={"python", "spacy", "lancedb"},
     pool=EMBEDDING_POOL,
-    metadata={"dagster/column_schema": column_schema(MEMORIES.schema(_DIM))},
+    metadata={"dagster/column_schema": column_schema(MEMORIES.name, MEMORIES.schema(_DIM))},
     deps=[markdown_memory.key, dg.AssetDep(session_transcripts.key, partition_mapping=LINEAGE_ONLY)],
     check_specs=[dg.AssetCheckSpec(MEMORIES_CHECK, asset="typed_memories", description=DESCRIPTION, partitions_def=tenant_partitions)],
 )

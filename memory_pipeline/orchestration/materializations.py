@@ -11,9 +11,11 @@ run (``partitions``, ``seconds``, previews, counts known only per run such as ep
 is an observation of the asset, one per run. Checks declared per partition get one evaluation
 per partition as well.
 
-The figures go on Dagster's materializations rather than on materializations of their own, which
-would be a second event per partition, stored one at a time: for the 70 LoCoMo dev sessions'
-runs, 210 more events, and the run's previews copied onto every day of each range.
+The figures go on Dagster's materializations (what ``context.add_asset_metadata(..., partition_key=)``
+does, through ``dagster_adapter`` for its cost) rather than on materializations of their own,
+which would be a second event per partition. Each partition's check evaluation names that partition's materialization as its target
+(``dagster_adapter``), so the UI's check status per partition reads Passed or Failed after a
+multi-partition run exactly as after a run of one, and a failing tenant fails only its own checks.
 
 A run with one partition (a person's launch from the UI, a sensor's run of one day) reports it
 all in its one result. When some
@@ -29,6 +31,9 @@ from typing import Any
 
 import dagster as dg
 import pyarrow as pa
+
+from memory_pipeline.orchestration.column_docs import describe
+from memory_pipeline.orchestration.dagster_adapter import add_partition_metadata, latest_materialization_targets
 
 NO_OUTPUT = object()
 PARTITIONS_FIGURE = "partitions"  # on the run-wide observation of a run over several partitions
@@ -79,13 +84,14 @@ def report_partitions(
     if report.failed:
         for key in keys:
             yield dg.AssetMaterialization(asset_key=asset_key, partition=key, metadata=report.metadata[key])
-        yield from _evaluations(asset_key, report, keys, blocking)
+        yield from check_evaluations(context, asset_key, report.checks, keys, blocking)
         raise dg.Failure(
             description=f"{len(report.failed)} of {len(report.partition_keys)} partitions failed: "
             + "; ".join(f"{key}: {why}" for key, why in sorted(report.failed.items()))[:2000],
             metadata={"failed_partitions": sorted(report.failed), "completed_partitions": keys},
         )
-    # The run-wide check result Dagster needs for each declared check; the partitions' own follow.
+    # Dagster needs one result per declared check for the step; it records no partition in a run
+    # over several, so the UI's status per partition comes from the evaluations that follow.
     results = [
         dg.AssetCheckResult(
             check_name=name, passed=all(passed for passed, _ in by.values()),
@@ -94,19 +100,10 @@ def report_partitions(
         for name, by in report.checks.items()
     ]
     for key in keys:
-        _add_partition_metadata(context, asset_key, key, report.metadata[key])
+        add_partition_metadata(context, key, report.metadata[key])
     yield dg.AssetObservation(asset_key=asset_key, metadata={**(run_totals or {}), **run_metadata, PARTITIONS_FIGURE: len(keys)})
     yield from _result({}, results, output)
-    yield from _evaluations(asset_key, report, keys, blocking)
-
-
-def _add_partition_metadata(context: dg.AssetExecutionContext, asset_key: dg.AssetKey, key: str, metadata: dict) -> None:
-    """``context.add_asset_metadata(metadata, partition_key=key)`` for a key of the run: the public
-    call first lists every key of the run's range to check that ``key`` is one of them (about 10 ms
-    for a consolidation range of 600 days: 2 s for the 210 partitions the LoCoMo dev runs report), and
-    ``report_partitions`` only reports keys of the run."""
-    step = context.op_execution_context._step_execution_context
-    step._metadata_accumulator = step._metadata_accumulator.with_additional_asset_metadata(asset_key, key, metadata)
+    yield from check_evaluations(context, asset_key, report.checks, keys, blocking)
 
 
 def _result(metadata: dict, checks: list[dg.AssetCheckResult], output: Any) -> Iterator[Any]:
@@ -117,14 +114,25 @@ def _result(metadata: dict, checks: list[dg.AssetCheckResult], output: Any) -> I
         yield from checks
 
 
-def _evaluations(asset_key: dg.AssetKey, report: PartitionReport, keys: list[str], blocking: dict[str, bool]) -> Iterator[Any]:
-    for name, by in report.checks.items():
+def check_evaluations(
+    context: dg.AssetExecutionContext | dg.AssetCheckExecutionContext,
+    asset_key: dg.AssetKey,
+    checks: Mapping[str, Mapping[str, tuple[bool, dict[str, Any]]]],
+    keys: list[str],
+    blocking: Mapping[str, bool],
+) -> Iterator[dg.AssetCheckEvaluation]:
+    """One evaluation per check and partition of ``keys`` (``checks``: name -> partition ->
+    (passed, metadata)), each targeting the partition's latest materialization, which this run
+    has just recorded."""
+    evaluated = [key for key in keys if any(key in by for by in checks.values())]
+    targets = latest_materialization_targets(context.instance, asset_key, evaluated) if evaluated else {}
+    for name, by in checks.items():
         for key in keys:
             if key in by:
                 passed, metadata = by[key]
                 yield dg.AssetCheckEvaluation(
                     asset_key=asset_key, check_name=name, passed=passed, metadata=metadata,
-                    partition=key, blocking=blocking.get(name, False),
+                    partition=key, blocking=blocking.get(name, False), target_materialization_data=targets.get(key),
                 )
 
 
@@ -145,11 +153,15 @@ def layer_asset(group_name: str, tags: dict[str, str]):
     return asset
 
 
-def column_schema(schema: pa.Schema) -> dg.TableSchema:
-    """A LanceDB table's Arrow schema as the ``dagster/column_schema`` the UI shows on the asset."""
+def column_schema(table: str, schema: pa.Schema) -> dg.TableSchema:
+    """A LanceDB table's Arrow schema as the ``dagster/column_schema`` the UI shows on the asset,
+    each column with what it means (``column_docs``)."""
     return dg.TableSchema(
         columns=[
-            dg.TableColumn(f.name, str(f.type), constraints=dg.TableColumnConstraints(nullable=f.nullable))
+            dg.TableColumn(
+                f.name, str(f.type), description=describe(table, f.name),
+                constraints=dg.TableColumnConstraints(nullable=f.nullable),
+            )
             for f in schema
         ]
     )

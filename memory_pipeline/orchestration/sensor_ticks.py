@@ -61,11 +61,12 @@ def tick_result(
     partitions: dg.DynamicPartitionsDefinition = tenant_partitions,
     also_register: Mapping[str, Iterable[str]] | None = None,
     asset_events: Sequence[dg.AssetObservation] = (),
+    remove: Mapping[str, Iterable[str]] | None = None,
 ) -> dg.SensorResult:
     """The tick's answer: its run requests, the new cursor, a partition of ``partitions`` (the
     tenants, by default) for each of ``tenants`` not registered yet (and of each dynamic partition
-    set named in ``also_register``), the observations it made, and ``skip_reason`` when it
-    requests nothing."""
+    set named in ``also_register``), a deletion of each key of ``remove`` ({partition set: keys})
+    the instance holds, the observations it made, and ``skip_reason`` when it requests nothing."""
     wanted = {partitions.name or TENANTS_PARTITION: set(tenants)}
     for name, keys in (also_register or {}).items():
         wanted.setdefault(name, set()).update(keys)
@@ -74,6 +75,10 @@ def tick_result(
         new = sorted(keys - set(context.instance.get_dynamic_partitions(name))) if keys else []
         if new:
             requests.append(dg.DynamicPartitionsDefinition(name=name).build_add_request(new))
+    for name, keys in (remove or {}).items():
+        held = sorted(set(keys) & set(context.instance.get_dynamic_partitions(name)))
+        if held:
+            requests.append(dg.DynamicPartitionsDefinition(name=name).build_delete_request(held))
     return dg.SensorResult(
         run_requests=run_requests,
         dynamic_partitions_requests=requests,

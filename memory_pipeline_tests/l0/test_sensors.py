@@ -3,8 +3,9 @@
 Proves: the first tick registers every tenant (and the tenants with transcripts as session
 tenants), requests one run each and observes the sources of each; a tick with no change requests
 and observes nothing and says why; a changed file requests exactly its tenant and observes its
-sources with their file counts and bytes; a vanished tenant gets one run to remove its chunks; a
-10,000-file workspace gives one request per tenant.
+sources with their file counts and bytes; a vanished tenant gets one run to remove its chunks,
+and once that run has succeeded the next tick deletes its partition and forgets it; a 10,000-file
+workspace gives one request per tenant.
 """
 
 from __future__ import annotations
@@ -68,7 +69,24 @@ def test_ticks_register_request_and_skip(instance, root):
     fourth = tick(instance, root, third.cursor)
     assert [r.partition_key for r in fourth.run_requests] == ["other~_global"]
     assert json.loads(fourth.cursor)["other~_global"] == "gone"
-    assert tick(instance, root, fourth.cursor).run_requests == []
+    fifth = tick(instance, root, fourth.cursor)
+    assert (fifth.run_requests, fifth.dynamic_partitions_requests, fifth.cursor) == ([], [], fourth.cursor)
+
+    @dg.op
+    def remove_chunks() -> None:
+        return None
+
+    @dg.job
+    def cleanup():  # stands for the L0 run the sensor requested, with the run key Dagster tags it with
+        remove_chunks()
+
+    assert cleanup.execute_in_process(instance=instance, tags={"dagster/run_key": fourth.run_requests[0].run_key}).success
+    sixth = tick(instance, root, fourth.cursor)
+    assert sixth.run_requests == []
+    assert [(r.partitions_def_name, r.partition_keys) for r in sixth.dynamic_partitions_requests] == [
+        (TENANTS_PARTITION, ["other~_global"])
+    ]
+    assert sorted(json.loads(sixth.cursor)) == ["bot~_global", "bot~alice", "bot~bob"]
 
 
 def test_missing_root_skips_without_error(instance, tmp_path):

@@ -2,7 +2,7 @@
 
 The top-level ``dagster.yaml`` (what ``dagster dev -w workspace.yaml`` reads from the project
 root with DAGSTER_HOME unset) needs no setting at all: SQLite storage, a run queue of two, one
-sensor run at a time, pools at one. ``deploy/dagster.yaml`` (PostgreSQL) stops a command with one
+sensor run at a time, pools at one, one retry of a run whose process died (not of a failed step). ``deploy/dagster.yaml`` (PostgreSQL) stops a command with one
 line naming each unset DAGSTER_PG_* variable instead of a stack trace per variable, and keeps
 its connections to PostgreSQL open between writes instead of opening one per statement.
 """
@@ -42,6 +42,9 @@ def test_local_instance_needs_no_setting(tmp_path, monkeypatch):
             ("memory_pipeline/trigger", "workspace_sensor", 1)
         ]
         assert (limits.pool_config.default_pool_limit, limits.pool_config.pool_granularity.value) == (1, "op")
+        assert (
+            instance.run_retries_enabled, instance.run_retries_max_retries, instance.run_retries_retry_on_asset_or_op_failure
+        ) == (True, 1, False)
 
 
 def test_production_instance_names_each_missing_postgres_setting(tmp_path):

@@ -8,7 +8,9 @@ still reported as materialized and the run fails naming the failed one (what a s
 backfill over tenants needs: one bad tenant neither hides its failure nor loses the others' work).
 A count known only for the whole run (episodes inserted over a tenant's days) is on the run-wide
 observation of a run over many partitions, never on a partition's materialization, and is the
-partition's own in a run of one.
+partition's own in a run of one. Each partition's check status, as the UI reads it (Checks ->
+Partitions), is that partition's own evaluation of its latest materialization, after a run of
+one partition and after a run of many alike; a failing partition fails only its own.
 """
 
 from __future__ import annotations
@@ -51,6 +53,18 @@ def latest(instance, key: str) -> dict:
     return {k: v.value for k, v in records[0].asset_materialization.metadata.items()} if records else {}
 
 
+def check_status(instance, check: str = "rows_ok") -> dict[str, str]:
+    """{partition: status} of a check as the UI's Checks -> Partitions counts it: the latest
+    evaluation, when it targets the partition's latest materialization (else the partition is
+    "Missing" and left out here)."""
+    key = dg.AssetCheckKey(dg.AssetKey("counted"), check)
+    return {
+        info.partition_key: info.latest_execution_status.value
+        for info in instance.event_log_storage.get_asset_check_partition_info([key])
+        if info.partition_key is not None and info.is_current
+    }
+
+
 def run_wide(result) -> list[dict]:
     return [
         {k: v.value for k, v in e.asset_observation_data.asset_observation.metadata.items()}
@@ -69,6 +83,16 @@ def test_each_partition_has_its_own_figures_and_check(instance):
         for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION" and e.asset_check_evaluation_data.partition
     }
     assert evaluations == {("a", True), ("b", True), ("c", True)}
+    assert check_status(instance) == {"a": "SUCCEEDED", "b": "SUCCEEDED", "c": "SUCCEEDED"}
+
+
+def test_check_status_per_partition_survives_runs_of_one_and_of_many(instance):
+    assert dg.materialize(build(), instance=instance, partition_key="a").success
+    assert check_status(instance) == {"a": "SUCCEEDED"}
+    assert dg.materialize(build(), instance=instance, tags=RANGE).success
+    assert check_status(instance) == {"a": "SUCCEEDED", "b": "SUCCEEDED", "c": "SUCCEEDED"}
+    assert dg.materialize(build(), instance=instance, partition_key="b").success
+    assert check_status(instance) == {"a": "SUCCEEDED", "b": "SUCCEEDED", "c": "SUCCEEDED"}
 
 
 def test_a_failed_blocking_check_stops_the_readers(instance):
@@ -76,6 +100,7 @@ def test_a_failed_blocking_check_stops_the_readers(instance):
     assert not result.success
     assert result.asset_materializations_for_node("reader") == []
     assert latest(instance, "b")["dagster/row_count"] == 2  # reported, and flagged by its check
+    assert check_status(instance) == {"a": "SUCCEEDED", "b": "FAILED", "c": "SUCCEEDED"}
 
 
 def test_a_failed_partition_fails_the_run_after_reporting_the_others(instance):
@@ -86,6 +111,8 @@ def test_a_failed_partition_fails_the_run_after_reporting_the_others(instance):
     assert (latest(instance, "a"), latest(instance, "b"), latest(instance, "c")) == (
         {"dagster/row_count": 1}, {}, {"dagster/row_count": 3}
     )
+    # b: never materialized; planned in a failed run, which the UI shows as "Execution failed"
+    assert check_status(instance) == {"a": "SUCCEEDED", "b": "PLANNED", "c": "SUCCEEDED"}
 
 
 def test_run_totals_are_on_the_run_wide_result_only(instance):
