@@ -25,7 +25,7 @@ GROUP = "activation"
     partitions_def=tenant_partitions,
     kinds={"python", "lancedb"},
     pool=LANCEDB_WRITE_POOL,
-    metadata={"dagster/column_schema": column_schema(ACTIVATION.schema()), "half_life_days": HALF_LIFE_DAYS},
+    metadata={"dagster/column_schema": column_schema(ACTIVATION.name, ACTIVATION.schema()), "half_life_days": HALF_LIFE_DAYS},
 )
 def memory_activation(context: dg.AssetExecutionContext, lancedb: LanceDBResource):
     """Activation and tier (hot, warm, cool) of every recalled unit of each tenant, decayed from its access log."""

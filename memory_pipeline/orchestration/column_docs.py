@@ -92,6 +92,16 @@ BY_TABLE = {
         "source_ref": "Citation of the source (path#Lline).",
         "content_hash": "Hash of the content: the same memory is stored once.",
     },
+    "activation": {
+        "row_id": "The recall row (chunk, episode or typed memory) the activation is of.",
+        "activation": "Decayed count of times recall returned or used the row (activation/decay.py).",
+        "use_activation": "Decayed count of times the row was used: injected or fetched with get.",
+        "tier": "hot, warm or cool, from the activation.",
+        "used": "Times the row was used (injected, fetched), all time.",
+        "returned": "Times recall returned the row, all time.",
+        "last_at": "When the row was last returned or used (UTC).",
+        "computed_at": "When the nightly run computed this row (UTC).",
+    },
 }
 
 
