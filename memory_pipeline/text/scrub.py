@@ -6,8 +6,11 @@ regex-based detectors of detect-secrets (SendGrid, Twilio, PyPI, Azure, Discord,
 formats we do not spell out) over the text around long token-like runs only, then the
 ``password = value`` style assignments (also glued inside environment names such as
 ``PGPASSWORD``), then the families of ``secret_families`` (vendor prefixes, flags and XML
-elements, prose such as "my password is X", an AWS secret beside its key id, random tokens), then
-the caller's extra patterns.
+elements, an AWS secret beside its key id, random tokens that are not structured data, see
+``secret_lookalikes``), of ``secret_configs`` (.pgpass lines, a credential named in one field and
+held in another, tables with a credential column) and of ``secret_prose`` ("my password is X" in
+many languages and scripts), then the caller's extra patterns. JSON strings written with escapes
+are first scrubbed as decoded.
 
 The number of lines never changes: a multi-line secret such as a PEM private key is replaced by
 its placeholder followed by the line breaks it spanned, so chunk line ranges computed on the
