@@ -37,7 +37,8 @@ NEEDS_LABEL = frozenset({
     "prose_italian", "prose_portuguese", "prose_dutch", "prose_polish", "prose_russian", "prose_turkish",
     "prose_arabic", "prose_hindi", "prose_no_verb", "pgpass", "terraform_variable", "k8s_env_list",
     "ecs_name_value", "postman_key_value", "properties_password", "ini_password", "docker_config_auth",
-    "jdbc_url", "otpauth_secret",
+    "jdbc_url", "otpauth_secret", "docker_login_flag", "keytool_storepass", "redis_requirepass",
+    "powershell_plaintext", "wpa_psk", "bank_pin", "netrc_multiline", "markdown_table",
 })
 
 
@@ -194,6 +195,14 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("otpauth_secret", (s := g(32, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"),), f"otpauth://totp/Acme:alice?secret={s}&issuer=Acme"),
         ("aws_session_token", (s := "FwoGZXIvYXdzE" + g(300, B64),), f"aws_session_token = {s}"),
         ("long_bearer", (s := g(600, URLSAFE),), f"Authorization: Bearer {s}"),
+        ("docker_login_flag", (s := pw(),), f"docker login -u ci -p {s} ghcr.io"),
+        ("keytool_storepass", (s := pw(),), f"keytool -list -keystore app.jks -storepass {s}"),
+        ("redis_requirepass", (s := pw(),), f"requirepass {s}"),
+        ("powershell_plaintext", (s := pw(),), f'$secure = ConvertTo-SecureString "{s}" -AsPlainText -Force'),
+        ("wpa_psk", (s := pw(),), f'network={{\n    ssid="office"\n    psk="{s}"\n}}'),
+        ("bank_pin", (s := g(6, string.digits),), f"my bank card PIN is {s}"),
+        ("netrc_multiline", (s := pw(),), f"machine api.acme.io\n  login deploy\n  password {s}"),
+        ("markdown_table", (s := pw(),), f"| service | user | password |\n|---|---|---|\n| grafana | admin | {s} |"),
         ("pgp_private_key", (pem_body,), f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{pem_body}\n-----END PGP PRIVATE KEY BLOCK-----"),
     ]
     out = [Planted(name, secrets if isinstance(secrets, tuple) else (secrets,), line) for name, secrets, line in entries]

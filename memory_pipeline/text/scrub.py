@@ -6,8 +6,11 @@ regex-based detectors of detect-secrets (SendGrid, Twilio, PyPI, Azure, Discord,
 formats we do not spell out) over the text around long token-like runs only, then the
 ``password = value`` style assignments (also glued inside environment names such as
 ``PGPASSWORD``), then the families of ``secret_families`` (vendor prefixes, flags and XML
-elements, prose such as "my password is X", an AWS secret beside its key id, random tokens), then
-the caller's extra patterns.
+elements, an AWS secret beside its key id, random tokens that are not structured data, see
+``secret_lookalikes``), of ``secret_configs`` (.pgpass lines, a credential named in one field and
+held in another, tables with a credential column) and of ``secret_prose`` ("my password is X" in
+many languages and scripts), then the caller's extra patterns. JSON strings written with escapes
+are first scrubbed as decoded.
 
 The number of lines never changes: a multi-line secret such as a PEM private key is replaced by
 its placeholder followed by the line breaks it spanned, so chunk line ranges computed on the
@@ -39,7 +42,7 @@ from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 from memory_pipeline.text.secret_prose import apply_prose
-from memory_pipeline.text.secret_configs import apply_config_formats, apply_json_strings
+from memory_pipeline.text.secret_configs import apply_config_formats, apply_json_strings, apply_tables
 from memory_pipeline.text.secret_families import (
     PLACEHOLDER,
     apply_aws_pairs,
@@ -66,7 +69,7 @@ class ScrubResult:
 # --- Assignments ("password = value") ---------------------------------------------------------
 _ASSIGNMENT_RE = re.compile(
     # The lookahead lets re skip most positions before it tries the case-insensitive keywords.
-    r"(?=[PpSsTtAaCcKk])(?i:(?P<kw>passphrase|password|passwd|pass|pwd|secret|token|api[_-]?key|"
+    r"(?=[PpSsTtAaCcKk])(?i:(?P<kw>passphrase|password|passwd|pass|pwd|psk|secret|token|api[_-]?key|"
     r"access[_-]?key|auth[_-]?key|private[_-]?key|credentials?|signature|sig|auth|key))"
     r"(?P<rest>[\w.-]{0,40}?)[\"'\\\]]{0,3}[ \t]*(?:=>|:=|=|:)[ \t]*"
     r"(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){1,4096}?)\\?\""
@@ -88,13 +91,13 @@ _PLACEHOLDER_VALUE_RE = re.compile(
 _CODE_VALUE_RE = re.compile(r"[A-Z][A-Z]+(?:_[A-Z]+)+|[A-Za-z_$][\w$.]*(?:\[.*|\(.*)")
 _MIN_ASSIGNED_SECRET = 8
 _OPERATOR_RE = re.compile(r"(?<=[\w\"'\]\\ \t])[:=]+")
-_KEYWORD_STEMS = ("pass", "pwd", "secret", "token", "key", "credential", "sig", "auth")
+_KEYWORD_STEMS = ("pass", "pwd", "psk", "secret", "token", "key", "credential", "sig", "auth")
 # Keywords that also name ordinary things ("key: id", "auth: oauth2", "sig: figure 3"): their
 # value must look generated.
 _WEAK_KEYWORDS = ("key", "auth", "sig", "signature")
 _KEY_REACH = 80  # keyword, identifier suffix, quotes and spaces before the operator
 _VALUE_REACH = 4120  # spaces, quotes and a value of up to 4,096 characters after it (session tokens run long)
-_PASSWORD_KEYWORDS = ("pass", "pwd")
+_PASSWORD_KEYWORDS = ("pass", "pwd", "psk")
 
 
 def _standalone(match: re.Match[str], group: int = 0) -> bool:
@@ -391,6 +394,7 @@ def scrub_secrets(text: str, extra_patterns: Sequence[str] = ()) -> ScrubResult:
     text = _apply_assignments(text, counts)
     text = apply_labelled(text, counts)
     text = apply_config_formats(text, counts)
+    text = apply_tables(text, counts)
     text = apply_prose(text, counts)
     text = apply_aws_pairs(text, counts)
     text = apply_random_tokens(text, counts)

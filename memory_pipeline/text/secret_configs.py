@@ -12,6 +12,9 @@ blocks where the credential's name and its value are two fields apart.
 Values are checked like every other family's (``looks_like_password`` or ``looks_random``), and
 templates (``${var.x}``, ``{{ .Values.x }}``) are left alone.
 
+A table (Markdown, CSV or tab-separated) whose header names a credential column has that column's
+cells redacted in the rows below it (``apply_tables``).
+
 Text inside a JSON string is also read the way its writer meant it (``apply_json_strings``): a
 transcript line written with ``\\u5bc6\\u7801`` for "密码", ``\\"`` for a quote or ``\\n`` for a
 line break hides the words and the layout the families look for.
@@ -109,3 +112,49 @@ def apply_json_strings(text: str, counts, scrub: Callable[[str], tuple[str, dict
         return json.dumps(scrubbed, ensure_ascii="\\u" in literal)
 
     return _JSON_STRING_RE.sub(substitute, text)
+
+
+_TABLE_CELL_NAME_RE = re.compile(
+    r"(?i:[\w .-]*(?:password|passwd|passphrase|pwd|pw|secret|token|api[ _-]?key|credentials?|pin)[\w .-]*)"
+)
+_DELIMITERS = ("|", "\t", ",", ";")
+
+
+def _cells(line: str, delimiter: str) -> list[str]:
+    cells = line.split(delimiter)
+    if delimiter == "|":  # the text before the first pipe and after the last is not a cell
+        cells = cells[1:-1]
+    return cells
+
+
+def apply_tables(text: str, counts) -> str:
+    """Redact the cells under a header that names a credential, down to the table's end."""
+    if not any(word in text.lower() for word in ("pass", "pw", "secret", "token", "key", "credential", "pin")):
+        return text
+    lines = text.split("\n")
+    columns: set[int] = set()
+    delimiter = ""
+    for n, line in enumerate(lines):
+        if columns and delimiter in line:
+            cells = _cells(line, delimiter)
+            changed = False
+            for i in columns & set(range(len(cells))):
+                value = cells[i].strip().strip("`\"'")
+                if value and not any(c.isspace() for c in value) and (_secret_value(value) or value.isdigit() and 4 <= len(value) <= 8):
+                    cells[i] = cells[i].replace(value, placeholder("password", value), 1)
+                    counts["password"] += 1
+                    changed = True
+            if changed:
+                inner = delimiter.join(cells)
+                lines[n] = f"{line[: line.index('|') + 1]}{inner}{line[line.rindex('|') :]}" if delimiter == "|" else inner
+            continue
+        columns, delimiter = set(), ""
+        for candidate in _DELIMITERS:
+            cells = _cells(line, candidate)
+            # A header: short cells of at most three words each, one of them naming a credential.
+            if len(cells) >= 2 and all(len(c) <= 40 and len(c.split()) <= 3 for c in cells):
+                named = {i for i, cell in enumerate(cells) if _TABLE_CELL_NAME_RE.fullmatch(cell.strip())}
+                if named and len(named) < len(cells):
+                    columns, delimiter = named, candidate
+                    break
+    return "\n".join(lines)

@@ -141,15 +141,19 @@ def entropy(value: str) -> float:
 
 
 # --- Flags, XML elements and URL user information ------------------------------------------------
-_CRED = r"(?:[A-Za-z0-9]*[_-])?(?:password|passwd|pass|pwd|token|secret|api[_-]?key|apikey|auth[_-]?token)"
+# The flag may glue a word before the credential's name: -storepass, -keypass, --dbpassword.
+_CRED = r"(?:[A-Za-z0-9]*[_-]?)(?:password|passwd|pass|pwd|token|secret|api[_-]?key|apikey|auth[_-]?token)"
 FLAG_RE = re.compile(rf"(?<![\w-])--?(?i:{_CRED})(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"']{{6,4096}})(?P=q)")
 XML_RE = re.compile(
     r"<(?P<tag>[\w:.-]*(?i:password|passwd|secret|token|apikey|api_key|accesskey|privatekey)[\w:.-]*)>"
     r"[ \t]*(?P<value>[^<\s]{6,4096})[ \t]*</(?P=tag)>"
 )
-# "curl -u user:pw", "--user user:pw", "mysql -pSecret", "sshpass -p pw", a .netrc line.
+# "curl -u user:pw", "--user user:pw", "mysql -pSecret", "sshpass -p pw", a .netrc line,
+# "docker login -u ci -p pw" (any login command), PowerShell's "ConvertTo-SecureString 'pw' -AsPlainText".
 USER_PASSWORD_RE = re.compile(
     r"(?<![\w-])(?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']{1,64}:(?P<value>[^\s\"']{4,200})"
+    r"|(?<![\w-])(?:-u|--username)(?:=|[ \t]+)[^\s:]{1,64}[ \t]+-p(?:=|[ \t]+)[\"']?(?P<login>[^\s\"']{4,200})"
+    r"|(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?[\"'](?P<plain>[^\"'\n]{4,200})[\"'][ \t]+(?i:-AsPlainText)"
     r"|\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n]{0,200}?[ \t]-p(?P<q>[\"']?)(?P<glued>[^\s\"']{4,200})"
     r"|\bsshpass[ \t]+-p[ \t]*[\"']?(?P<sshpass>[^\s\"']{4,200})"
     r"|\blogin[ \t]+\S{1,64}[ \t]+password[ \t]+(?P<netrc>[^\s\"']{4,200})"
@@ -343,8 +347,8 @@ def apply_labelled(text: str, counts) -> str:
             return None
         return _redact(match, group, "password", counts)
 
-    if "-u" in text or "--user" in text or "-p" in text or "password" in text:
-        text = sub_values(USER_PASSWORD_RE, text, user_password, "value", "glued", "sshpass", "netrc")
+    if "-u" in text or "--user" in text or "-p" in text or "password" in text or "-AsPlainText" in text:
+        text = sub_values(USER_PASSWORD_RE, text, user_password, "value", "login", "plain", "glued", "sshpass", "netrc")
     return text
 
 

@@ -41,7 +41,8 @@ _PASSWORD_WORDS = (
     r"geslo|κωδικός|συνθηματικό|пароль|парола|лозинка|密码|密碼|口令|パスワード|暗証番号|비밀번호|암호|"
     r"كلمة المرور|كلمة السر|סיסמה|סיסמא|رمز عبور|पासवर्ड|รหัสผ่าน|mật khẩu|kata sandi|katalaluan"
 )
-_COMPOUND_WORDS = r"passwort|kennwort|password|wachtwoord|lösenord|passord|salasana|heslo|jelszó"
+# also a configuration directive that ends in "pass" (requirepass, storepass, become_pass)
+_COMPOUND_WORDS = r"passwort|kennwort|password|wachtwoord|lösenord|passord|salasana|heslo|jelszó|pass|pwd"
 _TOKEN_WORDS = (
     r"api[ _-]?key|secret(?: key)?|access (?:key|token)|token|auth token|client secret|key|"
     r"clé(?: API)?|clave de API|chiave(?: API)?|API-Schlüssel|Zugangsschlüssel|ключ(?: API)?|токен|"
@@ -75,6 +76,11 @@ BARE_PASSWORD_RE = re.compile(r"(?<![\w:\-])(?i:password|passwort|passcode|passw
 # Any credential word and, later in the same clause (a few words on, or glued in a script written
 # without spaces), a value that only a chosen or generated secret looks like.
 KEYWORD_RE = re.compile(_KEYWORD)
+# A PIN is digits only, so it is taken only when a verb or a colon hands it over: "PIN is 4821".
+PIN_RE = re.compile(
+    rf"(?<![A-Za-z0-9_])(?i:pin(?:[ -]?(?:code|number|nummer))?|geheimzahl|PIN码|暗証番号)"
+    rf"(?:[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:：=][ \t]*|[ \t]*(?:是|は|는|은))(?P<value>\d{{4,8}})(?![\d.,:/-]?\d)"
+)
 NEAR_REACH = 80  # characters after the keyword
 NEAR_WORDS = 8  # words after the keyword
 _CLAUSE_END_RE = re.compile(r"[.!?;](?:\s|$)|\n|[。！？；]")
@@ -86,7 +92,7 @@ _NOT_A_VALUE_RE = re.compile(
 
 # A literal piece of every credential word above, searched in the lower-cased text.
 _HINT_RE = re.compile(
-    "pass|pw|pin code|kennw|mot de|contra|clave|senha|wacht|lösen|losen|adgang|kodeord|salasana|hasł|hasl|"
+    "pass|pw|pin|geheimzahl|kennw|mot de|contra|clave|senha|wacht|lösen|losen|adgang|kodeord|salasana|hasł|hasl|"
     "heslo|jelsz|parol|şifre|sifre|lozinka|geslo|κωδικ|συνθημ|парол|лозин|密|口令|パスワード|暗証|비밀번호|"
     "암호|كلمة|סיסמ|رمز|पासवर्ड|รหัส|mật khẩu|kata sandi|katalaluan|key|secret|token|clé|chiave|"
     "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키"
@@ -138,6 +144,13 @@ def _apply_prose(text: str, counts) -> str:
         return whole[:start] + placeholder("password", value) + whole[start + len(value) :]
 
     text = sub_values(BARE_PASSWORD_RE, text, bare, "value")
+
+    def pin(match: re.Match[str], group: str) -> str | None:
+        counts["pin"] += 1
+        whole, start, end = match.group(0), match.start(group) - match.start(0), match.end(group) - match.start(0)
+        return whole[:start] + placeholder("pin", whole[start:end]) + whole[end:]
+
+    text = sub_values(PIN_RE, text, pin, "value")
     return apply_near_keyword(text, counts)
 
 

@@ -75,8 +75,13 @@ def test_settings_configure_the_client(monkeypatch):
     assert LLMClient.from_env() is None
     monkeypatch.setenv("MEMORY_PIPELINE_LLM_BASE_URL", "http://127.0.0.1:9/v1/")
     monkeypatch.setenv("MEMORY_PIPELINE_LLM_API_KEY", "k-123")
+    monkeypatch.setenv("MEMORY_PIPELINE_LLM_CALL_DEADLINE_S", "5")
+    monkeypatch.setenv("MEMORY_PIPELINE_LLM_RUN_BUDGET_S", "60")
+    monkeypatch.setenv("MEMORY_PIPELINE_LLM_MAX_FAILURES", "2")
     client = LLMClient.from_env()
     assert (client.base_url, client.model, client.api_key) == ("http://127.0.0.1:9/v1", "default", "k-123")
+    assert (client.timeout, client.run_budget, client.max_failures) == (5.0, 60.0, 2)
+    assert LLMClient.from_env() is not client and client.available  # each run gets its own breaker
     assert "k-123" not in repr(__import__("memory_pipeline.config", fromlist=["Settings"]).Settings())
 
 

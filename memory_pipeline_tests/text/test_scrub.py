@@ -222,8 +222,8 @@ def test_extra_patterns_are_custom_secrets():
     result = scrub_secrets(text, extra_patterns=[r"ACME-\d{4}-[A-Z]{2}"])
     assert result.text == "ticket [REDACTED:custom] and badge [REDACTED:custom]; not acme-lowercase"
     assert result.counts == {"custom": 2}
-    grouped = scrub_secrets("pin=4411 door", extra_patterns=[r"pin=(\d+)", r"x*"])
-    assert grouped.text == "pin=[REDACTED:custom] door"  # empty matches replace nothing
+    grouped = scrub_secrets("locker=4411 door", extra_patterns=[r"locker=(\d+)", r"x*"])
+    assert grouped.text == "locker=[REDACTED:custom] door"  # empty matches replace nothing
     with pytest.raises(ValueError, match="invalid extra secret pattern"):
         scrub_secrets("x", extra_patterns=["(unclosed"])
 

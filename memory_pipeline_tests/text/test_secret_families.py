@@ -117,6 +117,17 @@ def test_every_format_is_redacted_inside_a_json_transcript_line(seed):
         ('variable "db_password" { default = var.from_vault }', 'variable "db_password" { default = var.from_vault }'),
         ("- name: DB_USER\n  value: app\n- name: DB_PASSWORD\n  valueFrom: vault", "- name: DB_USER\n  value: app\n- name: DB_PASSWORD\n  valueFrom: vault"),
         ("meeting 10:30:00:15 and 2026:11:26:08:41", "meeting 10:30:00:15 and 2026:11:26:08:41"),
+        ("docker login -u ci -p Xk29!fjqPz8w ghcr.io", "docker login -u ci -p [REDACTED:password] ghcr.io"),
+        ("keytool -list -storepass Xk29!fjqPz8w", "keytool -list -storepass [REDACTED:password]"),
+        ("requirepass Xk29!fjqPz8w", "requirepass [REDACTED:password]"),
+        ('ConvertTo-SecureString "Xk29!fjqPz8w" -AsPlainText', 'ConvertTo-SecureString "[REDACTED:password]" -AsPlainText'),
+        ("my bank card PIN is 482193", "my bank card PIN is [REDACTED:pin]"),
+        ("pinned 4 items; the pin is 3 cm long; shopping 2024", "pinned 4 items; the pin is 3 cm long; shopping 2024"),
+        ("| host | user | password |\n|---|---|---|\n| db | app | Xk29!fjqPz8w |\n\nAfter, the table | ends |",
+         "| host | user | password |\n|---|---|---|\n| db | app | [REDACTED:password] |\n\nAfter, the table | ends |"),
+        ("user,password,role\nadmin,Xk29!fjqPz8w,owner", "user,password,role\nadmin,[REDACTED:password],owner"),
+        ("I changed my password, then logged in\nsee you, bye", "I changed my password, then logged in\nsee you, bye"),
+        ("| key | meaning |\n|---|---|\n| Ctrl+K | search |", "| key | meaning |\n|---|---|\n| Ctrl+K | search |"),
     ],
 )
 def test_prose_in_any_script_and_configuration_formats(text, scrubbed):
