@@ -40,6 +40,7 @@ FULL = {
     "recall": ["--sizes", "10000,100000,1000000", "--queries", "200"],
     "memory": ["--chunks", "1000000", "--tenants", "10"],
     "consolidate": ["--spacy-repeats", "1", "--dagster-modes", "launch"],
+    "oneshot": ["--chunks", "10000", "--runs", "7"],
 }
 QUICK = {
     "ingest": ["--quick"],
@@ -161,7 +162,7 @@ def check_against_baseline(measured: dict[str, float], baseline: dict) -> list[s
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, about 2 minutes; checks baseline.json")
-    parser.add_argument("--only", help="comma-separated benchmarks to run (ingest, recall, memory, consolidate)")
+    parser.add_argument("--only", help="comma-separated benchmarks to run (ingest, recall, memory, consolidate, oneshot)")
     parser.add_argument("--out", help="results folder (default bench/results, or a temporary one with --quick)")
     parser.add_argument("--no-readme", action="store_true", help="do not rewrite bench/README.md")
     parser.add_argument("--write-baseline", action="store_true", help="commit this quick run's ratios as the baseline")

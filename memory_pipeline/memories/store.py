@@ -134,6 +134,10 @@ class GraphStore(LanceBase):
             for spec in (MEMORIES, MEMORY_AUDIT):
                 if self.has(spec):
                     purge_table(self.db.open_table(spec.name), is_local(self.uri))
+            # Recall keeps small tenants' reads of the memories table (``recall/index_files.py``).
+            from memory_pipeline.recall.index_files import forget_table_files
+
+            forget_table_files(self.uri, MEMORIES.name)
 
     def ensure_fts_index(self, rebuild: bool = False) -> None:
         """The full-text index on memory content, built or brought up to date."""

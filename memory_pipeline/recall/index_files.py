@@ -92,6 +92,17 @@ def forget_index_files(uri: str, forgotten: Callable[[str], bool]) -> list[str]:
     return removed
 
 
+def forget_table_files(uri: str, table: str) -> list[str]:
+    """Delete every tenant's persisted indices and kept reads of ``table`` (after its deleted rows
+    were purged: no copy of them may stay); the folder removed, relative to the LanceDB folder."""
+    root = index_root(uri)
+    folder = None if root is None or not _SAFE.match(table) else root / table
+    if folder is None or not folder.is_dir():
+        return []
+    shutil.rmtree(folder)
+    return [str(folder.relative_to(root.parent))]
+
+
 class TenantFiles:
     """The persisted indices of one (table, tenant); ``folder`` is set once a fingerprint is chosen."""
 

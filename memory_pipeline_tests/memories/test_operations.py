@@ -15,6 +15,7 @@ from memory_pipeline.config import Settings
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.memories.operations import MemoryGraph, MemoryNotFoundError, MemoryOperationError, ReadOnlyError
 from memory_pipeline.memories.service import MemoryService
+from memory_pipeline.recall.sources import TenantCache
 from memory_pipeline.tenancy import Tenant
 
 ALICE = Tenant("support-bot", "alice")
@@ -96,6 +97,9 @@ def test_forget_removes_the_content_from_every_file_and_keeps_only_id_reason_tim
     stored = graph.store_memory(ALICE, "fact", secret, reasoning="mentioned Quokkazebra once")
     graph.update_memory(ALICE, stored["id"], confidence=0.4, reason="unsure")
     assert files_containing(lance_uri, "quokkazebra")  # it is on disk before
+    # and in the read recall keeps of this small tenant's memories (recall/index_files.py)
+    TenantCache(lance_uri).read_tenant("memories", ALICE.key, ["id", "content"])
+    assert any(f.startswith("_recall_index/memories/") for f in files_containing(lance_uri, "quokkazebra"))
 
     result = graph.forget_memory(ALICE, stored["id"], reason="user asked to forget it", actor="test")
 
