@@ -146,8 +146,11 @@ def _result(cand: Candidate, unit: list[int], config: RecallConfig, stems: froze
         start_line=start,
         end_line=end,
         turn_ids=turn_ids,
-        score=round(cand.score, 6),
+        # 0..1 as min_score is: the user boost and the signals rank above 1 (the order keeps
+        # them, and ``parts`` shows them), the score a reader compares says "as relevant as can be".
+        score=round(min(1.0, cand.score), 6),
         parts={
+            "ranked": round(cand.score, 6),
             "vector": round(cand.vector, 6),
             "text": round(cand.text, 6),
             "decay": round(cand.decay, 6),
