@@ -262,15 +262,21 @@ CURRENT_WINDOW = 6
 
 _ASK_RES = (
     ("date", re.compile(r"^\s*(?:when\b|what (?:date|day|time|year|month)\b|which (?:day|date|month|year)s?\b|"
-                        r"on what day\b|at what time\b)", re.IGNORECASE)),
-    ("number", re.compile(r"\bhow (?:much|many|big|large|long|often|fast)\b|\bwhat (?:is|are) the (?:\w+ )?"
-                          r"(?:number|price|cost|rate|limit|size|quota|version|budget|amount|count|total)\b|"
+                        r"on what day\b|at what time\b)|\bwhat is the (?:\w+ ){0,2}(?:date|deadline|day)\b", re.IGNORECASE)),
+    ("number", re.compile(r"\bhow (?:much|many|big|large|long|often|fast)\b|\bwhat (?:is|are) the (?:\w+ ){0,2}"
+                          r"(?:number|price|cost|rate|limit|size|quota|version|budget|amount|count|total|sla)\b|"
                           r"\bwhich version\b", re.IGNORECASE)),
     ("person", re.compile(r"^\s*(?:who|whom|whose)\b", re.IGNORECASE)),
     ("place", re.compile(r"^\s*where\b|\bwhich (?:city|country|town|place|office|room|address|region|state)\b",
                          re.IGNORECASE)),
-    ("name", re.compile(r"^\s*(?:which|what)\b", re.IGNORECASE)),
+    # "Which editor does Sam use?", "What PostgreSQL version does production run?": one thing named
+    # by the noun asked about; not "What is ...", "What does ...", "What kind of ...", nor a plural
+    # ("What pets does ...": a list).
+    ("name", re.compile(r"^\s*(?:which|what)\s+(?!(?:is|are|was|were|do|does|did|kind|type|sort|way)\b)"
+                        r"(?:[\w-]+\s+){0,2}[\w-]*[^\Ws]\s+(?:does|do|is|are|should|will)\b", re.IGNORECASE)),
 )
+_PERFECT_RE = re.compile(r"\b(?:has|have)\s+(?:\w+\s+){0,3}?\w+(?:ed|en|wn|ne|ght|ung)\b", re.IGNORECASE)
+"""A question in the present perfect ("Where has Melanie camped?") asks what has happened so far."""
 _NUMBER_RE = re.compile(r"\d")
 _DATE_RE = re.compile(
     r"\b(?:\d{1,2}:\d{2}|(?:19|20)\d\d-\d\d-\d\d|\d{1,2}(?:st|nd|rd|th)\b|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|"
@@ -290,6 +296,8 @@ _KIN_RE = re.compile(
 def asked_kind(question: str) -> str | None:
     """The kind of value a question asks for: date, number, person, place or name (a named thing
     or a number), from its opening words; None for a question that asks for none of them."""
+    if _PERFECT_RE.search(question or ""):
+        return None
     for kind, pattern in _ASK_RES:
         if pattern.search(question or ""):
             return kind
