@@ -82,7 +82,7 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
 
     service = MemoryService(agent, user, read_only=read_only, actor="mcp", **({"settings": settings} if settings else {}))
     expected = _expected_errors()
-    from memory_pipeline.activation.access_log import record_access
+    from memory_pipeline.activation.access_log import Access, record_access
     mode = "read-only" if service.read_only else "read-write"
 
     def guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -149,6 +149,8 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
     ) -> dict[str, Any]:
         """Typed memories (facts, preferences, events, plans, ...) most related to a question."""
         hits = service.recall(query, memory_type=memory_type, k=limit)
+        record_access(service.settings.lancedb_uri, "mcp_graph_recall", returned=[
+            Access(h["tenant"], f"facts/{h['id']}", (h["id"],)) for h in hits if h.get("tenant") and h.get("id")])
         return capped_list([compact(h, MEMORY_KEYS, debug) for h in hits], limit)
 
     def memory_graph_query(

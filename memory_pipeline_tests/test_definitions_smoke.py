@@ -3,7 +3,7 @@
 Proves the shipped definitions (resources from the environment, IO manager, checks, sensors)
 work together: the L0 job over every sample tenant with all-MiniLM-L6-v2 passes its checks and
 the indexed rows carry 384-dimensional vectors; then each other job of each slice (consolidation,
-dreaming, compaction flush, typed memories, pruning, LanceDB maintenance) runs once on one tenant and succeeds (with
+dreaming, compaction flush, typed memories, activation, pruning, LanceDB maintenance) runs once on one tenant and succeeds (with
 the hashing embedder: those jobs' real-model runs are covered by their own slow tests).
 """
 
@@ -69,6 +69,7 @@ def _every_other_job(defs: dg.Definitions, instance: dg.DagsterInstance, root, t
         "consolidation_job": run_consolidation(defs, instance, days[-1:]),
         "dreaming_job": run_dreaming(defs, instance, [tenant]),
         "graph_ingest_job": [run_partitioned_job(defs, "graph_ingest_job", instance, [tenant])],
+        "activation_job": [run_partitioned_job(defs, "activation_job", instance, [tenant])],
         # Without flush windows (a run launched by hand) the flush reads every transcript of the tenant.
         "compaction_flush_job": [
             defs.resolve_job_def("compaction_flush_job").execute_in_process(instance=instance, partition_key=tenant)

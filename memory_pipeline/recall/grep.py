@@ -16,8 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import regex
+from typing import TYPE_CHECKING
 
 from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.recall.get import GetError
@@ -30,6 +29,9 @@ MAX_MATCHES = 200
 MAX_BYTES = 64_000_000
 """Bytes read in one search; past them it stops and says so (``truncated``)."""
 LINE_CHARS = 400
+
+if TYPE_CHECKING:
+    import regex
 
 
 class GrepError(GetError):
@@ -60,6 +62,8 @@ class GrepResult:
 
 
 def compile_pattern(pattern: str, ignore_case: bool = False) -> regex.Pattern:
+    import regex  # the one matcher with a time limit; imported when a search runs
+
     if not pattern:
         raise GrepError("no pattern given: pass a regular expression, e.g. 'Porto|Lisbon'")
     if len(pattern) > MAX_PATTERN_CHARS:

@@ -51,6 +51,9 @@ BAD_INPUTS = [
     (["forget-tenant", *ALICE], None, "--yes"),
     (["forget-tenant", "-a", "nosuch", "--yes"], None, "nothing of agent 'nosuch' and every one of its users is stored"),
     (["nosuch-command"], None, "No such command"),
+    (["grep", "(refund", *ALICE], None, "bad regular expression"),
+    (["expand", "facts/m_nosuch", *ALICE], None, "no typed memory"),
+    (["expand", "support-bot/MEMORY.md#L1", *ALICE, "--depth", "-1"], None, "--depth"),
 ]
 
 
@@ -106,6 +109,10 @@ def test_every_command_that_prints_data_prints_json(world):
     assert hits and len(hits) <= 2 and {"citation", "score", "snippet", "source"} <= set(hits[0])
     lines = world.json("get", hits[0]["citation"], *ALICE)
     assert lines["text"] and lines["path"] == hits[0]["path"]
+    expanded = world.json("expand", hits[0]["citation"], *ALICE, "--all-levels")
+    assert expanded["text"] == lines["text"] and "sources" in expanded
+    found = world.json("grep", "refund", *ALICE, "--limit", "2", "-i")
+    assert len(found["matches"]) == 2 and found["truncated"] is True
     injected = world.json("inject", "Can I get a refund on my annual plan?", *ALICE)
     assert injected["matched"] >= 1
 
