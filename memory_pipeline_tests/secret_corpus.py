@@ -39,6 +39,7 @@ NEEDS_LABEL = frozenset({
     "ecs_name_value", "postman_key_value", "properties_password", "ini_password", "docker_config_auth",
     "jdbc_url", "otpauth_secret", "docker_login_flag", "keytool_storepass", "redis_requirepass",
     "powershell_plaintext", "wpa_psk", "bank_pin", "netrc_multiline", "markdown_table",
+    "wallet_private_key_hex", "signing_secret_hex",
 })
 
 
@@ -203,6 +204,8 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("bank_pin", (s := g(6, string.digits),), f"my bank card PIN is {s}"),
         ("netrc_multiline", (s := pw(),), f"machine api.acme.io\n  login deploy\n  password {s}"),
         ("markdown_table", (s := pw(),), f"| service | user | password |\n|---|---|---|\n| grafana | admin | {s} |"),
+        ("wallet_private_key_hex", (s := "0x" + g(64, LOWER_HEX),), f"my wallet private key {s} stays offline"),
+        ("signing_secret_hex", (s := g(32, LOWER_HEX),), f"the webhook signing secret {s} rotates monthly"),
         ("pgp_private_key", (pem_body,), f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{pem_body}\n-----END PGP PRIVATE KEY BLOCK-----"),
     ]
     out = [Planted(name, secrets if isinstance(secrets, tuple) else (secrets,), line) for name, secrets, line in entries]

@@ -44,7 +44,8 @@ _PASSWORD_WORDS = (
 # also a configuration directive that ends in "pass" (requirepass, storepass, become_pass)
 _COMPOUND_WORDS = r"passwort|kennwort|password|wachtwoord|lösenord|passord|salasana|heslo|jelszó|pass|pwd"
 _TOKEN_WORDS = (
-    r"api[ _-]?key|secret(?: key)?|access (?:key|token)|token|auth token|client secret|key|"
+    r"api[ _-]?key|secret(?: key)?|(?:private|signing|encryption|master|wallet) key|access (?:key|token)|token|"
+    r"auth token|client secret|key|"
     r"clé(?: API)?|clave de API|chiave(?: API)?|API-Schlüssel|Zugangsschlüssel|ключ(?: API)?|токен|"
     r"密钥|秘钥|令牌|トークン|APIキー|秘密鍵|토큰|API 키"
 )
@@ -76,6 +77,7 @@ BARE_PASSWORD_RE = re.compile(r"(?<![\w:\-])(?i:password|passwort|passcode|passw
 # Any credential word and, later in the same clause (a few words on, or glued in a script written
 # without spaces), a value that only a chosen or generated secret looks like.
 KEYWORD_RE = re.compile(_KEYWORD)
+_HEX_SECRET_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}")
 # A PIN is digits only, so it is taken only when a verb or a colon hands it over: "PIN is 4821".
 PIN_RE = re.compile(
     rf"(?<![A-Za-z0-9_])(?i:pin(?:[ -]?(?:code|number|nummer))?|geheimzahl|PIN码|暗証番号)"
@@ -182,10 +184,13 @@ def apply_near_keyword(text: str, counts) -> str:
         if (stop := _CLAUSE_END_RE.search(window)) is not None:
             window = window[: stop.start()]
         password = keyword.group("compound") is not None or PASSWORD_KEYWORD_RE.fullmatch(keyword.group("kw")) is not None
+        # A long hex run is a secret after a word that names one ("private key", "token"), not
+        # after a bare "key" (a commit or a content hash is cited beside many words).
+        hex_ok = (keyword.group("kw") or "").lower() not in ("key", "schlüssel", "ключ", "키", "キー")
         for n, word in enumerate(window.split()[:NEAR_WORDS]):
             runs = _ASCII_RUN_RE.findall(word)
             value = max(runs, key=len, default="").strip(TRAILING_PUNCTUATION + "(*").rstrip(".,;:")
-            if not chosen_secret(value, first=n == 0 and password):
+            if not (chosen_secret(value, first=n == 0 and password) or hex_ok and _HEX_SECRET_RE.fullmatch(value)):
                 continue
             at = text.index(value, keyword.end())
             # The window may have cut a long token: the value runs to its end.

@@ -122,6 +122,8 @@ def test_every_format_is_redacted_inside_a_json_transcript_line(seed):
         ("requirepass Xk29!fjqPz8w", "requirepass [REDACTED:password]"),
         ('ConvertTo-SecureString "Xk29!fjqPz8w" -AsPlainText', 'ConvertTo-SecureString "[REDACTED:password]" -AsPlainText'),
         ("my bank card PIN is 482193", "my bank card PIN is [REDACTED:pin]"),
+        ("private key 0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318 offline", "private key [REDACTED:secret] offline"),
+        ("the key commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904 landed", "the key commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904 landed"),
         ("pinned 4 items; the pin is 3 cm long; shopping 2024", "pinned 4 items; the pin is 3 cm long; shopping 2024"),
         ("| host | user | password |\n|---|---|---|\n| db | app | Xk29!fjqPz8w |\n\nAfter, the table | ends |",
          "| host | user | password |\n|---|---|---|\n| db | app | [REDACTED:password] |\n\nAfter, the table | ends |"),
