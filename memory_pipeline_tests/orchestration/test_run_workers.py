@@ -1,8 +1,8 @@
 """Proves: a run whose worker is killed (``kill -9``) is marked failed by Dagster's own run
 monitoring, through the launcher every instance of the project names, while a live run is left
-alone (also a run from before runs carried their host, on a SQLite home); the local home the CLI
-writes, the top-level dagster.yaml and deploy/dagster.yaml all turn monitoring on with that
-launcher.
+alone (also a run from before runs carried their host, on a SQLite home, which the CLI's own pass
+marks failed); the local home the CLI writes, the top-level dagster.yaml and deploy/dagster.yaml
+all turn monitoring on with that launcher.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import yaml
 from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
 from dagster._daemon.monitoring.run_monitoring import monitor_started_run
 
-from memory_pipeline.orchestration.run_workers import ProcessRunLauncher, WORKER_HOST_TAG
+from memory_pipeline.orchestration.run_workers import WORKER_HOST_TAG, ProcessRunLauncher, end_dead_runs, in_flight_runs
 from memory_pipeline.orchestration.runs import RUN_MONITORING, local_instance
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,7 +75,10 @@ def test_a_killed_run_is_marked_failed_by_run_monitoring_and_a_live_one_is_not(t
     finally:
         worker.send_signal(signal.SIGKILL)
         worker.wait()
-    monitor_started_run(instance, None, record, logger)
+    if tagged == "tagged":  # the daemon's monitoring pass
+        monitor_started_run(instance, None, record, logger)
+    else:  # the pass the CLI makes when it opens its home (it runs no daemon)
+        assert end_dead_runs(instance, in_flight_runs(instance, lambda run: True)) == [record.dagster_run.run_id]
     run = instance.get_run_by_id(record.dagster_run.run_id)
     assert run.status == DagsterRunStatus.FAILURE
     [failure] = instance.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)
