@@ -27,6 +27,7 @@ import psutil
 from dagster._core.events import DagsterEventType
 from dagster._core.launcher import CheckRunHealthResult, DefaultRunLauncher, WorkerStatus
 from dagster._core.storage.dagster_run import IN_PROGRESS_RUN_STATUSES, DagsterRun, DagsterRunStatus, RunsFilter
+from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
 
 WORKER_HOST_TAG = "memory_pipeline/worker_host"
 # A process that started this long after the run did is another process given the same pid.
@@ -39,8 +40,14 @@ def worker_tags() -> dict[str, str]:
 
 
 def worker_health(instance, run: DagsterRun) -> CheckRunHealthResult:
-    """RUNNING unless this host can see that the run's worker process is gone."""
-    if run.tags.get(WORKER_HOST_TAG) != socket.gethostname():
+    """RUNNING unless this host can see that the run's worker process is gone.
+
+    A run without the host tag (one started before runs carried it) is taken as this host's when
+    the instance keeps its runs in SQLite files, which only processes of one machine share."""
+    host = run.tags.get(WORKER_HOST_TAG)
+    if host is None and isinstance(instance.run_storage, SqliteRunStorage):
+        host = socket.gethostname()
+    if host != socket.gethostname():
         return CheckRunHealthResult(WorkerStatus.RUNNING, "the run's worker is on another host, or unknown")
     found = _worker_pid(instance, run.run_id)
     if found is None:

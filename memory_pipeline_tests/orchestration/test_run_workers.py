@@ -1,7 +1,8 @@
 """Proves: a run whose worker is killed (``kill -9``) is marked failed by Dagster's own run
 monitoring, through the launcher every instance of the project names, while a live run is left
-alone; the local home the CLI writes, the top-level dagster.yaml and deploy/dagster.yaml all turn
-monitoring on with that launcher.
+alone (also a run from before runs carried their host, on a SQLite home, which the CLI's own pass
+marks failed); the local home the CLI writes, the top-level dagster.yaml and deploy/dagster.yaml
+all turn monitoring on with that launcher.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import time
 from pathlib import Path
 
 import dagster as dg
+import pytest
 import yaml
 from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
 from dagster._daemon.monitoring.run_monitoring import monitor_started_run
 
-from memory_pipeline.orchestration.run_workers import ProcessRunLauncher, WORKER_HOST_TAG
+from memory_pipeline.orchestration.run_workers import WORKER_HOST_TAG, ProcessRunLauncher, end_dead_runs, in_flight_runs
 from memory_pipeline.orchestration.runs import RUN_MONITORING, local_instance
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +44,7 @@ WORKER = textwrap.dedent(
     def held_job():
         hold()
 
-    held_job.execute_in_process(instance=dg.DagsterInstance.get(), tags=worker_tags())
+    held_job.execute_in_process(instance=dg.DagsterInstance.get(), tags=worker_tags() if sys.argv[3] == "tagged" else {})
     """
 )
 
@@ -52,12 +54,13 @@ def _started_run(instance: dg.DagsterInstance):
     return record
 
 
-def test_a_killed_run_is_marked_failed_by_run_monitoring_and_a_live_one_is_not(tmp_path, monkeypatch):
+@pytest.mark.parametrize("tagged", ["tagged", "untagged"])  # untagged: a run of a home made before the tag
+def test_a_killed_run_is_marked_failed_by_run_monitoring_and_a_live_one_is_not(tagged, tmp_path, monkeypatch):
     home, marker = tmp_path / "home", tmp_path / "started"
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     instance = local_instance(home)  # the home the CLI makes, its dagster.yaml written
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    worker = subprocess.Popen([sys.executable, "-c", WORKER, str(home), str(marker)], env=env, cwd=REPO)
+    worker = subprocess.Popen([sys.executable, "-c", WORKER, str(home), str(marker), tagged], env=env, cwd=REPO)
     try:
         deadline = time.monotonic() + 120
         while not marker.exists():
@@ -68,11 +71,14 @@ def test_a_killed_run_is_marked_failed_by_run_monitoring_and_a_live_one_is_not(t
         logger = logging.getLogger("run_monitoring")
         monitor_started_run(instance, None, _started_run(instance), logger)
         record = _started_run(instance)  # still running: the worker is alive
-        assert record.dagster_run.tags[WORKER_HOST_TAG]
+        assert (WORKER_HOST_TAG in record.dagster_run.tags) == (tagged == "tagged")
     finally:
         worker.send_signal(signal.SIGKILL)
         worker.wait()
-    monitor_started_run(instance, None, record, logger)
+    if tagged == "tagged":  # the daemon's monitoring pass
+        monitor_started_run(instance, None, record, logger)
+    else:  # the pass the CLI makes when it opens its home (it runs no daemon)
+        assert end_dead_runs(instance, in_flight_runs(instance, lambda run: True)) == [record.dagster_run.run_id]
     run = instance.get_run_by_id(record.dagster_run.run_id)
     assert run.status == DagsterRunStatus.FAILURE
     [failure] = instance.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)
