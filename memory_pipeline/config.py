@@ -35,8 +35,8 @@ class RecallConfig(BaseModel):
     candidates: int = Field(50, ge=1, description="Hits each channel contributes before fusion.")
     snippet_chars: int = Field(700, ge=1)
     focus_chars: int = Field(
-        0, ge=0, description="A row longer than this shows only its run of sentences that holds the "
-        "most query words, at most this long (0: whole rows).",
+        300, ge=0, description="A transcript turn longer than this shows only its run of sentences that "
+        "holds the most query words, at most this long (0: whole turns).",
     )
     collapse_overlaps: bool = Field(
         True, description="Drop a result whose lines overlap a better one of the same file."
@@ -58,7 +58,7 @@ class RecallConfig(BaseModel):
         1, ge=0, description="CPU threads the model embeds one query with (0: the process default)."
     )
     speaker_boost: float = Field(
-        0.0, ge=0, description="Added to the score (times the share of turns) of transcript turns "
+        0.1, ge=0, description="Added to the score (times the share of turns) of transcript turns "
         "spoken by a person the query names.",
     )
     role_boost: float = Field(

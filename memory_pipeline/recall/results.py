@@ -132,7 +132,11 @@ def _result(cand: Candidate, unit: list[int], config: RecallConfig, stems: froze
     rows = cand.rows
     first, last = min(unit), max(unit)
     start, end = int(rows.start_line[first]), int(rows.end_line[last])
-    text = "\n".join(focus(rows.text[j], stems, config.focus_chars) if stems else rows.text[j] for j in sorted(unit))
+    # Transcript turns are focused; a note's chunk is already cut to a section by chunking.
+    text = "\n".join(
+        focus(rows.text[j], stems, config.focus_chars) if stems and rows.source[j] == "sessions" else rows.text[j]
+        for j in sorted(unit)
+    )
     turn_ids: list[str] = []
     for j in sorted(unit):
         turn_ids += [t for t in rows.turn_ids[j] if t not in turn_ids]
