@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from memory_pipeline.config import RecallConfig
 from memory_pipeline.recall.bm25 import query_words
 from memory_pipeline.recall.scope import Scope
+from memory_pipeline.recall.rows import _SPEAKER_RE as SPEAKER_PREFIX_RE  # format_turn's "Name (time): "
 from memory_pipeline.recall.sources import Rows
 from memory_pipeline.recall.timeline import superseded_note
 
@@ -84,8 +85,8 @@ def _same_scope_copy(cand: Candidate, best: dict[str, Candidate]) -> bool:
 def build_results(
     candidates: list[Candidate], config: RecallConfig, k: int, min_score: float, query: str = ""
 ) -> list[SearchResult]:
-    """Cited results, best first; a long row shows only its part that holds the query's words
-    (``focus``), the rest of it one ``memory_get`` of the citation away."""
+    """Cited results, best first; a long transcript turn shows only its part that holds the
+    query's meaningful words (``query``, ``focus``), the rest one ``memory_get`` of the citation away."""
     stems = frozenset(query_words(query)) if query and config.focus_chars else frozenset()
     results: list[SearchResult] = []
     used: set[tuple[int, int]] = set()  # (id of the Rows, row) already shown
@@ -173,7 +174,6 @@ def _result(cand: Candidate, unit: list[int], config: RecallConfig, stems: froze
 
 
 _SENTENCE_RE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n+|$)")
-_PREFIX_RE = re.compile(r"^[^\n():]{1,60}? \(\d{4}-\d{2}-\d{2}[ T][\d:]+\): ")
 
 
 def focus(text: str, stems: frozenset[str], limit: int) -> str:
@@ -186,7 +186,7 @@ def focus(text: str, stems: frozenset[str], limit: int) -> str:
     """
     if len(text) <= limit or not stems:
         return text
-    prefix = m.group(0) if (m := _PREFIX_RE.match(text)) else ""
+    prefix = m.group(0) if (m := SPEAKER_PREFIX_RE.match(text)) else ""
     body = text[len(prefix):]
     spans = [(m.start(), m.end()) for m in _SENTENCE_RE.finditer(body) if m.group(0).strip()]
     found = [frozenset(query_words(body[a:b])) & stems for a, b in spans]

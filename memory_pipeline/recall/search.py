@@ -215,7 +215,7 @@ def _search_scopes(
         top = candidates[:pool]
         vectors = np.stack([c.rows.vectors[c.row] for c in top])
         candidates = [top[i] for i in scoring.mmr_order([c.score for c in top], vectors, len(top), config.mmr_lambda)]
-    return mark_tiers(build_results(candidates, config, k, min_score, info.text), known)
+    return mark_tiers(build_results(candidates, config, k, min_score, " ".join(info.words)), known)
 
 
 def _source_candidates(
