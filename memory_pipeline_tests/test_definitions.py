@@ -29,7 +29,8 @@ READERS = {
     "episodic_summaries": {"session_transcripts"},
     "compaction_flush": {"session_transcripts"},
 }
-TABLES = {"memory_chunks", "memory_index", "episodic_summaries", "semantic_graph", "entity_dedup", "typed_memories"}
+TABLES = {"memory_chunks", "memory_index", "episodic_summaries", "semantic_graph", "entity_dedup", "typed_memories",
+          "memory_activation"}
 BLOCKING = {
     "one_vector_per_chunk", "no_orphan_rows", "unique_chunk_ids", "manifest_matches_chunks",
     "episodes_unique_and_embedded", "relations_valid", "no_relation_to_a_merged_entity", "dreamed_files_promoted_and_clean",

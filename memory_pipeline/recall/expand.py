@@ -49,6 +49,7 @@ class Unit:
     when: str | None = None
     sources: list[Unit] = field(default_factory=list)
     expanded: bool = False  # False where the depth asked for stopped (its sources were not read)
+    truncated: bool = False  # on the unit asked for: MAX_UNITS were reached and sources left out
     cites: tuple[str, ...] = field(default=(), repr=False)
     """Lines it names below it: a relation's statement, an episode's turns a dreamed line cites."""
 
@@ -56,6 +57,8 @@ class Unit:
         out = {"citation": self.citation, "kind": self.kind, "text": self.text, "when": self.when}
         if self.expanded:
             out["sources"] = [s.to_dict() for s in self.sources]
+        if self.truncated:
+            out["truncated"] = True
         return out
 
     def leaves(self) -> list[Unit]:
@@ -116,13 +119,14 @@ def expand(
     if depth is not None and depth < 0:
         raise ExpandError(f"depth must be 0 or more, got {depth}")
     settings = settings or get_settings()
-    reader = _Reader(agent, user, settings, str(store or settings.lancedb_uri))
+    reader = _Reader(agent, user, settings, str(store or settings.lancedb_uri), MAX_UNITS)
     cited = (citation or "").strip()
     if not cited:
         raise ExpandError("no citation given: pass one as search cites it (path#Lstart-Lend, facts/<id>, "
                           "episodes/<id> or relations/<id>)")
     unit = _resolve(cited, reader)
     _grow(unit, reader, depth)
+    unit.truncated = reader.budget < 0
     return unit
 
 

@@ -10,6 +10,7 @@ them; the workspace is the recall tests' small one plus a dreamed file.
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime
 
 import pytest
@@ -90,10 +91,13 @@ def test_a_dreamed_line_expands_to_its_episode_and_the_turn_it_cites(drilled):
     assert one["sources"] == [EPISODE]  # one level: the episode, its turns not read
 
 
-def test_an_episode_expands_to_all_its_turns(drilled):
+def test_an_episode_expands_to_all_its_turns_within_the_answers_bound(drilled, monkeypatch):
     got = drill("episodes/ep1", drilled)
     assert [(s["citation"], s["kind"]) for s in got["sources"]] == [(f"{S1}#L{n}", "turn") for n in range(1, 5)]
-    assert got["sources"][1] == TURN_2 and got["sources"][3] == TURN_4
+    assert got["sources"][1] == TURN_2 and got["sources"][3] == TURN_4 and "truncated" not in got
+    monkeypatch.setattr(sys.modules[expand.__module__], "MAX_UNITS", 2)
+    cut = drill("episodes/ep1", drilled)
+    assert ([s["citation"] for s in cut["sources"]], cut["truncated"]) == ([f"{S1}#L1", f"{S1}#L2"], True)
 
 
 def test_a_passage_of_a_dreamed_file_expands_to_its_lines_and_a_pruned_episode_to_its_turns(drilled):
