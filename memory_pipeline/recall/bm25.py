@@ -18,8 +18,6 @@ in Python: at 1M rows, about 2 s here against 45 s (tokenizing included).
 
 from __future__ import annotations
 
-import math
-
 import re
 import threading
 
@@ -182,18 +180,6 @@ class TextIndex:
         index.tf, index.length = arrays["tf"], arrays["length"]
         index.dense = {int(s): arrays["dense"][i] for i, s in enumerate(arrays["dense_stems"].tolist())}
         return index
-
-    def ceiling(self, query: str) -> float:
-        """The score of a row of average length holding each query word once: sum of idf / (1 + K1),
-        a word in no row counting with the idf of a word in none. What a best hit is measured
-        against, so that after a deletion the best of what is left is not called a full match."""
-        n = self.rows
-        total = 0.0
-        for word in query_words(query):
-            s = self.vocab.get(word)
-            df = 0 if s is None else int(self.starts[s + 1] - self.starts[s])
-            total += math.log(1 + (n - df + 0.5) / (df + 0.5)) / (1 + K1)
-        return total
 
     def query_stems(self, query: str) -> list[int]:
         """The query's stems that occur in the index, repeated as often as the query says them."""

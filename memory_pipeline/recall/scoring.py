@@ -19,14 +19,12 @@ def cosine_to_unit(cosines: np.ndarray) -> np.ndarray:
     return np.clip(np.asarray(cosines, dtype=np.float64), 0.0, 1.0)
 
 
-def normalize_bm25(scores: np.ndarray, how: str = "max", ceiling: float = 0.0) -> np.ndarray:
+def normalize_bm25(scores: np.ndarray, how: str = "max") -> np.ndarray:
     """BM25 scores of one query's hits to 0..1.
 
     ``max`` divides by the best score, so the best hit is 1 and every hit stays above 0 (a hit
     is evidence); ``minmax`` maps the worst hit to 0. Empty input gives an empty array, and a
-    set of equal scores maps to 1. ``ceiling``: what a full match would score (``TextIndex.ceiling``);
-    when the best hit scores less, every score is scaled by best / ceiling, so the best of what
-    is left after a deletion (an unrelated chunk sharing one word) is not scored as a full match.
+    set of equal scores maps to 1.
     """
     scores = np.asarray(scores, dtype=np.float64)
     if scores.size == 0:
@@ -34,14 +32,13 @@ def normalize_bm25(scores: np.ndarray, how: str = "max", ceiling: float = 0.0) -
     top = float(scores.max())
     if top <= 0:
         return np.zeros_like(scores)
-    scale = min(1.0, top / ceiling) if ceiling > 0 else 1.0
     if how == "max":
-        return scores / top * scale
+        return scores / top
     if how == "minmax":
         low = float(scores.min())
         if top == low:
-            return np.full_like(scores, scale)
-        return (scores - low) / (top - low) * scale
+            return np.ones_like(scores)
+        return (scores - low) / (top - low)
     raise ValueError(f"unknown BM25 normalization {how!r}: use 'max' or 'minmax'")
 
 

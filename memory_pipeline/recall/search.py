@@ -139,12 +139,10 @@ def embed_query(embedder: Embedder, text: str, threads: int) -> np.ndarray:
 def _text_hits(
     chosen: dict[RecallSource, list[str]], scopes: list[Scope], cache: TenantCache, query: str,
     config: RecallConfig,
-) -> dict[RecallSource, tuple[dict[tuple[str, str], float], float]]:
-    """Each source's BM25 hits {(tenant, id): score} and the query's ceiling (``TextIndex.ceiling``)."""
+) -> dict[RecallSource, dict[tuple[str, str], float]]:
     tenants = [s.key for s in scopes]
     return {
-        source: (cache.text_hits(source, tenants, names, query, config.candidates),
-                 cache.text_ceiling(source, tenants, query))
+        source: cache.text_hits(source, tenants, names, query, config.candidates)
         for source, names in chosen.items()
     }
 
@@ -196,12 +194,12 @@ def _search_scopes(
     k: int,
     min_score: float,
     use_mmr: bool,
-    text: dict[RecallSource, tuple[dict[tuple[str, str], float], float]],
+    text: dict[RecallSource, dict[tuple[str, str], float]],
 ) -> list[SearchResult]:
     candidates: list[Candidate] = []
     for source, names in chosen.items():
-        text_raw, ceiling = text[source]
-        candidates += _source_candidates(source, names, info, qvec, text_raw, ceiling, scopes, cache, config, today)
+        text_raw = text[source]
+        candidates += _source_candidates(source, names, info, qvec, text_raw, scopes, cache, config, today)
     candidates = dedup_across_scopes(candidates)
     # Activation breaks near-ties only: a lift of at most 3 % on the order, never on the score.
     known = activation_index(cache.uri).of_tenants(s.key for s in scopes)
@@ -224,7 +222,6 @@ def _source_candidates(
     info: QueryInfo,
     qvec: np.ndarray,
     text_raw: dict[tuple[str, str], float],
-    ceiling: float,
     scopes: list[Scope],
     cache: TenantCache,
     config: RecallConfig,
@@ -247,7 +244,7 @@ def _source_candidates(
     text_norm: dict[tuple[str, str], float] = {}
     if text_raw:
         keys = list(text_raw)
-        normed = scoring.normalize_bm25(np.array([text_raw[key] for key in keys]), config.text_norm, ceiling)
+        normed = scoring.normalize_bm25(np.array([text_raw[key] for key in keys]), config.text_norm)
         text_norm = dict(zip(keys, normed.tolist()))
     text_hits = bool(text_norm)
 

@@ -448,16 +448,6 @@ class TenantCache:
         return hits
 
 
-    def text_ceiling(self, source: RecallSource, tenants: list[str], query: str) -> float:
-        """The highest of the tenants' BM25 ceilings for ``query`` (``TextIndex.ceiling``)."""
-        best = 0.0
-        for tenant in tenants:
-            rows = self.rows(source, tenant)
-            if rows is not None and len(rows):
-                best = max(best, rows.text_index().ceiling(query))
-        return best
-
-
 def persist_large_tenants(uri: str, ann_min_rows: int, ann_lists: int | None = None,
                           min_rows: int = 10_000) -> dict[str, int]:
     """Write the recall indices of every chunks tenant of ``min_rows`` rows or more whose

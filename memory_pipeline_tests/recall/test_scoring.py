@@ -32,34 +32,6 @@ def test_bm25_minmax_normalization_spans_zero_to_one():
         scoring.normalize_bm25(np.array([1.0]), "zscore")
 
 
-def test_a_best_hit_below_a_full_match_is_scaled_down():
-    # A full match would score 4: the best hit (2) is half of it, and every hit is scaled by half.
-    assert scoring.normalize_bm25(np.array([2.0, 1.0, 0.5]), "max", 4.0).tolist() == [0.5, 0.25, 0.125]
-    assert scoring.normalize_bm25(np.array([3.0, 2.0, 1.0]), "minmax", 6.0).tolist() == [0.5, 0.25, 0.0]
-    assert scoring.normalize_bm25(np.array([2.0]), "minmax", 8.0).tolist() == [0.25]
-    # A best hit at or above the ceiling (a short row, a repeated word) is a full match, as before.
-    assert scoring.normalize_bm25(np.array([3.0, 2.0, 1.0]), "minmax", 2.0).tolist() == [1.0, 0.5, 0.0]
-
-
-def test_after_a_deletion_the_best_remaining_hit_is_not_a_full_match():
-    """The chunk that answered a query is deleted; the best full-text hit left shares one common
-    word with the query. Scaled per query it scored 1.0 (0.3 of the fused score, enough with a
-    weak cosine to pass min_score 0.35); measured against the query's ceiling it scores little."""
-    from memory_pipeline.recall.bm25 import TextIndex
-
-    query = "refund policy for annual plans"
-    notes = ["Refund policy: annual plans are refundable within 30 days.", "The VPN plans for the office are on the wiki.",
-             "Standup moved to 9:30.", "Invoices go to the finance mailbox.", "Dark mode is on for the dashboards."]
-    before, after = TextIndex(notes), TextIndex(notes[1:])
-    rows, scores = before.top(query, 5)
-    assert rows.tolist()[0] == 0 and scoring.normalize_bm25(scores, "minmax", before.ceiling(query))[0] > 0.8
-    rows, scores = after.top(query, 5)
-    old = scoring.normalize_bm25(scores, "minmax")
-    new = scoring.normalize_bm25(scores, "minmax", after.ceiling(query))
-    assert rows.tolist() == [0] and old.tolist() == [1.0] and new[0] < 0.25
-    assert 0.7 * 0.1 + 0.3 * old[0] >= 0.35 > 0.7 * 0.1 + 0.3 * new[0]
-
-
 def test_hybrid_is_weighted_sum_and_a_lone_channel_stands_alone():
     v, t = np.array([0.8, 0.2]), np.array([0.5, 1.0])
     assert np.allclose(scoring.hybrid(v, t), [0.7 * 0.8 + 0.3 * 0.5, 0.7 * 0.2 + 0.3 * 1.0])
