@@ -105,6 +105,9 @@ class Settings(BaseSettings):
     prune_cron: str = Field(
         "0 */6 * * *", description="When expired episodes are pruned (cron, UTC)."
     )
+    activation_cron: str = Field(
+        "30 2 * * *", description="When each tenant's activation is aged from its access log (cron, UTC)."
+    )
     automation: Literal["stopped", "running"] = Field(
         "stopped", description="State of the sensors and schedules on an instance that has never "
         "switched them: 'stopped' (turned on in the UI or with `dagster sensor start`) or 'running'.",

@@ -49,6 +49,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from memory_pipeline.activation.access_log import forget_spool
 from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.orchestration.forget_runs import forget_in_instance, runs_covering
 from memory_pipeline.orchestration.run_workers import in_flight_runs, wait_for_runs
@@ -163,6 +164,7 @@ def _forget_once(
         report = _forget_rows(store, agent, user, tenants, root, actor, now)
         # Recall's persisted indices hold the tenant's text, vectors and words too.
         report.files_deleted += forget_index_files(store.uri, lambda key: _matches(key, agent, user))
+        report.files_deleted += forget_spool(store.uri, lambda key: _matches(key, agent, user))
     report.files_deleted += _delete_dreamed_files(root, report.tenants)
     if io_dir is not None:
         report.files_deleted += _delete_handoff_files(Path(io_dir), report.tenants)

@@ -126,6 +126,7 @@ def test_drill_down_tools_expand_a_citation_and_grep_the_sources(mcp_env):
     """memory_expand and memory_grep: a note line is its own source, a typed memory stored through a
     tool has none; grep finds turns and note lines with citations and dates and refuses a bad
     pattern in one line; a search through the server is in the access log."""
+    from memory_pipeline.activation.access_log import flush_spool
     from memory_pipeline.store.base import LanceBase
     from memory_pipeline.store.tables import ACCESS_LOG
 
@@ -147,6 +148,7 @@ def test_drill_down_tools_expand_a_citation_and_grep_the_sources(mcp_env):
         ("research-assistant/sessions/carol/sess-20261110-cm02.jsonl#L7", "turn", "2026-11-10 19:11 UTC")]
     assert answers[4][1] == "Error executing tool memory_grep: bad regular expression '(Jonah': missing ) at position 6"
     cited = json.loads(answers[5][1])["results"][0]["citation"]
+    assert flush_spool(mcp_env["MEMORY_PIPELINE_LANCEDB_URI"]) >= 1  # the server spools its events beside the tables
     log = LanceBase(mcp_env["MEMORY_PIPELINE_LANCEDB_URI"]).read(ACCESS_LOG, columns=["unit", "event", "channel"])
     assert {"unit": cited, "event": "returned", "channel": "mcp_search"} in log.to_dicts()
 

@@ -1,6 +1,12 @@
 """The access log: which units recall handed to a caller (returned) and which the caller used
 (injected into a prompt, read with ``get``), per tenant, in the ``access_log`` table.
 
+On a local database a recall appends its events to a spool file of its tenant beside the tables
+(``_access_spool/<tenant>.jsonl``) instead of writing the table: a one-shot search then needs no
+LanceDB import (seconds of CPU) and no table commit. The activation run moves a tenant's spooled
+events into the table before it reads them (``flush_spool``). Elsewhere (object storage) the
+events go to the table at once.
+
 A row holds the unit's citation as the caller saw it (scrubbed of secrets, like every stored
 text), the recall rows it showed when known, the event, the channel and the time; never the query
 or the text. Recording never fails a recall: a write that fails is logged and dropped. The rows
@@ -10,7 +16,10 @@ column); the nightly activation run drops rows older than ``decay.WINDOW_DAYS``.
 
 from __future__ import annotations
 
+import fcntl
+import json
 import logging
+import os
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,6 +30,13 @@ from memory_pipeline.activation.decay import RETURNED, USED
 from memory_pipeline.store.tables import ACCESS_LOG
 
 log = logging.getLogger(__name__)
+
+SPOOL = "_access_spool"
+
+
+def spool_file(uri: str, tenant: str) -> Path:
+    """The spool of one tenant's events on a local database (tenant keys are safe file names)."""
+    return Path(uri) / SPOOL / f"{tenant}.jsonl"
 
 
 @dataclass(frozen=True)
@@ -64,10 +80,70 @@ def record_access(uri: str, channel: str, *, returned: Sequence = (), used: Sequ
     if not rows or "://" not in uri and not Path(uri).is_dir():  # nothing indexed yet: nothing to activate
         return 0
     try:
-        from memory_pipeline.store.base import LanceBase
+        if "://" in uri:
+            from memory_pipeline.store.base import LanceBase
 
-        LanceBase(uri).upsert(ACCESS_LOG, rows)
+            LanceBase(uri).upsert(ACCESS_LOG, rows)
+        else:
+            _spool(uri, rows)
     except Exception as exc:  # noqa: BLE001 - the caller got its answer; a lost access only cools a unit
         log.warning("access log not written (%s events, channel %s): %s: %s", len(rows), channel, type(exc).__name__, exc)
         return 0
     return len(rows)
+
+
+def _spool(uri: str, rows: list[dict]) -> None:
+    by_tenant: dict[str, list[str]] = {}
+    for row in rows:
+        line = json.dumps({**row, "at": row["at"].isoformat()}, ensure_ascii=False)
+        by_tenant.setdefault(row["tenant"], []).append(line)
+    for tenant, lines in by_tenant.items():
+        path = spool_file(uri, tenant)
+        path.parent.mkdir(exist_ok=True)
+        with open(path, "a", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # one writer's lines stay whole and together
+            handle.write("\n".join(lines) + "\n")
+
+
+def flush_spool(uri: str, tenant: str | None = None) -> int:
+    """Move spooled events (one tenant's, or every tenant's) into the ``access_log`` table;
+    returns how many were moved. A line that does not parse (a write cut short) is dropped."""
+    folder = Path(uri) / SPOOL
+    if "://" in uri or not folder.is_dir():
+        return 0
+    from memory_pipeline.store.base import LanceBase
+
+    paths = [spool_file(uri, tenant)] if tenant else sorted(folder.glob("*.jsonl"))
+    moved = 0
+    for path in paths:
+        if not path.exists():
+            continue
+        with open(path, "r+", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            rows = []
+            for line in handle:
+                try:
+                    row = json.loads(line)
+                    rows.append({**row, "at": datetime.fromisoformat(row["at"])})
+                except (ValueError, KeyError, TypeError):
+                    continue
+            if rows:
+                LanceBase(uri).upsert(ACCESS_LOG, rows)  # ids are the events' own: a retry adds nothing
+            handle.truncate(0)
+            moved += len(rows)
+        os.unlink(path)
+    return moved
+
+
+def forget_spool(uri: str, matches) -> list[str]:
+    """Delete the spool files of the tenants ``matches(key)`` accepts; the files removed (relative
+    to the LanceDB folder)."""
+    folder = Path(uri) / SPOOL
+    if "://" in str(uri) or not folder.is_dir():
+        return []
+    gone = []
+    for path in sorted(folder.glob("*.jsonl")):
+        if matches(path.name[: -len(".jsonl")]):
+            path.unlink(missing_ok=True)
+            gone.append(f"{SPOOL}/{path.name}")
+    return gone

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from memory_pipeline.activation.access_log import flush_spool
 from memory_pipeline.activation.decay import COOL_TIER, HOT_TIER, WARM_TIER, WINDOW_DAYS, Activation, activations
 from memory_pipeline.store.base import LanceBase, sql_str, stable_id
 from memory_pipeline.store.tables import ACCESS_LOG, ACTIVATION, CHUNKS
@@ -36,6 +37,7 @@ class ActivationReport:
 
 def tenant_activation(uri: str, tenant: str, now: datetime) -> ActivationReport:
     """Recompute ``tenant``'s activation rows at ``now`` and drop its log rows past the window."""
+    flush_spool(uri, tenant)
     base = LanceBase(uri)
     report = ActivationReport(tenant)
     cutoff = now - timedelta(days=WINDOW_DAYS)

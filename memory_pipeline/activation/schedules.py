@@ -7,12 +7,11 @@ instance holds, as one single-run range, so the decay is computed for all tenant
 import dagster as dg
 
 from memory_pipeline.activation.assets import activation_job
+from memory_pipeline.config import get_settings
 from memory_pipeline.orchestration.automation import schedule_status
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline.orchestration.runs import range_tags
 
-ACTIVATION_CRON = "30 2 * * *"
-"""Nightly, UTC: before the LanceDB optimize run (03:00 by default) compacts the rewritten rows."""
 
 
 def plan_activation_run(tenants: list[str]) -> dg.RunRequest | dg.SkipReason:
@@ -22,9 +21,9 @@ def plan_activation_run(tenants: list[str]) -> dg.RunRequest | dg.SkipReason:
 
 
 @dg.schedule(
-    name="activation_schedule", job=activation_job, cron_schedule=ACTIVATION_CRON, execution_timezone="UTC",
+    name="activation_schedule", job=activation_job, cron_schedule=get_settings().activation_cron, execution_timezone="UTC",
     default_status=schedule_status(),
-    description="Ages every tenant's activation from its access log and assigns tiers (nightly, 02:30 UTC).",
+    description="Ages every tenant's activation from its access log and assigns tiers (MEMORY_PIPELINE_ACTIVATION_CRON, nightly at 02:30 UTC by default: before the optimize run compacts the rewritten rows).",
 )
 def activation_schedule(context: dg.ScheduleEvaluationContext):
     return plan_activation_run(list(context.instance.get_dynamic_partitions(TENANTS_PARTITION)))

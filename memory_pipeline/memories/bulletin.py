@@ -59,6 +59,8 @@ def current_memories(store: GraphStore, scope: ReadScope) -> pl.DataFrame:
     """The memories a reader's bulletin or working memory is made of: the first scope holding any
     (the user's own, else a team member's leader), without what a later statement replaced (a moved
     plan, an old address)."""
+    import polars as pl
+
     frame, tenants = pl.DataFrame(), []
     for tenants in (scope.primary, scope.fallback):
         if tenants:

@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.embedding import EMBEDDER_IDENTITY, Embedder, make_embedder
 from memory_pipeline.knowledge.search import KnowledgeQueryError, knowledge_graph_search
 from memory_pipeline.memories import bulletin as bulletins
-from memory_pipeline.memories import working
 from memory_pipeline.memories.operations import MemoryGraph, MemoryOperationError, ReadOnlyError, public
 from memory_pipeline.memories.query import (
     ReadScope,
@@ -28,6 +28,9 @@ from memory_pipeline.memories.stats import audit_entries, graph_stats
 from memory_pipeline.memories.store import GraphStore, now_utc
 from memory_pipeline.recall.scope import is_read_only
 from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
+
+if TYPE_CHECKING:
+    from memory_pipeline.memories.working import WorkingMemory
 
 
 @dataclass
@@ -116,17 +119,20 @@ class MemoryService:
     def bulletin(self, kind: str = "memory", per_section: int = 5, now: datetime | None = None) -> str:
         return bulletins.bulletin(self.store, self.own, kind, per_section=per_section, now=now, tz=self.tz)
 
-    def context(self, token_budget: int | None = None, max_recent: int = working.MAX_RECENT,
-                now: datetime | None = None) -> working.WorkingMemory:
-        """The working memory to load into the prompt every cycle (``memories/working.py``)."""
+    def context(self, token_budget: int | None = None, max_recent: int | None = None,
+                now: datetime | None = None) -> WorkingMemory:
+        """The working memory to load into the prompt every cycle (``memories/working.py``); at most
+        ``max_recent`` recent entries (default ``working.MAX_RECENT``)."""
         from memory_pipeline.consolidation.store import ConsolidationStore
+        from memory_pipeline.memories import working
         from memory_pipeline.store.tables import EPISODES
 
         budget = self.settings.recall.context_token_budget if token_budget is None else token_budget
         episodes = ConsolidationStore(self.settings.lancedb_uri, self.store.dim).episode_rows(
             self.tenant.key, columns=[c for c in EPISODES.names if c != "vector"])
         return working.working_memory(
-            self.store, self.own, title=f"{self.agent}/{self.user}", token_budget=budget, max_recent=max_recent,
+            self.store, self.own, title=f"{self.agent}/{self.user}", token_budget=budget,
+            max_recent=working.MAX_RECENT if max_recent is None else max_recent,
             now=now, tz=self.tz, episodes=episodes,
         )
 
@@ -151,6 +157,8 @@ class MemoryService:
                 return (now or now_utc()) - parse_duration(value)
             return parse_bound(value, self.tz)
         except MemoryOperationError:
+            from memory_pipeline.text.scrub import scrub_secrets
+
             shown = scrub_secrets(str(value)[:100]).text
             raise MemoryOperationError(f"since {shown!r}: use a span back from now (90m, 12h, 7d, 2w) or an ISO "
                                        "date or time (2026-11-10, 2026-11-10T09:30)") from None

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from memory_pipeline.activation.ranking import activation_index, mark_tiers, order_key
+from memory_pipeline.activation.ranking import activation_of, mark_tiers, order_key
 from memory_pipeline.config import RecallConfig, Settings, get_settings
 from memory_pipeline.embedding import Embedder, make_embedder
 from memory_pipeline.recall import scoring, timeline
@@ -202,7 +202,7 @@ def _search_scopes(
         candidates += _source_candidates(source, names, info, qvec, text_raw, scopes, cache, config, today)
     candidates = dedup_across_scopes(candidates)
     # Activation breaks near-ties only: a lift of at most 3 % on the order, never on the score.
-    known = activation_index(cache.uri).of_tenants(s.key for s in scopes)
+    known = activation_of(cache, (s.key for s in scopes))
     candidates.sort(key=order_key(known))
     pool = max(k * 5, 20)
     timeline.annotate(candidates[:pool], cache)

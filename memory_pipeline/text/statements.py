@@ -204,8 +204,10 @@ def words_and_captions(text: str) -> tuple[str, list[str]]:
     return " ".join(_BRACKET_RE.sub(" ", text).split()), _BRACKET_RE.findall(text)
 
 
-def statements(turns: Sequence, user_name: str, nlp=None) -> list[Statement]:
-    """The statements of a session's turns, in order (one per sentence)."""
+def statements(turns: Sequence, user_name: str, nlp=None, plural: bool = False) -> list[Statement]:
+    """The statements of a session's turns, in order (one per sentence); ``plural``: the speaker's
+    "we", "us", "our" are put in the third person too (an episode's summary), else kept as said
+    (typed memories and supersession read "we" as the speaker's group)."""
     nlp = nlp or load_nlp()
     speakers = [speaker_of(t.role, user_name) for t in turns]
     spoken_to = addressees(speakers, display_name(user_name))
@@ -219,7 +221,7 @@ def statements(turns: Sequence, user_name: str, nlp=None) -> list[Statement]:
             if not any(ch.isalnum() for ch in said):
                 continue
             feats = features(sent, known, to_person=other is not None and who is not None)
-            text = _restore(third_person(sent, who, other), secrets)
+            text = _restore(third_person(sent, who, other, plural), secrets)
             out.append(Statement(
                 who, subject_of(sent, who, other, known), text, said, turn.turn_id, turn.line, turn.ts, len(out),
                 salience(feats), feats,
@@ -296,7 +298,7 @@ def _in_compound_word(tok) -> bool:
     return after or before
 
 
-def third_person(sent, speaker: str | None, addressee: str | None) -> str:
+def third_person(sent, speaker: str | None, addressee: str | None, plural: bool = False) -> str:
     """The sentence with the speaker's and the listener's pronouns replaced by their names."""
     words = [t.text for t in sent]
     spaces = [t.whitespace_ for t in sent]
@@ -325,7 +327,7 @@ def third_person(sent, speaker: str | None, addressee: str | None) -> str:
 
     for tok in sent:
         word = tok.lower_
-        if speaker and word in _FIRST_PLURAL and not _in_compound_word(tok):
+        if plural and speaker and word in _FIRST_PLURAL and not _in_compound_word(tok):
             words[tok.i - start] = group(speaker, _FIRST_PLURAL[word])
             continue
         who = speaker if word in _FIRST else addressee if word in _SECOND else None

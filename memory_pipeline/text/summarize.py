@@ -208,14 +208,14 @@ def summarize_turns(
     if compactions:
         line, text, _ = compactions[-1]
         later = [t for t in turns if t.line > line]
-        ranked = rank_statements(statements(later, user_name, nlp)) if later else []
+        ranked = rank_statements(statements(later, user_name, nlp, plural=True)) if later else []
         tail = pick_summary(ranked, budget=SUMMARY_CHARS // 2)
         summary = " ".join(text.split())
         if tail:
             summary += " Afterwards: " + " ".join(s.text for s in tail)
         first = split_sentences(text)
         return Summary(summary, shorten(first[0] if first else text), topics, "compaction")
-    ranked = rank_statements(statements(turns, user_name, nlp))
+    ranked = rank_statements(statements(turns, user_name, nlp, plural=True))
     chosen = pick_summary(ranked)
     summary = " ".join([opening(turns, user_name)] * 1 + [s.text for s in chosen]).strip()
     return Summary(summary, best_abstract(ranked), topics, "extractive")

@@ -11,11 +11,13 @@ for one run over every tenant, or skips when there is none.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import dagster as dg
+
 import pytest
 
-from memory_pipeline.activation.access_log import Access, record_access
+from memory_pipeline.activation.access_log import SPOOL, Access, flush_spool, record_access
 from memory_pipeline.activation.assets import memory_activation
 from memory_pipeline.activation.decay import activations, tier
 from memory_pipeline.activation.ranking import MAX_LIFT, lift
@@ -104,6 +106,10 @@ def test_the_log_is_scrubbed_and_forgotten_with_the_tenant(indexed):
     token = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
     record_access(lance_uri, "get", used=[Access(ALICE, f"support-bot/users/alice/memory/{token}.md#L1")], now=NOW)
     record_access(lance_uri, "get", used=[Access("support-bot~bob", "support-bot/users/bob/MEMORY.md#L3")], now=NOW)
+    spooled = sorted(p.name for p in (Path(lance_uri) / SPOOL).iterdir())
+    assert spooled == ["support-bot~alice.jsonl", "support-bot~bob.jsonl"]
+    assert token not in "".join((Path(lance_uri) / SPOOL / name).read_text() for name in spooled)
+    assert flush_spool(lance_uri) == 2 and not list((Path(lance_uri) / SPOOL).iterdir())
     base = LanceBase(lance_uri)
     units = base.read(ACCESS_LOG, columns=["tenant", "unit", "event", "channel"]).sort("tenant").to_dicts()
     assert token not in str(units) and units[0]["unit"].startswith("support-bot/users/alice/memory/[REDACTED")
@@ -111,7 +117,9 @@ def test_the_log_is_scrubbed_and_forgotten_with_the_tenant(indexed):
     _age(lance_uri, "support-bot~bob")
     assert base.read(ACTIVATION, columns=["tenant", "tier"]).to_dicts() == [{"tenant": "support-bot~bob", "tier": "warm"}]
 
+    record_access(lance_uri, "get", used=[Access("support-bot~bob", "support-bot/users/bob/MEMORY.md#L3")], now=NOW)
     forget_tenant("support-bot", "bob", root=root, lancedb_uri=lance_uri)
+    assert not (Path(lance_uri) / SPOOL / "support-bot~bob.jsonl").exists()
     assert base.read(ACTIVATION, columns=["tenant"]).height == 0
     assert base.read(ACCESS_LOG, columns=["tenant"])["tenant"].to_list() == [ALICE]
 

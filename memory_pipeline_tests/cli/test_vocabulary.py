@@ -49,7 +49,7 @@ BAD_INPUTS = [
     (["graph", "stats", "-a", "nosuch"], None, "unknown agent"),
     (["mcp", "-a", "nosuch"], None, "unknown agent"),
     (["forget-tenant", *ALICE], None, "--yes"),
-    (["forget-tenant", "-a", "nosuch", "--yes"], None, "nothing of agent 'nosuch' and every one of its users is stored"),
+    (["forget-tenant", "-a", "nosuch", "--yes"], None, "unknown agent 'nosuch': nothing of it is in the workspace, the memory or the instance"),
     (["nosuch-command"], None, "No such command"),
     (["grep", "(refund", *ALICE], None, "bad regular expression"),
     (["expand", "facts/m_nosuch", *ALICE], None, "no typed memory"),

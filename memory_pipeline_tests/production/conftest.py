@@ -35,6 +35,7 @@ SERVICE_ENV = {
     # test_schedules_run_from_the_daemon starts them (hold_automation).
     "MEMORY_PIPELINE_OPTIMIZE_CRON": EVERY_MINUTE,
     "MEMORY_PIPELINE_PRUNE_CRON": EVERY_MINUTE,
+    "MEMORY_PIPELINE_ACTIVATION_CRON": EVERY_MINUTE,
 }
 
 LOCATION_QUERY = """
