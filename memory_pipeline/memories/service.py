@@ -130,11 +130,32 @@ class MemoryService:
         budget = self.settings.recall.context_token_budget if token_budget is None else token_budget
         episodes = ConsolidationStore(self.settings.lancedb_uri, self.store.dim).episode_rows(
             self.tenant.key, columns=[c for c in EPISODES.names if c != "vector"])
-        return working.working_memory(
+        found = working.working_memory(
             self.store, self.own, title=f"{self.agent}/{self.user}", token_budget=budget,
-            max_recent=working.MAX_RECENT if max_recent is None else max_recent,
+            max_recent=working.MAX_RECENT if max_recent is None else max_recent, tiers=self._tiers(),
             now=now, tz=self.tz, episodes=episodes,
         )
+        self._record_context(found)
+        return found
+
+    def _tiers(self) -> dict[str, str]:
+        """Memory id -> activation tier of this reader's own typed memories (``activation/``),
+        read through recall's tenant cache; empty before the first nightly activation run."""
+        from memory_pipeline.activation.ranking import activation_of
+        from memory_pipeline.recall.sources import tenant_cache
+
+        known = activation_of(tenant_cache(self.settings.lancedb_uri), [self.tenant.key])
+        return {row_id: tier for (_, row_id), (_, tier) in known.items()}
+
+    def _record_context(self, found) -> None:
+        """The typed memories the working memory handed out, in the access log (returned)."""
+        from memory_pipeline.activation.access_log import Access, record_access
+
+        if self.team_member:  # it reads its leader's ids
+            return
+        shown = [Access(self.tenant.key, item.citation, (item.citation.removeprefix("facts/"),))
+                 for item in found.items if item.citation.startswith("facts/")]
+        record_access(self.settings.lancedb_uri, "context", returned=shown)
 
     def audit(self, op: list[str] | None = None, memory_type: list[str] | None = None, since: str | None = None,
               until: str | None = None, limit: int = 50, now: datetime | None = None) -> list[dict]:

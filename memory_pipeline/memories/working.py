@@ -14,6 +14,10 @@ Rules, all tested:
   a little fewer on this kind of text), items are kept in priority order until the first that does
   not fit: identity and preferences, todos, due items, goals and decisions, then the recent entries
   and sessions, newest first.
+- What gets used stays top of mind: among the current entries, those recall handed out and the
+  agent used lately (activation tier ``hot``, then ``warm``: ``activation/decay.py``) are chosen
+  for the recent section before newer unused ones; the section still reads newest first. Tiers
+  move only when the nightly activation run does.
 - Stable: the same memory gives byte-identical text (no clock time in it, every sort ends on the
   id), and the sections run from the least to the most changing, so a prompt cache keeps hitting
   on the prefix when only recent entries move.
@@ -62,6 +66,8 @@ class ContextItem:
     due: str | None = None
     """When it is scheduled, for todos, goals and time-sensitive items."""
     source_ref: str | None = None
+    tier: str | None = None
+    """hot | warm | cool for a typed memory recall has handed out (activation), else None."""
 
     def line(self) -> str:
         when = ", ".join(p for p in (f"due {self.due}" if self.due else "", self.said) if p)
@@ -111,15 +117,17 @@ def working_memory(
     now: datetime | None = None,
     tz: ZoneInfo | None = None,
     episodes: pl.DataFrame | None = None,
+    tiers: dict[str, str] | None = None,
 ) -> WorkingMemory:
-    """The working memory of the reader ``scope`` (``episodes``: its tenant's, to name the last sessions)."""
+    """The working memory of the reader ``scope`` (``episodes``: its tenant's, to name the last
+    sessions; ``tiers``: memory id -> activation tier)."""
     if not isinstance(token_budget, int) or token_budget < MIN_TOKEN_BUDGET:
         raise MemoryOperationError(f"token_budget must be a whole number of at least {MIN_TOKEN_BUDGET}, got {token_budget!r}")
     if not isinstance(max_recent, int) or not 0 <= max_recent <= MAX_RECENT:
         raise MemoryOperationError(f"max_recent must be from 0 to {MAX_RECENT}, got {max_recent!r}")
     now = (now or now_utc()).astimezone(UTC)
     tz = tz or ZoneInfo("UTC")
-    sections = _sections(current_memories(store, scope), now, tz, max_recent)
+    sections = _sections(current_memories(store, scope), now, tz, max_recent, tiers or {})
     sections["sessions"] = _sessions(episodes, tz)
     header = f"# Working memory: {title}\n"
     kept, used, full = {key: set() for key, _ in SECTIONS}, count_tokens(header), False
@@ -145,7 +153,11 @@ def _heading(key: str) -> str:
     return "## " + dict(SECTIONS)[key]
 
 
-def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int) -> dict[str, list[ContextItem]]:
+_TIER_RANK = {"hot": 0, "warm": 1}
+
+
+def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int,
+              tiers: dict[str, str]) -> dict[str, list[ContextItem]]:
     out: dict[str, list[ContextItem]] = {key: [] for key, _ in SECTIONS}
     if not frame.height:
         return out
@@ -163,18 +175,26 @@ def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int)
         ("recent", pl.col("memory_type") != "todo", newest, max_recent),
     )
     for key, where, (columns, descending), cap in picks:
-        rows = frame.filter(where).sort(columns, descending=descending, nulls_last=True)
-        for row in rows.iter_rows(named=True):
-            if cap is not None and len(out[key]) >= cap:
+        rows = list(frame.filter(where).sort(columns, descending=descending, nulls_last=True).iter_rows(named=True))
+        if cap is not None and tiers:
+            # A capped section is chosen used-first (a stable sort keeps newest first within a tier)...
+            order = {row["id"]: i for i, row in enumerate(rows)}
+            rows.sort(key=lambda row: _TIER_RANK.get(tiers.get(row["id"], ""), 2))
+        chosen = []
+        for row in rows:
+            if cap is not None and len(chosen) >= cap:
                 break
             if row["content_hash"] in seen:
                 continue
             seen.add(row["content_hash"])
-            out[key].append(ContextItem(
-                key, f"facts/{row['id']}", row["memory_type"], " ".join(row["content"].split()),
-                when_text(row["occurred_at"] or row["created_at"], tz), when_text(row["happens_at"], tz) or None,
-                row["source_ref"],
-            ))
+            chosen.append(row)
+        if cap is not None and tiers:
+            chosen.sort(key=lambda row: order[row["id"]])  # ...and read newest first
+        out[key] = [ContextItem(
+            key, f"facts/{row['id']}", row["memory_type"], " ".join(row["content"].split()),
+            when_text(row["occurred_at"] or row["created_at"], tz), when_text(row["happens_at"], tz) or None,
+            row["source_ref"], tiers.get(row["id"]),
+        ) for row in chosen]
     return out
 
 

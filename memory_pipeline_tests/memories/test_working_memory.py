@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from memory_pipeline.activation.access_log import spool_file
 from memory_pipeline.consolidation.timeline import SupersessionStore
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.memories.operations import MemoryGraph, MemoryOperationError
@@ -124,6 +125,19 @@ def test_recent_entries_are_at_most_thirty_newest_first(graph):
     assert [i.content for i in found.items] == [f"Ticket LUM-{n} about connector lag was closed" for n in range(39, 9, -1)]
 
 
+def test_used_memories_are_chosen_for_the_recent_entries_which_still_read_newest_first(graph):
+    ids = store_all(graph, [("fact", f"Ticket LUM-{n} about connector lag was closed", day(1) + timedelta(hours=n), None)
+                            for n in range(40)])
+    tiers = {ids[2]: "hot", ids[5]: "warm", ids[7]: "cool"}
+    found = working_memory(graph.store, SCOPE, title="support-bot/alice", now=NOW, max_recent=5, tiers=tiers)
+    assert [(i.content.split()[1], i.tier) for i in found.items] == [
+        ("LUM-39", None), ("LUM-38", None), ("LUM-37", None), ("LUM-5", "warm"), ("LUM-2", "hot")]
+    again = working_memory(graph.store, SCOPE, title="support-bot/alice", now=NOW, max_recent=5, tiers=dict(tiers))
+    assert again.markdown == found.markdown
+    unused = working_memory(graph.store, SCOPE, title="support-bot/alice", now=NOW, max_recent=5)
+    assert [i.content.split()[1] for i in unused.items] == ["LUM-39", "LUM-38", "LUM-37", "LUM-36", "LUM-35"]
+
+
 def test_superseded_and_repeated_memories_are_left_out(graph):
     old = graph.store_memory(ALICE, "event", "Cutover on Saturday 21 November", occurred_at=day(1), happens_at=day(21))
     new = graph.store_memory(ALICE, "event", "Cutover moved to Saturday 5 December", occurred_at=day(18),
@@ -176,7 +190,12 @@ def test_the_command_and_the_python_api_print_the_same_section(root, lance_uri, 
         assert as_json["items"] == [{
             "section": "identity", "citation": f"facts/{stored['id']}", "memory_type": "preference",
             "content": "Email only, no phone calls", "said": "2026-11-12 09:00", "due": None, "source_ref": None,
+            "tier": None,
         }]
+        # What the working memory handed out is in the access log, as recall's results are.
+        spooled = [json.loads(line) for line in spool_file(lance_uri, ALICE.key).read_text().splitlines()]
+        assert {(e["unit"], tuple(e["row_ids"]), e["event"], e["channel"]) for e in spooled} == {
+            (f"facts/{stored['id']}", (stored["id"],), "returned", "context")}
         assert "--budget" in run(app, "context", "--help")
     finally:
         get_settings.cache_clear()
