@@ -41,6 +41,7 @@ _HELD_RE = re.compile(r"\bREDACTED(\d+)\b")
 _FIRST = frozenset({"i", "me", "my", "mine", "myself"})
 _SECOND = frozenset({"you", "your", "yours", "yourself"})
 _FIRST_PLURAL = {"we": "subject", "us": "object", "our": "poss", "ours": "own", "ourselves": "self"}
+_PLURAL_CONTRACTIONS = {"'ve": "have", "'re": "are"}  # 'll and 'd: _CONTRACTED_AUX
 # Third-person forms of the verbs that do not take a plain "s".
 _IRREGULAR = {"be": "is", "have": "has", "do": "does", "go": "goes", "am": "is", "'m": "is", "’m": "is",
               "'ve": "has", "’ve": "has", "are": "is", "'re": "is", "’re": "is"}
@@ -328,7 +329,12 @@ def third_person(sent, speaker: str | None, addressee: str | None, plural: bool 
     for tok in sent:
         word = tok.lower_
         if plural and speaker and word in _FIRST_PLURAL and not _in_compound_word(tok):
-            words[tok.i - start] = group(speaker, _FIRST_PLURAL[word])
+            at = tok.i - start
+            words[at] = group(speaker, _FIRST_PLURAL[word])
+            nxt = tok.nbor() if tok.i + 1 < sent.end else None
+            if nxt is not None and not tok.whitespace_ and nxt.lower_.replace("’", "'") in _PLURAL_CONTRACTIONS:
+                # "we've" -> "Maria and others have", not "Maria and others've"
+                words[at + 1], spaces[at] = _PLURAL_CONTRACTIONS[nxt.lower_.replace("’", "'")], " "
             continue
         who = speaker if word in _FIRST else addressee if word in _SECOND else None
         if who is None or _in_compound_word(tok):

@@ -35,6 +35,16 @@ def test_named_speakers_are_rewritten_in_the_third_person(nlp):
     assert [s.said for s in said][4] == "Started a new class yesterday with my friends."
 
 
+def test_we_is_the_speaker_with_others_in_a_summary_only(nlp):
+    said = turns(("Jon", "We've decided to move. We're leaving on Friday and we'll call Gina from our new place."))
+    assert [s.text for s in statements(said, "conv-1", nlp, plural=True)] == [
+        "Jon and others have decided to move.",
+        "Jon and others are leaving on Friday and they will call Gina from their new place.",
+    ]
+    assert [s.text for s in statements(said, "conv-1", nlp)] == [  # typed memories and supersession read it as said
+        "We've decided to move.", "We're leaving on Friday and we'll call Gina from our new place."]
+
+
 def test_a_long_turn_is_read_to_its_end(nlp):
     filler = " ".join(f"Item {i} on the list stayed the same." for i in range(200))  # 7,000+ characters
     said = statements(turns(("Jon", filler + " I sold my boat to Gina last week.")), "conv-1", nlp)
