@@ -66,7 +66,7 @@ class RecallIndexConfig(dg.Config):
 @dg.op(ins={"optimized": dg.In(dg.Nothing)}, out=dg.Out(dg.Nothing))
 def persist_recall_indexes(context: dg.OpExecutionContext, config: RecallIndexConfig, lancedb: LanceDBResource) -> dg.Output:
     """Writes recall's indices of every tenant of ``min_rows`` chunks or more (nothing when current)."""
-    from memory_pipeline.recall.sources import persist_large_tenants  # recall is read-side: imported when run
+    from memory_pipeline.recall.persist import persist_large_tenants  # recall is read-side: imported when run
 
     started = time.perf_counter()
     recall = get_settings().recall

@@ -241,3 +241,35 @@ def release_freed_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc: nothing to trim
         pass
+
+
+def vector_matrix(arrow: pa.Table, order: np.ndarray | None = None, column: str = "vector") -> np.ndarray:
+    """The vector column as one float32 matrix, rows in ``order`` (default: as stored).
+
+    Each Arrow chunk is read in place and scattered into the result, so a tenant's vectors are
+    copied once, never combined or sorted as Arrow first.
+    """
+    col = arrow.column(column)
+    n = len(col)
+    if n == 0:
+        return np.zeros((0, 0), dtype=np.float32)
+    dim = col.type.list_size
+    out = np.empty((n, dim), dtype=np.float32)
+    dest = np.arange(n) if order is None else np.empty(n, dtype=np.int64)
+    if order is not None:
+        dest[order] = np.arange(n)
+    lo = 0
+    for chunk in col.chunks:
+        m = len(chunk)
+        if m:
+            flat = chunk.flatten().to_numpy(zero_copy_only=False)
+            out[dest[lo : lo + m]] = flat.reshape(m, dim)
+        lo += m
+    return out
+
+
+def sorted_without_vectors(arrow: pa.Table, keys: list[tuple[str, str]]) -> tuple[pa.Table, np.ndarray]:
+    """The table without its vectors, sorted by ``keys``, and the order that sorts it."""
+    order = pc.sort_indices(arrow.select([k for k, _ in keys]), sort_keys=keys).to_numpy()
+    rest = arrow.drop_columns([c for c in ("vector",) if c in arrow.column_names])
+    return rest.take(order), order

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory_pipeline.recall import index_files, index_update
-from memory_pipeline.recall.rows import Rows, release_freed_memory
+from memory_pipeline.recall.rows import Rows, release_freed_memory, sorted_without_vectors, vector_matrix
 from memory_pipeline.store import lance_files
 from memory_pipeline.store.base import sql_str
 from memory_pipeline.store.tables import CHUNKS, EPISODES
@@ -51,38 +51,6 @@ class RecallSource:
         raise NotImplementedError
 
 
-def _vectors(arrow: pa.Table, order: np.ndarray | None = None, column: str = "vector") -> np.ndarray:
-    """The vector column as one float32 matrix, rows in ``order`` (default: as stored).
-
-    Each Arrow chunk is read in place and scattered into the result, so a tenant's vectors are
-    copied once, never combined or sorted as Arrow first.
-    """
-    col = arrow.column(column)
-    n = len(col)
-    if n == 0:
-        return np.zeros((0, 0), dtype=np.float32)
-    dim = col.type.list_size
-    out = np.empty((n, dim), dtype=np.float32)
-    dest = np.arange(n) if order is None else np.empty(n, dtype=np.int64)
-    if order is not None:
-        dest[order] = np.arange(n)
-    lo = 0
-    for chunk in col.chunks:
-        m = len(chunk)
-        if m:
-            flat = chunk.flatten().to_numpy(zero_copy_only=False)
-            out[dest[lo : lo + m]] = flat.reshape(m, dim)
-        lo += m
-    return out
-
-
-def _sorted(arrow: pa.Table, keys: list[tuple[str, str]]) -> tuple[pa.Table, np.ndarray]:
-    """The table without its vectors, sorted by ``keys``, and the order that sorts it."""
-    order = pc.sort_indices(arrow.select([k for k, _ in keys]), sort_keys=keys).to_numpy()
-    rest = arrow.drop_columns([c for c in ("vector",) if c in arrow.column_names])
-    return rest.take(order), order
-
-
 class ChunkSource(RecallSource):
     """Markdown notes (``memory``) and transcript windows (``sessions``) of the L0 index."""
 
@@ -102,7 +70,7 @@ class ChunkSource(RecallSource):
 
     def to_rows(self, tenant: str, arrow: pa.Table) -> Rows:
         vectors_in = arrow
-        arrow, order = _sorted(arrow, self.sort_keys)
+        arrow, order = sorted_without_vectors(arrow, self.sort_keys)
         # Arrow columns, read a row at a time (``Rows.from_table``), and what a snapshot stores.
         table = pa.table({
             "id": arrow.column("id"),
@@ -118,7 +86,7 @@ class ChunkSource(RecallSource):
         })
         if "updated_at" in arrow.column_names:  # what a snapshot's update compares (``index_update``)
             table = table.append_column("updated_at", arrow.column("updated_at"))
-        return Rows.from_table(tenant, table, _vectors(vectors_in, order))
+        return Rows.from_table(tenant, table, vector_matrix(vectors_in, order))
 
 
 class EpisodeSource(RecallSource):
@@ -137,7 +105,7 @@ class EpisodeSource(RecallSource):
 
     def to_rows(self, tenant: str, arrow: pa.Table) -> Rows:
         vectors_in = arrow
-        arrow, order = _sorted(arrow, [("created_at", "ascending")])
+        arrow, order = sorted_without_vectors(arrow, [("created_at", "ascending")])
         n = arrow.num_rows
         ids = arrow.column("id").to_pylist()
         names = set(arrow.schema.names)
@@ -158,7 +126,7 @@ class EpisodeSource(RecallSource):
             day=[None] * n,
             when=[said or built for said, built in zip(column("completed_at", lambda i: None),
                                                       arrow.column("created_at").to_pylist(), strict=True)],
-            vectors=_vectors(vectors_in, order),
+            vectors=vector_matrix(vectors_in, order),
             expires=column("expires_at", lambda i: None),
         )
 
@@ -446,42 +414,6 @@ class TenantCache:
             for i, score in zip(top.tolist(), scores.tolist()):
                 hits[(tenant, rows.ids[i])] = score
         return hits
-
-
-def persist_large_tenants(uri: str, ann_min_rows: int, ann_lists: int | None = None,
-                          min_rows: int = 10_000) -> dict[str, int]:
-    """Write the recall indices of every chunks tenant of ``min_rows`` rows or more whose
-    persisted copy is missing or stale (maintenance: the next process's first query reads them),
-    and fold the IVF tail of updated tenants into their lists.
-
-    Returns {tenant: rows} of the tenants checked. One tenant is held at a time. Nothing is
-    written for object storage.
-    """
-    if index_files.index_root(uri) is None:
-        return {}
-    cache = TenantCache(uri, max_entries=1, persist_min_rows=min_rows)
-    table = cache.table(ChunkSource.table)
-    if table is None:
-        return {}
-    column = table.search().select(["tenant"]).limit(None).to_arrow().column("tenant")
-    counts = {c["values"]: c["counts"] for c in pc.value_counts(column).to_pylist()}
-    done: dict[str, int] = {}
-    for tenant, n in sorted(counts.items()):
-        if n < min_rows or index_files.tenant_files(uri, ChunkSource.table, tenant) is None:
-            continue
-        rows = cache.rows(ChunkSource(), tenant)
-        rows.text_index()
-        if ann_min_rows and len(rows) >= ann_min_rows:
-            ann = rows.ann_index(ann_lists)
-            if (len(ann.tail_order) or ann.dead) and rows.files is not None:
-                # Rows added and deleted since the lists were written (``index_update.py``):
-                # folded in, so queries scan one set of lists again.
-                compacted = rows.files.compact_ivf(ann)
-                rows._indices["ann"] = compacted
-                rows.vectors = compacted.vectors()
-                release_freed_memory()
-        done[tenant] = len(rows)
-    return done
 
 
 _CACHES: dict[str, TenantCache] = {}

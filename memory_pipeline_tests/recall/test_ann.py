@@ -63,7 +63,7 @@ def test_grouped_vectors_read_back_in_row_order():
 def test_vectors_read_from_arrow_follow_the_sort_order():
     import pyarrow as pa
 
-    from memory_pipeline.recall.sources import _vectors
+    from memory_pipeline.recall.rows import vector_matrix
 
     x = _clustered(50, dim=4)
     col = pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 4)
@@ -71,8 +71,8 @@ def test_vectors_read_from_arrow_follow_the_sort_order():
         [pa.record_batch([col[:20]], names=["vector"]), pa.record_batch([col[20:]], names=["vector"])]
     )
     order = np.random.default_rng(0).permutation(50)
-    assert np.array_equal(_vectors(table), x)
-    assert np.array_equal(_vectors(table, order), x[order])
+    assert np.array_equal(vector_matrix(table), x)
+    assert np.array_equal(vector_matrix(table, order), x[order])
 
 
 def test_an_updated_index_holds_the_changed_rows_and_compacts_to_the_same():

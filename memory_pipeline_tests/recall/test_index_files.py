@@ -25,7 +25,8 @@ from memory_pipeline.recall import index_files, sources
 from memory_pipeline.recall.ann import IvfIndex
 from memory_pipeline.recall.bm25 import TextIndex
 from memory_pipeline.recall.search import search
-from memory_pipeline.recall.sources import ChunkSource, TenantCache, persist_large_tenants
+from memory_pipeline.recall.persist import persist_large_tenants
+from memory_pipeline.recall.sources import ChunkSource, TenantCache
 from memory_pipeline_tests.helpers import write
 from memory_pipeline_tests.helpers.recall import build_workspace, ingest, recall_settings
 
