@@ -28,6 +28,13 @@ def _print_locomo(report, data: Path) -> None:
         ("category", "n", "R@1", "R@5", "R@10", "MRR"),
         [(g, report.table[g]["n"], *(f"{report.table[g][m]:.3f}" for m in ("R@1", "R@5", "R@10", "MRR"))) for g in groups],
     )
+    if report.after_use is not None:
+        summary_table(
+            "after a round of use and the activation job (each answer's first result used)",
+            ("category", "n", "R@1", "R@5", "R@10", "MRR"),
+            [(g, report.after_use[g]["n"], *(f"{report.after_use[g][m]:.3f}" for m in ("R@1", "R@5", "R@10", "MRR")))
+             for g in groups],
+        )
     say(f"mean result length: {report.mean_tokens} tokens")
     say("timings: " + ", ".join(f"{key} {value}" for key, value in report.timings.items()))
     say(f"results: {report.results_path} (ingest log: {report.results_path.parent / 'ingest.log'})")
@@ -40,12 +47,16 @@ def eval_locomo_command(
     limit: int = options.limit(10, "Results per question."),
     embedder: str = EMBEDDER,
     workdir: Path = _workdir("index"),
+    after_use: bool = typer.Option(
+        False, "--after-use",
+        help="Then log each answer as used (its first result), run the activation job and ask every question again.",
+    ),
     as_json: bool = options.JSON,
 ) -> None:
     """Ingest a LoCoMo-format set through the L0 job, answer every question, print R@k and MRR."""
     from memory_pipeline.eval.locomo import run_locomo_eval
 
-    report = run_locomo_eval(data, out, k=limit, embedder=embedder, workdir=workdir)
+    report = run_locomo_eval(data, out, k=limit, embedder=embedder, workdir=workdir, after_use=after_use)
     print_result(report.to_dict(), as_json, lambda: _print_locomo(report, data))
 
 

@@ -44,9 +44,11 @@ class EvalReport:
     results_path: Path
     queries: int
     conversations: list[str] = field(default_factory=list)
+    after_use: dict[str, dict[str, float]] | None = None  # the table again, after activation ran on the answers' use
 
     def to_dict(self) -> dict:
         return {
+            **({"after_use": self.after_use} if self.after_use is not None else {}),
             "table": self.table,
             "mean_tokens_per_result": self.mean_tokens,
             "timings": self.timings,
@@ -137,6 +139,44 @@ def ingest(workdir: Path, conversations: list[str], embedder: str, log_path: Pat
     return time.perf_counter() - started
 
 
+def answer_all(queries: list[dict], ask, results_path: Path, on_hits=None, progress=None) -> tuple[dict, list[float]]:
+    """Every query's results from ``ask`` (written to ``results_path``) and the sorted latencies;
+    ``on_hits`` is told of each non-empty answer."""
+    ranked: dict[int, list[dict]] = {}
+    latencies: list[float] = []
+    with results_path.open("w", encoding="utf-8") as handle:
+        for number, query in enumerate(queries):
+            t0 = time.perf_counter()
+            hits = ask(query)
+            latencies.append(time.perf_counter() - t0)
+            if on_hits is not None and hits:
+                on_hits(hits)
+            rows = [
+                {"turn_ids": h.turn_ids, "text": h.snippet, "score": h.score, "source": h.source, "citation": h.citation}
+                for h in hits
+            ]
+            ranked[int(query["question_idx"])] = rows
+            handle.write(json.dumps({"question_idx": query["question_idx"], "ranked": rows}) + "\n")
+            if progress is not None:
+                progress(number + 1, len(queries))
+    latencies.sort()
+    return ranked, latencies
+
+
+def activate(workdir: Path, conversations: list[str]) -> None:
+    """Run the activation job (the nightly one) over the staged conversations' tenants."""
+    import dagster as dg
+
+    from memory_pipeline.activation.assets import activation_assets, activation_job
+    from memory_pipeline.orchestration.resources import LanceDBResource
+    from memory_pipeline.orchestration.runs import run_partitioned_job
+
+    defs = dg.Definitions(assets=activation_assets, jobs=[activation_job],
+                          resources={"lancedb": LanceDBResource(uri=str(workdir / "lancedb"))},
+                          executor=dg.in_process_executor)
+    run_partitioned_job(defs, "activation_job", dg.DagsterInstance.ephemeral(), [Tenant(AGENT, c).key for c in conversations])
+
+
 def tokens(text: str) -> int:
     return len(_TOKEN_RE.findall((text or "").lower()))
 
@@ -185,8 +225,13 @@ def run_locomo_eval(
     embedder: str = "minilm",
     workdir: Path | None = None,
     progress=None,
+    after_use: bool = False,
 ) -> EvalReport:
-    """Ingest, answer every query with ``search`` (``k`` results, no minimum score), score."""
+    """Ingest, answer every query with ``search`` (``k`` results, no minimum score), score.
+
+    ``after_use``: every answer is also logged as an agent's use of it (its first result used, the
+    rest shown), the activation job ages the log, and every question is asked again: the second
+    table (``after_use``) shows what activation changed once the memory has been used."""
     from memory_pipeline.config import get_settings
     from memory_pipeline.embedding import make_embedder
     from memory_pipeline.app import assemble
@@ -200,6 +245,7 @@ def run_locomo_eval(
     queries = load_queries(queries_path)
     out.mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
+    after_use_table: dict | None = None
     temp = None
     if workdir is None:
         temp = tempfile.TemporaryDirectory(prefix="locomo-eval-")
@@ -215,36 +261,37 @@ def run_locomo_eval(
         model = make_embedder(embedder)
         lance = str(workdir / "lancedb")
         known = set(conversations)
-        ranked: dict[int, list[dict]] = {}
-        latencies: list[float] = []
+
+        def ask(query: dict) -> list:
+            if query["conversation_id"] not in known:
+                return []
+            return search(query["question"], AGENT, query["conversation_id"], k=k, min_score=0.0,
+                          now=query.get("asked_at"), store=lance, embedder=model, settings=settings)
+
         results_path = out / "results.jsonl"
-        with results_path.open("w", encoding="utf-8") as handle:
-            for number, query in enumerate(queries):
-                conv = query["conversation_id"]
-                t0 = time.perf_counter()
-                hits = (
-                    search(query["question"], AGENT, conv, k=k, min_score=0.0, now=query.get("asked_at"),
-                           store=lance, embedder=model, settings=settings)
-                    if conv in known
-                    else []
-                )
-                latencies.append(time.perf_counter() - t0)
-                rows = [
-                    {"turn_ids": h.turn_ids, "text": h.snippet, "score": h.score, "source": h.source, "citation": h.citation}
-                    for h in hits
-                ]
-                ranked[int(query["question_idx"])] = rows
-                handle.write(json.dumps({"question_idx": query["question_idx"], "ranked": rows}) + "\n")
-                if progress is not None:
-                    progress(number + 1, len(queries))
-        latencies.sort()
+        use = None
+        if after_use:
+            from memory_pipeline.activation.access_log import record_access
+
+            # An agent that injects under a small budget uses the first result and was shown the rest.
+            def use(hits):
+                record_access(lance, "inject", returned=hits, used=hits[:1])
+
+        ranked, latencies = answer_all(queries, ask, results_path, use, progress)
         timings["search_total_s"] = sum(latencies)
         timings["search_p50_ms"] = 1000 * latencies[len(latencies) // 2] if latencies else 0.0
         timings["search_p95_ms"] = 1000 * latencies[int(len(latencies) * 0.95)] if latencies else 0.0
         table, mean_tokens = score(queries, ranked)
+        if after_use:
+            started = time.perf_counter()
+            activate(workdir, conversations)
+            timings["activation_s"] = time.perf_counter() - started
+            after_ranked, _ = answer_all(queries, ask, out / "results_after_use.jsonl")
+            after_use_table = score(queries, after_ranked)[0]
     finally:
         if temp is not None:
             temp.cleanup()
-    report = EvalReport(table, mean_tokens, {k_: round(v, 3) for k_, v in timings.items()}, results_path, len(queries), conversations)
+    report = EvalReport(table, mean_tokens, {k_: round(v, 3) for k_, v in timings.items()}, results_path, len(queries),
+                        conversations, after_use_table)
     (out / "summary.json").write_text(json.dumps(report.to_dict(), indent=2), encoding="utf-8")
     return report

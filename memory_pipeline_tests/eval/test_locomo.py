@@ -125,3 +125,26 @@ def test_a_question_is_asked_at_its_question_date(tmp_path):
                                                     "question_date": "the day after"}) + "\n")
     with pytest.raises(EvalDataError, match=r"line 1: .*is not a date"):
         run_locomo_eval(data, tmp_path / "out2", embedder="hash")
+
+
+def test_after_use_asks_again_once_the_activation_job_has_aged_the_answers_use(tmp_path):
+    """``--after-use``: each answer's first result is logged as used, the activation job turns the
+    log into activation rows, and the second pass (a table of its own) ranks with them."""
+    import lancedb
+
+    data = write_fixture(tmp_path)
+    out, work = tmp_path / "out", tmp_path / "work"
+    args = ["eval", "locomo", "--data", str(data), "--out", str(out), "--workdir", str(work), "--embedder", "hash",
+            "--after-use", "--json"]
+    done = CliRunner().invoke(cli_group, args)
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    assert report["after_use"]["overall"]["n"] == report["table"]["overall"]["n"] == len(QUERIES)
+    # Lifting what was used first can only keep each first result first on the same questions.
+    assert report["after_use"]["overall"]["R@1"] >= report["table"]["overall"]["R@1"]
+    before = [json.loads(x)["ranked"][0]["citation"] for x in (out / "results.jsonl").read_text().splitlines()]
+    after = [json.loads(x)["ranked"][0]["citation"] for x in (out / "results_after_use.jsonl").read_text().splitlines()]
+    assert after == before
+    rows = lancedb.connect(str(work / "lancedb")).open_table("activation").to_arrow().to_pylist()
+    assert {r["tenant"] for r in rows} == {"locomo~conv-a", "locomo~conv-b"}
+    assert any(r["use_activation"] > 0 for r in rows) and report["timings"]["activation_s"] > 0
