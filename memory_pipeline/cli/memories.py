@@ -20,6 +20,7 @@ app.add_typer(memory_app, name="memory")
 
 TYPE = typer.Option(None, "--type", "-t", help=f"Memory type: {options.MEMORY_TYPE_HELP}.")
 MEMORY_ID = typer.Argument(..., help="The memory's id (m_...), as queries return it.")
+CONFIDENCE = typer.Option(None, "--confidence", min=0.0, max=1.0, help="0 to 1 (a new memory: 0.8).")
 HAPPENS_AT = typer.Option(None, "--happens-at", help="When it is scheduled (ISO, local).")
 
 
@@ -218,7 +219,7 @@ def store_command(
     memory_type: str = typer.Option(..., "--type", "-t", help=f"Memory type: {options.MEMORY_TYPE_HELP}."),
     reasoning: str = typer.Option(None, "--reasoning", help="Why it is worth remembering."),
     happens_at: str = HAPPENS_AT,
-    confidence: float = typer.Option(None, "--confidence", min=0.0, max=1.0, help="0 to 1 (default 0.8)."),
+    confidence: float = CONFIDENCE,
     as_json: bool = options.JSON,
 ) -> None:
     """Store a memory (audited)."""
@@ -234,7 +235,7 @@ def update_command(
     content: str = options.text_option(None, "--content", help="New text."),
     memory_type: str = TYPE,
     happens_at: str = HAPPENS_AT,
-    confidence: float = typer.Option(None, "--confidence", min=0.0, max=1.0, help="0 to 1."),
+    confidence: float = CONFIDENCE,
     reason: str = typer.Option(None, "--reason", help="Why (kept in the audit)."),
     as_json: bool = options.JSON,
 ) -> None:

@@ -19,12 +19,26 @@ from memory_pipeline.consolidation.llm import LLMClient, LLMError, LLMUnavailabl
 OK = (200, {}, {"choices": [{"message": {"content": "  a summary  "}}]})
 
 
+class _Quiet(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def _serve(handler: type, state: dict):
+    """Serve ``handler`` on a loopback port for one test; ``state["url"]`` is its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    state["url"] = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    yield state
+    server.shutdown()
+
+
 @pytest.fixture
 def endpoint():
     """Answers each POST with the next (status, headers, body) of ``script``; records arrival times."""
     state = {"script": [], "times": []}
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(_Quiet):
         def do_POST(self):
             self.rfile.read(int(self.headers["Content-Length"]))
             state["times"].append(time.monotonic())
@@ -37,14 +51,7 @@ def endpoint():
             self.end_headers()
             self.wfile.write(payload)
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    state["url"] = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    yield state
-    server.shutdown()
+    yield from _serve(Handler, state)
 
 
 def test_busy_answers_are_retried_then_succeed(endpoint):
@@ -92,7 +99,7 @@ def trickle():
     state = {"sent": [], "requests": 0}
     payload = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" + b" " * 2000
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(_Quiet):
         def do_POST(self):
             self.rfile.read(int(self.headers["Content-Length"]))
             state["requests"] += 1
@@ -107,14 +114,7 @@ def trickle():
                 pass  # the client hung up
             state["sent"].append(sent)
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    state["url"] = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    yield state
-    server.shutdown()
+    yield from _serve(Handler, state)
 
 
 def _wait_for(condition) -> None:

@@ -35,7 +35,7 @@ from memory_pipeline.recall.search import search
 from memory_pipeline.sources.transcripts import SESSION_COMPLETED, parse_transcript
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.chunking import split_lines
-from memory_pipeline_tests.helpers.recall import build_workspace, ingest
+from memory_pipeline_tests.helpers.recall import indexed_workspace
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 NEWLINES = st.sampled_from(["\n", "\r\n", "\r"])
@@ -180,12 +180,7 @@ def test_any_query_is_read_without_raising(text, today):
 
 @pytest.fixture(scope="module")
 def small_index(tmp_path_factory):
-    base = tmp_path_factory.mktemp("queries")
-    root, uri = base / "agents", str(base / "lancedb")
-    root.mkdir()
-    build_workspace(root)
-    ingest(root, uri)
-    return root, uri
+    return indexed_workspace(tmp_path_factory.mktemp("queries"))
 
 
 @settings(max_examples=120, **SETTINGS)

@@ -53,3 +53,12 @@ def recall_settings(root: Path, lance_uri: str, **recall) -> Settings:
 def ingest(root: Path, lance_uri: str, embedder: str = "hash") -> None:
     defs = dg.Definitions(assets=l0_assets, jobs=[l0_index_job], resources=make_resources(root, lance_uri, embedder))
     run_partitioned_job(defs, "l0_index_job", dg.DagsterInstance.ephemeral(), discover_tenants(root))
+
+
+def indexed_workspace(base: Path, embedder: str = "hash") -> tuple[Path, str]:
+    """The sample workspace written under ``base`` and indexed: (its root, its LanceDB URI)."""
+    root, lance_uri = base / "agents", str(base / "lancedb")
+    root.mkdir()
+    build_workspace(root)
+    ingest(root, lance_uri, embedder=embedder)
+    return root, lance_uri

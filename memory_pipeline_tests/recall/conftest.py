@@ -12,17 +12,12 @@ import pytest
 
 from memory_pipeline.config import Settings
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline_tests.helpers.recall import build_workspace, ingest, recall_settings
+from memory_pipeline_tests.helpers.recall import indexed_workspace, recall_settings
 
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory) -> tuple[Path, str]:
-    base = tmp_path_factory.mktemp("recall")
-    root, lance_uri = base / "agents", str(base / "lancedb")
-    root.mkdir()
-    build_workspace(root)
-    ingest(root, lance_uri)
-    return root, lance_uri
+    return indexed_workspace(tmp_path_factory.mktemp("recall"))
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from memory_pipeline.app import assemble
 from memory_pipeline.embedding import MiniLMEmbedder, prepare_query_encoder
 from memory_pipeline.recall.search import search
 from memory_pipeline_tests.helpers import REPO
-from memory_pipeline_tests.helpers.recall import build_workspace, ingest, recall_settings
+from memory_pipeline_tests.helpers.recall import indexed_workspace, recall_settings
 
 pytestmark = pytest.mark.slow
 
@@ -52,11 +52,7 @@ class EncodeEmbedder(MiniLMEmbedder):
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):
-    base = tmp_path_factory.mktemp("query-imports")
-    root, uri = base / "agents", str(base / "lancedb")
-    root.mkdir()
-    build_workspace(root)
-    ingest(root, uri, embedder="minilm")
+    root, uri = indexed_workspace(tmp_path_factory.mktemp("query-imports"), embedder="minilm")
     assert prepare_query_encoder() is not None  # the export, checked once against the model
     return root, uri
 
