@@ -29,6 +29,10 @@ class RecallConfig(BaseModel):
     text_norm: str = Field(
         "minmax", description="BM25 to 0..1: 'minmax' (worst hit 0, best 1) or 'max' (score / best)."
     )
+    text_full_share: float = Field(
+        0.5, ge=0, le=1, description="A best full-text hit scoring less than this share of a row holding "
+        "every query word once counts for its share (0: the best hit is always 1).",
+    )
     half_life_days: float = Field(30.0, gt=0, description="Decay half-life of dated notes.")
     mmr: bool = False
     mmr_lambda: float = Field(0.7, ge=0, le=1)
