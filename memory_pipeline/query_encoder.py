@@ -161,11 +161,12 @@ def runtime_form(path: Path) -> Path:
     import onnxruntime as ort
 
     target = path.with_name(f"{path.stem}.ort-{ort.__version__}.onnx")
-    if target.is_file():
+    weights = target.with_name(target.name + ".data")
+    if target.is_file() and weights.is_file():
         return target
     with open(path.with_name(target.name + ".lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process making it: wait for it, then use it
-        if target.is_file():
+        if target.is_file() and weights.is_file():
             return target
         work = Path(tempfile.mkdtemp(prefix=target.name, dir=path.parent))
         try:
@@ -175,12 +176,26 @@ def runtime_form(path: Path) -> Path:
             options.add_session_config_entry("session.optimized_model_external_initializers_file_name", target.name + ".data")
             options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
             ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-            for name in (target.name + ".data", target.name):  # the graph last: it marks the pair complete
+            for name in (weights.name, target.name):  # the graph last: it marks the pair complete
                 os.chmod(work / name, 0o644)
                 os.replace(work / name, target.parent / name)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return target
+
+
+def _session(ort, path: Path, options):
+    """A session of the export's runtime form; of the export itself (optimized by the session, as
+    before the runtime form) when that form cannot be made (a cache this process may not write)
+    or loaded."""
+    try:
+        runtime = runtime_form(path)
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # optimized already
+        return ort.InferenceSession(str(runtime), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - the export the check vouched for still answers
+        log.info("runtime form of %s not used (%s): the session optimizes the export itself", path, exc)
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
 class OnnxQueryEncoder:
@@ -199,13 +214,7 @@ class OnnxQueryEncoder:
         # One thread: a dozen tokens gain little from more, and the cores serve other queries.
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        try:
-            runtime = runtime_form(path)
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # optimized already
-        except OSError as exc:  # a cache this process may not write: the export, optimized by the session
-            log.info("runtime form of %s not made (%s): the session optimizes the export itself", path, exc)
-            runtime = path
-        self.session = ort.InferenceSession(str(runtime), options, providers=["CPUExecutionProvider"])
+        self.session = _session(ort, path, options)
         self.path, self.max_length = path, max_seq_length(model_path)
         self._spec = (Path(model_path) / "tokenizer.json").read_text()
         self.tokenizer = self._tokenizer(Tokenizer)

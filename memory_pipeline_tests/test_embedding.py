@@ -113,3 +113,5 @@ def test_sessions_run_the_runtime_form_and_without_it_the_export(model, monkeypa
     monkeypatch.setattr(query_encoder, "runtime_form", read_only)
     plain = query_encoder.OnnxQueryEncoder(path, minilm_path())
     assert [np.allclose(plain.embed(t), model._onnx().embed(t), atol=1e-5) for t in TEXTS] == [True] * len(TEXTS)
+    monkeypatch.setattr(query_encoder, "runtime_form", lambda _: runtime.with_name("missing.onnx"))  # a damaged form
+    assert np.allclose(query_encoder.OnnxQueryEncoder(path, minilm_path()).embed(TEXTS[2]), plain.embed(TEXTS[2]))
