@@ -6,13 +6,15 @@ Every default is usable from a fresh clone: the workspace is ``data/agents`` and
 
 from __future__ import annotations
 
+import json
+import os
 from datetime import date
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal, get_origin
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+ENV_PREFIX = "MEMORY_PIPELINE_"
 DEFAULT_INCLUDE = ("MEMORY.md", "memory.md", "memory/**/*.md", "sessions/*/*.jsonl")
 DEFAULT_EXCLUDE = ("**/.*", "**/.*/**")
 
@@ -26,6 +28,10 @@ class RecallConfig(BaseModel):
     text_weight: float = Field(0.3, ge=0, description="Weight of the BM25 channel.")
     text_norm: str = Field(
         "minmax", description="BM25 to 0..1: 'minmax' (worst hit 0, best 1) or 'max' (score / best)."
+    )
+    text_full_share: float = Field(
+        0.5, ge=0, le=1, description="A best full-text hit scoring less than this share of a row holding "
+        "every query word once counts for its share (0: the best hit is always 1).",
     )
     half_life_days: float = Field(30.0, gt=0, description="Decay half-life of dated notes.")
     mmr: bool = False
@@ -78,10 +84,14 @@ class RecallConfig(BaseModel):
     context_token_budget: int = Field(1500, ge=50, description="Tokens the working memory may take.")
 
 
-class Settings(BaseSettings):
-    """Deployment settings; each field can be set as ``MEMORY_PIPELINE_<FIELD>``."""
+class Settings(BaseModel):
+    """Deployment settings; each field can be set as ``MEMORY_PIPELINE_<FIELD>`` (any case), a
+    nested one (``teams``, ``recall``) as JSON; what the caller passes wins over the environment.
 
-    model_config = SettingsConfigDict(env_prefix="MEMORY_PIPELINE_", extra="ignore")
+    Read by the model's own validator (``_environment``), as pydantic-settings reads it for these
+    fields: importing pydantic-settings cost a one-shot query 0.14 CPU s of its ~1 s."""
+
+    model_config = ConfigDict(extra="ignore", validate_default=True)
 
     root: str = Field("data/agents", description="Workspace root holding one folder per agent.")
     lancedb_uri: str = Field("data/lancedb", description="Any URI LanceDB accepts.")
@@ -152,6 +162,17 @@ class Settings(BaseSettings):
         3, ge=1, description="Failed or rejected answers after which the rest of a run goes extractive."
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _environment(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        found = environment_values(cls)
+        for name, value in data.items():  # a nested value given as a dict overrides key by key
+            held = found.get(name)
+            found[name] = {**held, **value} if isinstance(held, dict) and isinstance(value, dict) else value
+        return found
+
     @field_validator("first_day")
     @classmethod
     def _iso_day(cls, value: str) -> str:
@@ -159,6 +180,34 @@ class Settings(BaseSettings):
             return date.fromisoformat(value).isoformat()
         except ValueError:
             raise ValueError(f"{value!r} is not a day as YYYY-MM-DD") from None
+
+
+def environment_values(model: type[BaseModel], environ=None) -> dict[str, Any]:
+    """The fields of ``model`` set in the environment as ``MEMORY_PIPELINE_<FIELD>`` (the name in
+    any case): a nested value (a model, dict, list or tuple) decoded from JSON, any other as written."""
+    environ = os.environ if environ is None else environ
+    named = {key.upper(): value for key, value in environ.items() if key.upper().startswith(ENV_PREFIX)}
+    values: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        variable = ENV_PREFIX + name.upper()
+        if variable not in named:
+            continue
+        raw = named[variable]
+        if _nested(field.annotation):
+            try:
+                values[name] = json.loads(raw)
+            except ValueError as exc:
+                raise ValueError(f"{variable} is not valid JSON ({exc}): set it as a JSON object") from None
+        else:
+            values[name] = raw
+    return values
+
+
+def _nested(annotation: Any) -> bool:
+    """Whether a field's type is read from JSON: a model, or a dict, list or tuple."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    return annotation in (dict, list, tuple) or get_origin(annotation) in (dict, list, tuple)
 
 
 @lru_cache(maxsize=1)

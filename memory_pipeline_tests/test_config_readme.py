@@ -1,13 +1,17 @@
 """README.md's configuration table stays true to ``Settings``: every field has a row named by its
 environment variable, and every plain default is the one ``config.py`` has (the table once said
 transcript windows of 3 turns with stride 2 after the defaults became 1 and 1). The nested values
-(``MEMORY_PIPELINE_TEAMS``, ``MEMORY_PIPELINE_RECALL``) are set as JSON, as the table says:
-checked here through pydantic-settings itself.
+(``MEMORY_PIPELINE_TEAMS``, ``MEMORY_PIPELINE_RECALL``) are set as JSON, as the table says, and
+the environment is read as pydantic-settings read it before ``Settings`` stopped importing it: a
+variable's name in any case, a value the caller passes winning (a nested one key by key), a
+value that is not JSON refused with the variable's name.
 """
 
 from __future__ import annotations
 
 import re
+
+import pytest
 
 from memory_pipeline.config import RecallConfig, Settings
 from memory_pipeline_tests.helpers import REPO
@@ -52,3 +56,19 @@ def test_a_recall_key_alone_is_not_read(monkeypatch):
     """As the table says: no nested delimiter, so ``MEMORY_PIPELINE_RECALL__K`` changes nothing."""
     monkeypatch.setenv(f"{PREFIX}RECALL__K", "10")
     assert Settings().recall.k == RecallConfig().k
+
+
+def test_the_environment_is_read_in_any_case_and_the_caller_wins(monkeypatch):
+    monkeypatch.setenv(f"{PREFIX.lower()}root", "/srv/agents")
+    monkeypatch.setenv(f"{PREFIX}EMBED_BATCH_SIZE", "8")
+    monkeypatch.setenv(f"{PREFIX}RECALL", '{"k": 10, "min_score": 0.3}')
+    settings = Settings(lancedb_uri="s3://bucket/memory", recall={"min_score": 0.5})
+    assert (settings.root, settings.embed_batch_size, settings.lancedb_uri) == ("/srv/agents", 8, "s3://bucket/memory")
+    assert settings.recall == RecallConfig(k=10, min_score=0.5)
+    assert Settings(recall=RecallConfig(mmr=True)).recall == RecallConfig(mmr=True)
+
+
+def test_a_nested_setting_that_is_not_json_is_named(monkeypatch):
+    monkeypatch.setenv(f"{PREFIX}TEAMS", "helper-bot=support-bot")
+    with pytest.raises(ValueError, match=f"{PREFIX}TEAMS is not valid JSON"):
+        Settings()

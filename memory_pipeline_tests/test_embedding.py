@@ -3,7 +3,8 @@
 export falls back instead of failing, and an export is made once and reused from its cache; a
 passed check is recorded, and the export it vouches for, loaded without the model (its tokenizer
 file alone), gives the model's vectors and token counts; a record made by other runtimes is not
-trusted."""
+trusted. Sessions run the export's runtime form (the graph optimized once, the weights in a file
+beside it), and where that form cannot be written they run the export itself, to the same vectors."""
 
 from __future__ import annotations
 
@@ -97,3 +98,20 @@ def test_a_check_recorded_by_other_runtimes_is_checked_again(model, tmp_path, mo
     assert query_encoder.load_onnx_encoder(model.model, minilm_path()) is not None  # checked and recorded anew
     assert json.loads(record.read_text())["onnxruntime"] != "0.1"
     assert query_encoder.load_checked_encoder(minilm_path()).path == path
+
+
+def test_sessions_run_the_runtime_form_and_without_it_the_export(model, monkeypatch):
+    path = model._onnx().path
+    runtime = query_encoder.runtime_form(path)
+    assert runtime.is_file() and runtime != path and query_encoder.runtime_form(path) == runtime
+    # The graph alone; the 90 MB of weights are in the data file a session memory-maps.
+    assert runtime.stat().st_size < 1_000_000 < 80_000_000 < runtime.with_name(runtime.name + ".data").stat().st_size
+
+    def read_only(_):
+        raise PermissionError("read-only cache")
+
+    monkeypatch.setattr(query_encoder, "runtime_form", read_only)
+    plain = query_encoder.OnnxQueryEncoder(path, minilm_path())
+    assert [np.allclose(plain.embed(t), model._onnx().embed(t), atol=1e-5) for t in TEXTS] == [True] * len(TEXTS)
+    monkeypatch.setattr(query_encoder, "runtime_form", lambda _: runtime.with_name("missing.onnx"))  # a damaged form
+    assert np.allclose(query_encoder.OnnxQueryEncoder(path, minilm_path()).embed(TEXTS[2]), plain.embed(TEXTS[2]))

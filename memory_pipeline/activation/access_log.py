@@ -7,9 +7,13 @@ LanceDB import (seconds of CPU) and no table commit. The activation run moves a 
 events into the table before it reads them (``flush_spool``). Elsewhere (object storage) the
 events go to the table at once.
 
-A row holds the unit's citation as the caller saw it (scrubbed of secrets, like every stored
-text), the recall rows it showed when known, the event, the channel and the time; never the query
-or the text. Recording never fails a recall: a write that fails is logged and dropped. The rows
+A row holds the unit's citation as the caller saw it (free of secrets, like every stored text),
+the recall rows it showed when known, the event, the channel and the time; never the query or the
+text. A citation recall built from its rows (one that names them) is stored as it is: its path
+was screened for secrets when it was indexed (``sources/workspace.py`` skips a file or folder whose
+name holds one) and is stored in the index already, and its other citations are record ids. Any
+other citation (a path a caller asked ``get`` for) is scrubbed first. So a one-shot search never
+imports the scrubber (0.13 CPU s of a 1 s process). Recording never fails a recall: a write that fails is logged and dropped. The rows
 go with their tenant when it is forgotten (``forget_tenant`` clears every table with a tenant
 column); the nightly activation run drops rows older than ``decay.WINDOW_DAYS``.
 """
@@ -41,7 +45,8 @@ def spool_file(uri: str, tenant: str) -> Path:
 
 @dataclass(frozen=True)
 class Access:
-    """One unit as a caller received it: its tenant, citation and the recall rows it showed."""
+    """One unit as a caller received it: its tenant, citation and the recall rows it showed (given
+    only for a unit cited from those rows: it is then stored unscrubbed)."""
 
     tenant: str
     unit: str
@@ -57,15 +62,23 @@ class Access:
 def access_rows(channel: str, returned: Iterable[Access] = (), used: Iterable[Access] = (),
                 now: datetime | None = None) -> list[dict]:
     """The log rows of one call: one per unit and event."""
-    from memory_pipeline.text.scrub import scrub_secrets
-
     now = now or datetime.now(UTC)
     rows = []
     for event, units in ((RETURNED, returned), (USED, used)):
         for access in units:
-            rows.append({"id": uuid.uuid4().hex, "tenant": access.tenant, "unit": scrub_secrets(access.unit).text,
+            rows.append({"id": uuid.uuid4().hex, "tenant": access.tenant, "unit": _stored_unit(access),
                          "row_ids": list(access.row_ids), "event": event, "channel": channel, "at": now})
     return rows
+
+
+def _stored_unit(access: Access) -> str:
+    """The citation as it may be stored: one cited from the index's rows as it is (screened when
+    indexed, see the module's docstring), any other scrubbed of secrets."""
+    if access.row_ids:
+        return access.unit
+    from memory_pipeline.text.scrub import scrub_secrets  # detect-secrets: only for a citation from outside the index
+
+    return scrub_secrets(access.unit).text
 
 
 def record_access(uri: str, channel: str, *, returned: Sequence = (), used: Sequence = (),

@@ -54,7 +54,7 @@ def demo_command(
     settings = get_settings()
     defs, instance = runs.defs(), runs.instance()
     keys = select_tenants(None, None, True)
-    console.rule("[bold]L0 index")
+    console().rule("[bold]L0 index")
     say(f"workspace {settings.root}: {len(keys)} tenants ({', '.join(keys)})")
     say(f"Dagster instance {instance.root_directory}, LanceDB {settings.lancedb_uri}")
     started = time.perf_counter()
@@ -65,7 +65,7 @@ def demo_command(
     _consolidation(defs, instance, keys, focus=f"{agent}~{user}")
     _typed_memories(defs, instance, keys, agent, user)
 
-    console.rule(f"[bold]Recall for {agent}/{user}")
+    console().rule(f"[bold]Recall for {agent}/{user}")
     say(f"query: {query!r}")
     results = search(query, agent, user)
     print_records("", [("  ".join(p for p in (f"{i}.", f"{r.score:.3f}", (r.when or "").removesuffix(" UTC"), r.citation) if p),
@@ -87,7 +87,7 @@ def _consolidation(defs, instance, tenant_keys: list[str], focus: str) -> None:
 
     settings = get_settings()
     dim = EMBEDDER_IDENTITY[settings.embedder][1]
-    console.rule("[bold]Consolidation: sessions -> episodes -> knowledge graph")
+    console().rule("[bold]Consolidation: sessions -> episodes -> knowledge graph")
     partitions = completed_partitions(settings.root, settings.session_idle_minutes, tenant_keys)
     started = time.perf_counter()
     tenants = sorted({t for _, t in partitions})
@@ -116,7 +116,7 @@ def _consolidation(defs, instance, tenant_keys: list[str], focus: str) -> None:
         for r in store.merge_rows(focus).iter_rows(named=True):
             say(f"  entity {r['status']}: {r['from_name']!r} -> {r['into_name']!r} ({r['reason']})")
 
-    console.rule("[bold]Dreaming: >= 5 unpromoted episodes -> long-term Markdown")
+    console().rule("[bold]Dreaming: >= 5 unpromoted episodes -> long-term Markdown")
     due = list(tenants_to_dream(settings.lancedb_uri, dim))
     if not due:
         say("no tenant has 5 unpromoted episodes (already dreamed on an earlier run)")
@@ -142,7 +142,7 @@ def _typed_memories(defs, instance, tenant_keys: list[str], agent: str, user: st
     from memory_pipeline.memories.service import MemoryService
     from memory_pipeline.orchestration.runs import run_partitioned_jobs
 
-    console.rule("[bold]Typed memories: notes and transcripts -> identity, preferences, todos, ...")
+    console().rule("[bold]Typed memories: notes and transcripts -> identity, preferences, todos, ...")
     started = time.perf_counter()
     with runs.progress("extracting typed memories", None, "runs"):
         results = run_partitioned_jobs(defs, "graph_ingest_job", instance, tenant_keys, run_config=runs.run_config())

@@ -35,7 +35,7 @@ def expand_command(
 def _print_unit(unit, level: int) -> None:
     pad = "  " * level
     when = f" ({unit.when})" if unit.when else ""
-    console.print(f"{pad}[bold]{unit.kind}[/] {unit.citation}{when}", highlight=False, soft_wrap=True)
+    console().print(f"{pad}[bold]{unit.kind}[/] {unit.citation}{when}", highlight=False, soft_wrap=True)
     for line in unit.text.splitlines() or [""]:
         print(f"{pad}  {line[:300]}")
     for source in unit.sources:

@@ -61,7 +61,7 @@ def forget_tenant_command(
         f"compute logs deleted: {report.compute_logs_deleted} run(s)"
     )
     if report.sources_left:
-        console.print(
+        console().print(
             f"[yellow]{len(report.sources_left)} workspace file(s) written by a person or agent remain "
             "(the next index run reads them again); delete them or rerun with --delete-sources:[/]"
         )

@@ -6,11 +6,24 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from functools import cache
 
-from rich.console import Console
 
-console = Console()
-err = Console(stderr=True)
+@cache
+def console():
+    """stdout through rich, made when first printed to: importing rich takes 0.03 CPU s, which a
+    command answering ``--json`` never needs."""
+    from rich.console import Console
+
+    return Console()
+
+
+@cache
+def err():
+    """stderr through rich (progress, warnings), made when first printed to."""
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 def print_json(value) -> None:
@@ -29,7 +42,7 @@ def print_result(value, as_json: bool, for_people: Callable[[], None]) -> None:
 
 def say(text: str) -> None:
     """A line for people, printed as written (no markup: memory text may hold brackets)."""
-    console.print(text, markup=False, highlight=False, soft_wrap=True)
+    console().print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def summary_table(title: str, columns: Sequence[str], rows: Iterable[Sequence], **table_options) -> None:
@@ -41,7 +54,7 @@ def summary_table(title: str, columns: Sequence[str], rows: Iterable[Sequence], 
         table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(*(Text(str(cell)) for cell in row))  # cells as written: memory text may hold brackets
-    console.print(table)
+    console().print(table)
 
 
 def print_records(title: str, records: Iterable[tuple[str, str]]) -> None:
@@ -53,9 +66,9 @@ def print_records(title: str, records: Iterable[tuple[str, str]]) -> None:
 
     say(title)
     for header, body in records:
-        console.print(Text(header, style="bold"), soft_wrap=True)
+        console().print(Text(header, style="bold"), soft_wrap=True)
         if body:
-            console.print(Padding(Text(body), (0, 0, 0, 4), expand=False))
+            console().print(Padding(Text(body), (0, 0, 0, 4), expand=False))
 
 
 def superseded_label(note: dict | None) -> str:

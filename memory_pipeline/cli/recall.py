@@ -93,7 +93,7 @@ def get_command(
         print_json(result.to_dict())
         return
     kind = "record" if result.path.startswith(("facts/", "episodes/")) else "file"
-    console.print(f"[bold]{result.citation}[/] ({result.total_lines} lines in {kind})", highlight=False)
+    console().print(f"[bold]{result.citation}[/] ({result.total_lines} lines in {kind})", highlight=False)
     for number, line in enumerate(result.lines, result.start_line):
         print(f"{number:>5}  {line}")
 

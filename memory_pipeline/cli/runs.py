@@ -94,7 +94,7 @@ def progress(description: str, total: int | None, unit: str) -> Iterator[Bars]:
 
     from memory_pipeline.progress import listening
 
-    with Progress(*progress_columns(), console=err, transient=True, disable=not err.is_terminal) as bar:
+    with Progress(*progress_columns(), console=err(), transient=True, disable=not err().is_terminal) as bar:
         bars = Bars(bar, description, total, unit)
         with listening(bars.on_step):
             yield bars
@@ -140,9 +140,9 @@ def print_notes(notes: list[str]) -> None:
     from rich.text import Text
 
     for note in notes[:MAX_NOTES]:
-        err.print(Text(f"warning: {note}"), soft_wrap=True)
+        err().print(Text(f"warning: {note}"), soft_wrap=True)
     if len(notes) > MAX_NOTES:
-        err.print(f"... and {len(notes) - MAX_NOTES} more warning(s) (-v shows each as it happens)", highlight=False)
+        err().print(f"... and {len(notes) - MAX_NOTES} more warning(s) (-v shows each as it happens)", highlight=False)
 
 
 def summarize(results: list, tenants: list[str], started: float, extra: dict | None = None) -> dict:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import polars as pl
-
 from memory_pipeline.knowledge.search import relation_counts
 from memory_pipeline.memories.operations import MemoryOperationError, check_type
 from memory_pipeline.memories.store import INGESTION_SOURCES, MEMORY_TYPES, OPERATIONS, GraphStore
@@ -71,6 +69,8 @@ def audit_entries(
     if memory_types:
         where.append(sql_in("memory_type", [check_type(t) for t in memory_types]))
     frame = store.read(MEMORY_AUDIT, " AND ".join(where))
+    import polars as pl  # here, not at the top: the MCP server imports this module to start (polars: 0.15 CPU s)
+
     if since is not None:
         frame = frame.filter(pl.col("at") >= since)
     if until is not None:

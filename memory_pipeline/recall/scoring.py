@@ -1,7 +1,10 @@
 """The arithmetic of recall, as pure functions over plain arrays (DESIGN §6).
 
 Hybrid score = vector_weight x cosine (clamped to 0..1) + text_weight x BM25 normalized to 0..1;
-when one channel has no hit, the other's score stands alone. Dated notes decay with a half-life,
+when one channel has no hit, the other's score stands alone. BM25 is normalized over the query's
+hits (the best 1), then held to the query's full match: a best hit below ``full_share`` of what a
+row holding every query word scores counts for its share, so the best of what a deletion left
+(an unrelated row sharing one common word) is not a full match. Dated notes decay with a half-life,
 the user's own memory is boosted, and MMR can trade relevance for variety.
 """
 
@@ -19,12 +22,18 @@ def cosine_to_unit(cosines: np.ndarray) -> np.ndarray:
     return np.clip(np.asarray(cosines, dtype=np.float64), 0.0, 1.0)
 
 
-def normalize_bm25(scores: np.ndarray, how: str = "max") -> np.ndarray:
+def normalize_bm25(scores: np.ndarray, how: str = "max", full_match: float = 0.0, full_share: float = 0.5) -> np.ndarray:
     """BM25 scores of one query's hits to 0..1.
 
     ``max`` divides by the best score, so the best hit is 1 and every hit stays above 0 (a hit
     is evidence); ``minmax`` maps the worst hit to 0. Empty input gives an empty array, and a
-    set of equal scores maps to 1.
+    set of equal scores maps to 1. Every score is then multiplied by
+    min(1, best / (``full_share`` x ``full_match``)), ``full_match`` being what a row holding
+    each query word once scores (``TextIndex.full_match``; 0: no such bound).
+
+    Why a share and not the full match itself: a best hit measured against the whole query
+    (scaled on 88 % of LoCoMo dev's questions) cost MRR 0.635 -> 0.612, since an answer seldom
+    repeats the question's words; held to half of it, 29 % are scaled and MRR stays 0.635.
     """
     scores = np.asarray(scores, dtype=np.float64)
     if scores.size == 0:
@@ -32,13 +41,14 @@ def normalize_bm25(scores: np.ndarray, how: str = "max") -> np.ndarray:
     top = float(scores.max())
     if top <= 0:
         return np.zeros_like(scores)
+    scale = min(1.0, top / (full_share * full_match)) if full_match > 0 and full_share > 0 else 1.0
     if how == "max":
-        return scores / top
+        return scores / top * scale
     if how == "minmax":
         low = float(scores.min())
         if top == low:
-            return np.ones_like(scores)
-        return (scores - low) / (top - low)
+            return np.full_like(scores, scale)
+        return (scores - low) / (top - low) * scale
     raise ValueError(f"unknown BM25 normalization {how!r}: use 'max' or 'minmax'")
 
 

@@ -139,10 +139,12 @@ def embed_query(embedder: Embedder, text: str, threads: int) -> np.ndarray:
 def _text_hits(
     chosen: dict[RecallSource, list[str]], scopes: list[Scope], cache: TenantCache, query: str,
     config: RecallConfig,
-) -> dict[RecallSource, dict[tuple[str, str], float]]:
+) -> dict[RecallSource, tuple[dict[tuple[str, str], float], float]]:
+    """Each source's BM25 hits {(tenant, id): score} and the query's full match (``TextIndex.full_match``)."""
     tenants = [s.key for s in scopes]
     return {
-        source: cache.text_hits(source, tenants, names, query, config.candidates)
+        source: (cache.text_hits(source, tenants, names, query, config.candidates),
+                 cache.text_full_match(source, tenants, query) if config.text_full_share > 0 else 0.0)
         for source, names in chosen.items()
     }
 
@@ -194,12 +196,12 @@ def _search_scopes(
     k: int,
     min_score: float,
     use_mmr: bool,
-    text: dict[RecallSource, dict[tuple[str, str], float]],
+    text: dict[RecallSource, tuple[dict[tuple[str, str], float], float]],
 ) -> list[SearchResult]:
     candidates: list[Candidate] = []
     for source, names in chosen.items():
-        text_raw = text[source]
-        candidates += _source_candidates(source, names, info, qvec, text_raw, scopes, cache, config, today)
+        text_raw, full_match = text[source]
+        candidates += _source_candidates(source, names, info, qvec, text_raw, full_match, scopes, cache, config, today)
     candidates = dedup_across_scopes(candidates)
     # Activation breaks near-ties only: a lift of at most 3 % on the order, never on the score.
     known = activation_of(cache, (s.key for s in scopes))
@@ -222,6 +224,7 @@ def _source_candidates(
     info: QueryInfo,
     qvec: np.ndarray,
     text_raw: dict[tuple[str, str], float],
+    full_match: float,
     scopes: list[Scope],
     cache: TenantCache,
     config: RecallConfig,
@@ -244,7 +247,8 @@ def _source_candidates(
     text_norm: dict[tuple[str, str], float] = {}
     if text_raw:
         keys = list(text_raw)
-        normed = scoring.normalize_bm25(np.array([text_raw[key] for key in keys]), config.text_norm)
+        normed = scoring.normalize_bm25(np.array([text_raw[key] for key in keys]), config.text_norm, full_match,
+                                        config.text_full_share)
         text_norm = dict(zip(keys, normed.tolist()))
     text_hits = bool(text_norm)
 

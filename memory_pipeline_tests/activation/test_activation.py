@@ -4,7 +4,7 @@ instance). The decay is the documented one (a use halves in 7 days, a return wei
 recall returned and a caller read becomes hot, its tier shows on the next search and in the
 asset's metadata; between two equally relevant notes the used one ranks first, while a clearly
 more relevant unused note stays above a hot but less relevant one; the log stores scrubbed
-citations; forgetting the tenant removes its log and activation rows; the nightly schedule asks
+citations (one recall cited from its rows, whose path was screened when indexed, as cited); forgetting the tenant removes its log and activation rows; the nightly schedule asks
 for one run over every tenant, or skips when there is none.
 """
 
@@ -17,7 +17,7 @@ import dagster as dg
 
 import pytest
 
-from memory_pipeline.activation.access_log import SPOOL, Access, flush_spool, record_access
+from memory_pipeline.activation.access_log import SPOOL, Access, access_rows, flush_spool, record_access
 from memory_pipeline.activation.assets import memory_activation
 from memory_pipeline.activation.decay import activations, tier
 from memory_pipeline.activation.ranking import MAX_LIFT, lift
@@ -99,6 +99,19 @@ def test_a_used_unit_turns_hot_and_wins_the_near_tie(indexed):
     other = _search(settings, "Ask the on-call engineer before the staging password rotates on Mondays")
     assert other[0].path.endswith("other.md") and other[0].score > other[1].score * (1 + MAX_LIFT)
     assert {r.tier for r in other if r.path.endswith("ops-b.md") or r.path.endswith("ops-a.md")} >= {"hot"}
+
+
+def test_a_citation_from_the_index_is_stored_as_cited_any_other_scrubbed():
+    from memory_pipeline.text.scrub import scrub_secrets
+
+    token = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
+    asked = f"support-bot/users/alice/memory/{token}.md#L1"
+    rows = access_rows("search", returned=[Access(ALICE, "support-bot/users/alice/memory/ops-a.md#L1-L3", ("r1", "r2"))],
+                       used=[Access(ALICE, asked)], now=NOW)
+    assert [(r["unit"], r["row_ids"], r["event"]) for r in rows] == [
+        ("support-bot/users/alice/memory/ops-a.md#L1-L3", ["r1", "r2"], "returned"),
+        (scrub_secrets(asked).text, [], "used")]
+    assert token not in rows[1]["unit"]
 
 
 def test_the_log_is_scrubbed_and_forgotten_with_the_tenant(indexed):

@@ -63,7 +63,7 @@ def test_errors_are_one_line_and_say_what_to_do(app):
 
 
 def test_search_and_query_print_records_or_say_nothing_was_found(app, monkeypatch):
-    monkeypatch.setattr(cli_output, "console", Console(width=60))  # a narrow terminal: the id stays whole
+    monkeypatch.setattr(cli_output, "console", lambda: Console(width=60))  # a narrow terminal: the id stays whole
     who = ["--agent", "research-assistant", "--user", "carol"]
     stored = json.loads(run(app, "memory", "store", "Prefers Chicago style notes", *who, "--type", "preference", "--json"))
     said = stored["occurred_at"][:16].replace("T", " ")

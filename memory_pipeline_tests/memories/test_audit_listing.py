@@ -62,7 +62,7 @@ def test_filters_by_action_type_and_time(app, monkeypatch):
 
     as_json = json.loads(run(app, "memory", "audit", "-a", "support-bot", "-u", "alice", "--op", "forget", "--json"))
     assert as_json == listed[:1]
-    monkeypatch.setattr(cli_output, "console", Console(width=50))  # a narrow terminal: ids and times stay whole
+    monkeypatch.setattr(cli_output, "console", lambda: Console(width=50))  # a narrow terminal: ids and times stay whole
     listing = run(app, "memory", "audit", "-a", "support-bot", "-u", "bob").splitlines()
     at = service("bob").audit()[0]["at"][:16].replace("T", " ")
     assert listing == ["audit of support-bot/bob", f"{at}  store  {bobs['id']}  todo  fields: content  by test"]

@@ -1,6 +1,8 @@
 """Recall's arithmetic (DESIGN §6) on plain numbers, then the same rules through ``search``.
 
-Proves: BM25 normalization to 0..1, the 0.7/0.3 fusion and a lone channel standing alone, the
+Proves: BM25 normalization to 0..1, held to the query's full match (after the note that answered
+a query is deleted, the unrelated note that shares one of its words stays below min_score, where
+scaling per query alone showed it), the 0.7/0.3 fusion and a lone channel standing alone, the
 30-day half-life on dated notes only, MMR preferring variety, the 1.2x user boost, the user's copy
 of a text beating the agent-wide copy, the agent-wide pool answering when the user has nothing,
 and a team member reading its leader's memory only as a fallback.
@@ -10,14 +12,25 @@ from __future__ import annotations
 
 import math
 from datetime import date
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.recall import scoring
+from memory_pipeline.recall.bm25 import TextIndex
 from memory_pipeline.recall.scope import is_read_only, recall_scopes
 from memory_pipeline.recall.search import search
-from memory_pipeline_tests.helpers.recall import recall_settings
+from memory_pipeline.store.base import LanceBase
+from memory_pipeline.store.tables import CHUNKS
+from memory_pipeline_tests.helpers import write
+from memory_pipeline_tests.helpers.recall import ingest, recall_settings
+
+REFUND_QUERY = "refund policy for annual plans"
+NOTES = {"refund": "Refund policy: annual plans are refundable within 30 days.",
+         "vpn": "The VPN plans for the office are on the wiki.", "standup": "Standup moved to 9:30.",
+         "invoices": "Invoices go to the finance mailbox.", "dark": "Dark mode is on for the dashboards."}
 
 
 def test_bm25_max_normalization_puts_best_at_one_and_keeps_hits_positive():
@@ -30,6 +43,57 @@ def test_bm25_minmax_normalization_spans_zero_to_one():
     assert scoring.normalize_bm25(np.array([])).size == 0
     with pytest.raises(ValueError, match="unknown BM25 normalization"):
         scoring.normalize_bm25(np.array([1.0]), "zscore")
+
+
+def test_a_best_hit_below_half_a_full_match_counts_for_its_share():
+    # A full match scores 4: a best hit of 2 or more is a full text match, one of 1 counts for half.
+    assert scoring.normalize_bm25(np.array([3.0, 2.0, 1.0]), "minmax", 4.0).tolist() == [1.0, 0.5, 0.0]
+    assert scoring.normalize_bm25(np.array([1.0, 0.5]), "max", 4.0).tolist() == [0.5, 0.25]
+    assert scoring.normalize_bm25(np.array([1.0]), "minmax", 4.0).tolist() == [0.5]
+    assert scoring.normalize_bm25(np.array([1.0]), "minmax", 4.0, full_share=0.0).tolist() == [1.0]
+    # The full match: each query word once in a row of average length; a word no row holds as if one did.
+    index = TextIndex(list(NOTES.values()))
+    one, two = (math.log(1 + (5 - df + 0.5) / (df + 0.5)) / 2.2 for df in (1, 2))
+    assert index.full_match(REFUND_QUERY) == pytest.approx(3 * one + two)  # refund, polici, annual; plan in two rows
+    assert index.full_match("refund zeppelin") == pytest.approx(2 * one)
+
+
+class WeakCosine(HashEmbedder):
+    """Notes through the hashing embedder; the query at cosine 0.1 to one note and about none to
+    the others: the unrelated note of the issue, sharing a word with the query and little meaning."""
+
+    def __init__(self, note: np.ndarray, others: np.ndarray):
+        super().__init__()
+        away = np.random.default_rng(0).standard_normal(self.dim)
+        for v in (note, *others):  # orthogonal to every note
+            away -= (away @ v) / (v @ v) * v
+        self.vector = (0.1 * note + math.sqrt(1 - 0.01) * away / np.linalg.norm(away)).astype(np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.vector
+
+
+def test_after_a_deletion_an_unrelated_note_stays_below_the_minimum(tmp_path):
+    root, uri = tmp_path / "agents", str(tmp_path / "lancedb")
+    for name, text in NOTES.items():
+        write(root, f"support-bot/users/alice/memory/{name}.md", text + "\n")
+    ingest(root, uri)
+    settings = recall_settings(root, uri)
+    stored = LanceBase(uri).read(CHUNKS, columns=["path", "vector"]).to_dicts()
+    vectors = {Path(r["path"]).stem: np.asarray(r["vector"], dtype=np.float64) for r in stored}
+    embedder = WeakCosine(vectors["vpn"], [v for k, v in vectors.items() if k != "vpn"])
+    per_query = settings.recall.model_copy(update={"text_full_share": 0.0})  # the best hit always 1
+
+    def found(config=None):
+        return [(Path(r.path).stem, round(r.parts["text"], 3), 0 <= r.score <= 1)
+                for r in search(REFUND_QUERY, "support-bot", "alice", store=uri, settings=settings,
+                                embedder=embedder, config=config)]
+
+    assert found()[0] == ("refund", 1.0, True)  # the answer: a full text match
+    (root / "support-bot/users/alice/memory/refund.md").unlink()
+    ingest(root, uri)
+    assert found(per_query) == [("vpn", 1.0, True)]  # 1.2 x (0.7 x 0.1 + 0.3 x 1.0) = 0.44: shown
+    assert found() == []  # its one common word is a small share of a full match of the query
 
 
 def test_hybrid_is_weighted_sum_and_a_lone_channel_stands_alone():
