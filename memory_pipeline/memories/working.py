@@ -7,8 +7,9 @@ sessions. Every item carries its date and a citation (``facts/<id>``, ``episodes
 ``memory get`` opens and ``memory update`` takes.
 
 Rules, all tested:
-- Current only: what a later statement replaced (consolidation's supersession records) is left
-  out, as are todos and goals whose date has passed.
+- Current only: what a later statement replaced (consolidation's supersession records, which
+  typed memories read from a replaced statement inherit) is left out, as are todos and goals whose
+  date has passed; a recent session holding a replaced statement is marked with the day it was.
 - Deduplicated: a content said twice (or under two types) appears once, in its first section.
 - Within ``token_budget`` tokens (the embedding model's WordPiece tokenizer; an LLM's BPE counts
   a little fewer on this kind of text), items are kept in priority order until the first that does
@@ -68,10 +69,13 @@ class ContextItem:
     source_ref: str | None = None
     tier: str | None = None
     """hot | warm | cool for a typed memory recall has handed out (activation), else None."""
+    superseded: str | None = None
+    """For a session: the day a later statement replaced one it holds (its summary may restate it)."""
 
     def line(self) -> str:
         when = ", ".join(p for p in (f"due {self.due}" if self.due else "", self.said) if p)
-        return f"- {self.content} ({when + '; ' if when else ''}{self.citation})"
+        later = f"; holds a statement superseded {self.superseded}" if self.superseded else ""
+        return f"- {self.content} ({when + '; ' if when else ''}{self.citation}{later})"
 
 
 @dataclass
@@ -128,7 +132,7 @@ def working_memory(
     now = (now or now_utc()).astimezone(UTC)
     tz = tz or ZoneInfo("UTC")
     sections = _sections(current_memories(store, scope), now, tz, max_recent, tiers or {})
-    sections["sessions"] = _sessions(episodes, tz)
+    sections["sessions"] = _sessions(episodes, tz, _timeline(store, episodes))
     header = f"# Working memory: {title}\n"
     kept, used, full = {key: set() for key, _ in SECTIONS}, count_tokens(header), False
     for key in PRIORITY:
@@ -198,12 +202,28 @@ def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int,
     return out
 
 
-def _sessions(episodes: pl.DataFrame | None, tz: ZoneInfo) -> list[ContextItem]:
+def _timeline(store: GraphStore, episodes: pl.DataFrame | None):
+    """The supersession records of the episodes' tenant, as recall reads them."""
+    from memory_pipeline.consolidation.timeline import supersession_rows
+    from memory_pipeline.recall.timeline import TenantTimeline
+
+    if episodes is None or not episodes.height:
+        return None
+    return TenantTimeline(supersession_rows(store.db, episodes["tenant"].unique().to_list()).to_dicts(), {})
+
+
+def _sessions(episodes: pl.DataFrame | None, tz: ZoneInfo, timeline=None) -> list[ContextItem]:
+    """The last sessions; one holding a statement a later one replaced says so (its summary may
+    restate the old value)."""
     if episodes is None or not episodes.height:
         return []
     rows = episodes.sort(["completed_at", "id"], descending=[True, False]).head(MAX_SESSIONS)
-    return [
-        ContextItem("sessions", f"episodes/{r['id']}", "episode", " ".join(r["l0_abstract"].split()),
-                    when_text(r["completed_at"], tz), None, f"{r['path']}#L{r['start_line']}-L{r['end_line']}")
-        for r in rows.iter_rows(named=True)
-    ]
+    out = []
+    for r in rows.iter_rows(named=True):
+        record = timeline.record_of(r["path"], r["start_line"], r["end_line"]) if timeline else None
+        out.append(ContextItem(
+            "sessions", f"episodes/{r['id']}", "episode", " ".join(r["l0_abstract"].split()),
+            when_text(r["completed_at"], tz), None, f"{r['path']}#L{r['start_line']}-L{r['end_line']}",
+            superseded=f"{record.new_said_at.astimezone(tz):%Y-%m-%d}" if record else None,
+        ))
+    return out

@@ -78,10 +78,14 @@ class TenantTimeline:
     def __bool__(self) -> bool:
         return bool(self.by_ref)
 
-    def record_of(self, path: str, start: int, end: int) -> Record | None:
-        """The record of a replaced statement this row holds, unless the row holds its successor too."""
+    def record_of(self, path: str, start: int, end: int, text: str = "") -> Record | None:
+        """The record of a replaced statement this row holds, unless the row holds its successor too.
+        A dreamed file's lines restate statements: a line citing one that was replaced holds it."""
         if path.startswith("facts/"):
             return self.by_ref.get(path)
+        if DREAMED_RE.search(path):
+            cited = cited_statements(text)
+            return next((r for r in map(self.by_ref.get, cited) if r is not None and r.new_ref not in cited), None)
         found = self.lines.get(path)
         if not found:
             return None
@@ -100,6 +104,16 @@ class TenantTimeline:
             seen.add(record.new_ref)
             record = self.by_ref[record.new_ref]
         return record
+
+
+DREAMED_RE = re.compile(r"(?:^|/)_system/dreaming/[^/]+\.md$")
+_CITES_ONE_RE = re.compile(r"\[[^\[\]·]*? · ([^\[\]\s]+#L\d+)\]")
+
+
+def cited_statements(text: str) -> list[str]:
+    """The statements (``path#Lline``) that the lines of a dreamed text cite one by one; a line
+    citing a range (a recurring pattern, a whole episode) restates no one statement."""
+    return _CITES_ONE_RE.findall(text or "")
 
 
 def _split(ref: str) -> tuple[str, int]:
@@ -196,7 +210,7 @@ def annotate(candidates, cache) -> None:
         timeline = timelines[tenant]
         cand.when = row_when(rows, i, timeline)
         if timeline:
-            cand.record = timeline.record_of(rows.path[i], int(rows.start_line[i]), int(rows.end_line[i]))
+            cand.record = timeline.record_of(rows.path[i], int(rows.start_line[i]), int(rows.end_line[i]), rows.text[i])
 
 
 def newest_first(candidates: list, qvec: np.ndarray, cache, sources: dict, pool: int) -> list:
@@ -212,17 +226,20 @@ def newest_first(candidates: list, qvec: np.ndarray, cache, sources: dict, pool:
         if cand.record is None:
             continue
         last = TIMELINES.get(cache, cand.rows.tenant).latest(cand.record)
+        # Every unit holding the successor stands for it (its turn or note line, the episode of
+        # its session): the one nearest the query is placed, as a replaced episode is itself a
+        # unit built from the statement.
         found = None
         for source, names in sources.items():
             rows = cache.rows(source, cand.rows.tenant)
             j = locate(rows, last.new_ref) if rows is not None and len(rows) else None
             if j is not None and rows.source[j] in names:
-                found = (rows, j)
-                break
+                cosine = unit_cosine(rows, j, qvec)
+                if found is None or cosine > found[2]:
+                    found = (rows, j, cosine)
         if found is None:
             continue
-        rows, j = found
-        cosine = unit_cosine(rows, j, qvec)
+        rows, j, cosine = found
         single = cand.rows.source[cand.row] in ("sessions", "facts") and not cand.record.old_sentence
         if not single and cosine < RELATED * cand.vector:
             continue  # the question is about something else the replaced row also says
