@@ -10,7 +10,8 @@ Rules, all tested:
 - Current only: what a later statement replaced (consolidation's supersession records, which
   typed memories read from a replaced statement inherit) is left out, as are todos and goals whose
   date has passed; a recent session holding a replaced statement is marked with the day it was.
-- Deduplicated: a content said twice (or under two types) appears once, in its first section.
+- Deduplicated: a content said twice (or under two types, or in other words naming the same time:
+  ``bulletin.same_item``) appears once, in its first section.
 - Within ``token_budget`` tokens (the embedding model's WordPiece tokenizer; an LLM's BPE counts
   a little fewer on this kind of text), items are kept in priority order until the first that does
   not fit: identity and preferences, todos, due items, goals and decisions, then the recent entries
@@ -33,7 +34,7 @@ from zoneinfo import ZoneInfo
 
 import polars as pl
 
-from memory_pipeline.memories.bulletin import TIME_SENSITIVE_DAYS, current_memories, when_text
+from memory_pipeline.memories.bulletin import TIME_SENSITIVE_DAYS, current_memories, same_item, when_text
 from memory_pipeline.memories.operations import MemoryOperationError
 from memory_pipeline.memories.query import ReadScope
 from memory_pipeline.memories.store import GraphStore, now_utc
@@ -165,7 +166,7 @@ def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int,
     out: dict[str, list[ContextItem]] = {key: [] for key, _ in SECTIONS}
     if not frame.height:
         return out
-    seen: set[str] = set()
+    seen: list[dict] = []
     horizon = now + timedelta(days=TIME_SENSITIVE_DAYS)
     upcoming = pl.col("happens_at").is_null() | (pl.col("happens_at") >= now)
     newest = (["occurred_at", "created_at", "id"], [True, True, False])
@@ -188,9 +189,9 @@ def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int,
         for row in rows:
             if cap is not None and len(chosen) >= cap:
                 break
-            if row["content_hash"] in seen:
+            if any(same_item(row, other) for other in seen):
                 continue
-            seen.add(row["content_hash"])
+            seen.append(row)
             chosen.append(row)
         if cap is not None and tiers:
             chosen.sort(key=lambda row: order[row["id"]])  # ...and read newest first

@@ -226,23 +226,21 @@ def newest_first(candidates: list, qvec: np.ndarray, cache, sources: dict, pool:
         if cand.record is None:
             continue
         last = TIMELINES.get(cache, cand.rows.tenant).latest(cand.record)
-        # Every unit holding the successor stands for it (its turn or note line, the episode of
-        # its session): the one nearest the query is placed, as a replaced episode is itself a
-        # unit built from the statement.
-        found = None
+        # The successor's own turn or note line is placed; when the query seems about something
+        # else than it, a unit built from it (the episode of its session) may stand for it, as
+        # the replaced row may be such a unit too.
+        holders = []
         for source, names in sources.items():
             rows = cache.rows(source, cand.rows.tenant)
             j = locate(rows, last.new_ref) if rows is not None and len(rows) else None
             if j is not None and rows.source[j] in names:
-                cosine = unit_cosine(rows, j, qvec)
-                if found is None or cosine > found[2]:
-                    found = (rows, j, cosine)
-        if found is None:
-            continue
-        rows, j, cosine = found
+                holders.append((rows, j, unit_cosine(rows, j, qvec)))
         single = cand.rows.source[cand.row] in ("sessions", "facts") and not cand.record.old_sentence
-        if not single and cosine < RELATED * cand.vector:
-            continue  # the question is about something else the replaced row also says
+        # Unless the replaced row is one statement, the question may be about something else it says.
+        related = [h for h in holders if single or h[2] >= RELATED * cand.vector]
+        if not related:
+            continue
+        rows, j, cosine = related[0]
         succ = by_row.get((id(rows), j))
         if succ is None:
             succ = replace(cand, rows=rows, row=j, vector=cosine, text=0.0, around={}, record=None)
