@@ -173,8 +173,9 @@ def row_when(rows, i: int, timeline: TenantTimeline | None) -> str | None:
         return short_when(rows.when[i])
     if rows.when[i] is not None:
         return short_when(rows.when[i], day_only=rows.source[i] != "sessions")
-    if timeline is not None and rows.path[i] in timeline.file_times:
-        return short_when(timeline.file_times[rows.path[i]], day_only=True)
+    path = rows.origin[i] if rows.origin is not None and rows.origin[i] else rows.path[i]
+    if timeline is not None and path in timeline.file_times:
+        return short_when(timeline.file_times[path], day_only=True)
     return None
 
 
