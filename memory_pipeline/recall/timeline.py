@@ -275,6 +275,18 @@ SAME_QUESTION = 0.8
 """A candidate answers the question the top one answers when its relevance to the query (fused,
 before decay and boosts) is at least this share of the best among the first ``CURRENT_WINDOW``."""
 CURRENT_WINDOW = 6
+SAME_ATTRIBUTE = 0.55
+"""A change told in other words ("sold the Skoda and picked up a Corolla" after "I drive a Skoda")
+matches the question less than the statement it changes, but reads close to it: a candidate whose
+cosine to the best one is at least this answers the same question if its relevance is at least
+``SAME_ATTRIBUTE_RELEVANCE`` of the best."""
+SAME_ATTRIBUTE_RELEVANCE = 0.5
+
+
+def same_attribute(a, b) -> bool:
+    """Whether two candidates read alike (their vectors' cosine, ``SAME_ATTRIBUTE``)."""
+    va, vb = a.rows.vectors[a.row], b.rows.vectors[b.row]
+    return va.shape == vb.shape and float(va @ vb) >= SAME_ATTRIBUTE
 
 _ASK_RES = (
     ("date", re.compile(r"^\s*(?:when\b|what (?:date|day|time|year|month)\b|which (?:day|date|month|year)s?\b|"
@@ -347,10 +359,12 @@ def current_first(candidates: list, question: str) -> list:
     window = candidates[:CURRENT_WINDOW]
     if kind is None or len(window) < 2:
         return candidates
-    best = max(c.relevance for c in window)
+    top = max(window, key=lambda c: c.relevance)
+    best = top.relevance
     group = [
         n for n, c in enumerate(window)
-        if c.when and c.relevance >= SAME_QUESTION * best
+        if c.when and (c.relevance >= SAME_QUESTION * best or (
+            c.relevance >= SAME_ATTRIBUTE_RELEVANCE * best and same_attribute(c, top)))
         and holds_kind(c.rows.content(c.row), kind) and not other_subject(c.rows.content(c.row), question)
     ]
     if len(group) < 2:
