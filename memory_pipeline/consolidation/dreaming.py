@@ -23,6 +23,7 @@ from pathlib import Path
 
 from memory_pipeline.consolidation.llm import DREAMING_MAX_TOKENS, LLMClient, LLMError
 from memory_pipeline.consolidation.llm_output import poisoned, ungrounded
+from memory_pipeline.recall.timeline import cited_statements
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.scrub import scrub_secrets
 from memory_pipeline.text.summarize import shorten
@@ -40,6 +41,7 @@ EMPTY_SECTION = "_Nothing yet._"
 _CITATION_RE = re.compile(r"\s*\[[^\[\]]*#L\d+(?:-L\d+)?\]\s*$")
 _DATED_RE = re.compile(r"^(?P<who>[^,:\[\]]{1,60}), (?P<day>\d{4}-\d{2}-\d{2}|undated): ")
 _FIGURES_RE = re.compile(r"\d+")
+_REPLACED_RE = re.compile(r" _\(superseded [^()]*\)_(?=\s*\[[^\[\]]*\]\s*$)")
 
 
 class HumanFileError(RuntimeError):
@@ -77,7 +79,7 @@ def citation(episode: dict, start: int | None = None, end: int | None = None) ->
 
 def line_key(text: str) -> str:
     """What makes two lines the same: the text without its citation, case and spacing."""
-    return " ".join(_CITATION_RE.sub("", text).lstrip("- ").casefold().split())
+    return " ".join(_CITATION_RE.sub("", _REPLACED_RE.sub("", text)).lstrip("- ").casefold().split())
 
 
 def line_identity(section: str, text: str) -> str:
@@ -186,6 +188,36 @@ def render_document(tenant: Tenant, day: datetime, sections: dict[str, list[str]
         out += ["", f"## {name}", ""]
         out += sections.get(name) or [EMPTY_SECTION]
     return "\n".join(out) + "\n"
+
+
+def mark_replaced(path: Path, replaced: dict[str, str]) -> bool:
+    """Mark each line of a dreamed file that restates a replaced statement (``replaced``: its
+    ``path#Lline`` -> the day it was replaced) with "_(superseded <day>)_" before its citation, and
+    unmark a line whose statement stands again; returns whether the file changed. The document was
+    written before the change was known: its line is kept, for the past, and read as earlier. A
+    file without the marker line is a person's and is left alone."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    if not text.startswith(MARKER):
+        return False
+    out = []
+    for line in text.splitlines():
+        if line.startswith("- "):
+            line = _REPLACED_RE.sub("", line)
+            day = next((replaced[ref] for ref in cited_statements(line) if ref in replaced), None)
+            cite = _CITATION_RE.search(line)
+            if day and cite:
+                line = f"{line[:cite.start()]} _(superseded {day})_{line[cite.start():]}"
+        out.append(line)
+    marked = "\n".join(out) + "\n"
+    if marked == text:
+        return False
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(marked, encoding="utf-8")
+    tmp.replace(path)
+    return True
 
 
 @dataclass

@@ -23,13 +23,12 @@ import polars as pl
 from memory_pipeline.config import Settings
 from memory_pipeline.text.memory_types import markdown_passages
 from memory_pipeline.sources.transcripts import parse_transcript
-from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, read_text_file, scan_workspace
+from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, is_derived, read_text_file, scan_workspace
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.scrub import scrub_secrets
 from memory_pipeline.text.statements import ASSISTANT_ROLES, clean_text
 
 TURN, NOTE, MEMORY = "turn", "note", "memory"
-DERIVED_DIR = "_system"  # where the pipeline writes what it derives from a tenant's statements
 # The index's own size limit: a file too large to index is too large to read here.
 MAX_FILE_BYTES = Settings.model_fields["max_file_bytes"].default
 
@@ -65,7 +64,7 @@ def tenant_statements(root: str | Path, tenant: Tenant, memories: pl.DataFrame |
     found: list[Statement] = []
     scan = scan_workspace(root, only=[tenant])
     for file in scan.files.get(tenant, []):
-        if file.kind not in (KIND_MEMORY, KIND_SESSIONS) or DERIVED_DIR in Path(file.path).parts:
+        if file.kind not in (KIND_MEMORY, KIND_SESSIONS) or is_derived(file.path):
             continue  # the pipeline's own documents (dreamed files) restate statements read here
         read = read_text_file(root / file.path, MAX_FILE_BYTES)
         if read.text is None:

@@ -12,24 +12,26 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 
+from memory_pipeline.consolidation.dreaming import mark_replaced, memory_dir
 from memory_pipeline.consolidation.llm import LLMClient
 from memory_pipeline.consolidation.parse_cache import StatementCache
-from memory_pipeline.consolidation.statements import MEMORY, tenant_statements
+from memory_pipeline.consolidation.statements import MEMORY, Statement, tenant_statements
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.consolidation.supersede import Supersession, detect
 from memory_pipeline.consolidation import relation_ends
-from memory_pipeline.sources.workspace import tenant_tz
+from memory_pipeline.sources.workspace import DERIVED_DIR, tenant_tz
 from memory_pipeline.store.base import LanceBase, retry_commit, sql_in, sql_str, stable_id
 from memory_pipeline.store.tables import SUPERSESSIONS
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.memory_types import load_nlp
 from memory_pipeline.text.statements import load_nlp as load_full_nlp
+from memory_pipeline.text.summarize import content_words
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +97,7 @@ class SupersessionReport:
     decided_by: dict[str, int] = field(default_factory=dict)
     relations_changed: list[dict] = field(default_factory=list)  # relations whose valid_to moved
     seconds: float = 0.0
+    dreamed_marked: int = 0  # dreamed files whose lines were marked (or unmarked) as superseded
     parsed: int = 0  # texts parsed by spaCy in this run; the others were parsed by an earlier one
     embedded: int = 0  # claims embedded in this run
 
@@ -117,6 +120,39 @@ def record_row(tenant: str, pair: Supersession, decided_at: datetime) -> dict:
         "decided_at": decided_at,
         "old_sentence": pair.changed_part,
     }
+
+
+HOLDS_SENTENCE = 0.5
+"""A typed memory restates the sentence that changed when it holds at least this share of the
+sentence's content words (the extractor rewrites the person, not the words)."""
+
+
+def inherited_records(tenant: str, pairs: list[Supersession], statements: list[Statement], now: datetime) -> list[dict]:
+    """Records of the typed memories read from a superseded statement that no record names yet.
+
+    A typed memory restates its source: when a later statement replaced the turn or note line it
+    was read from, it is replaced too, by the same successor (labelled, left out of bulletins,
+    typed queries and the working memory like the statement itself). When the record names one
+    sentence of a source that says more, only a memory restating that sentence inherits it."""
+    named = {p.old.ref for p in pairs}
+    by_source: dict[tuple[str, int], list[Statement]] = {}
+    for s in statements:
+        if s.kind == MEMORY and s.ref not in named and s.path != s.ref:
+            by_source.setdefault((s.path, s.line), []).append(s)
+    rows = []
+    for pair in pairs:
+        if pair.old.kind == MEMORY:
+            continue
+        part = pair.changed_part
+        wanted = set(content_words(part)) if part else set()
+        for memory in by_source.get((pair.old.path, pair.old.line), []):
+            if wanted and len(wanted & set(content_words(memory.text))) < HOLDS_SENTENCE * len(wanted):
+                continue  # the memory restates another sentence of the statement, which still holds
+            row = record_row(tenant, replace(pair, old=replace(pair.old, ref=memory.ref, kind=MEMORY, text=memory.text)), now)
+            row["old_sentence"] = None  # the memory is the sentence that changed
+            rows.append(row)
+            named.add(memory.ref)
+    return rows
 
 
 def supersede_tenant(
@@ -152,18 +188,23 @@ def supersede_tenant(
     before = {r["id"]: r for r in existing.iter_rows(named=True)}
     rows = []
     for pair in pairs:
-        row = record_row(tenant.key, pair, now)
+        rows.append(record_row(tenant.key, pair, now))
+        report.decided_by[pair.decided_by] = report.decided_by.get(pair.decided_by, 0) + 1
+    rows += inherited_records(tenant.key, pairs, statements, now)
+    for row in rows:
         old = before.get(row["id"])
         if old and old["new_ref"] == row["new_ref"] and old["decided_by"] == row["decided_by"]:
             row["decided_at"] = old["decided_at"]
-        rows.append(row)
-        report.decided_by[pair.decided_by] = report.decided_by.get(pair.decided_by, 0) + 1
     # The graph's relations end by the same record (consolidation/relation_ends.py): written here, copied to valid_to.
     rows += relation_ends.decide(str(uri), tenant.key, pairs, cache.parser, cache.embedder, tenant_tz(root, tenant), now)
     cache.save()
     report.parsed, report.embedded = cache.parser.parsed, cache.embedder.embedded
     report.added, report.removed = store.replace_tenant(tenant.key, rows, existing)
     report.relations_changed = relation_ends.project(str(uri), tenant.key, rows)
+    # Dreamed lines restating a replaced statement are marked in the documents themselves.
+    replaced = {r["old_ref"]: f"{r['new_said_at']:%Y-%m-%d}" for r in rows if "#L" in r["old_ref"]}
+    folder = memory_dir(Path(root), tenant) / DERIVED_DIR / "dreaming"
+    report.dreamed_marked = sum(mark_replaced(f, replaced) for f in sorted(folder.glob("*.md")))
     report.records = rows
     report.seconds = time.perf_counter() - started
     return report

@@ -17,10 +17,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from memory_pipeline.knowledge.names import clean_name
+from memory_pipeline.text.salience import DATE_TYPES, NUMBER_TYPES
 
 if TYPE_CHECKING:
     from memory_pipeline.knowledge.relations import Fact
 
+NOT_THINGS = DATE_TYPES | NUMBER_TYPES  # when or how much, never what was done
 JOB_NOUNS = frozenset({"job", "position", "role", "post", "internship"})
 LIGHT_VERBS = frozenset(
     "be have do get go say tell think know mean see look sound feel hope wait let thank guess bet want need try "
@@ -38,7 +40,7 @@ _PETS = frozenset("dog dogs puppy cat cats kitten pet pets turtle turtles hamste
 
 def _noun_phrase(tok) -> str:
     """A noun with its compounds and adjectives, without determiners or possessives ("dance studio")."""
-    words = [c for c in tok.children if c.dep_ in ("compound", "amod", "nummod") and c.i < tok.i
+    words = [c for c in tok.children if c.dep_ in ("compound", "amod", "nummod", "nmod") and c.i < tok.i
              and c.pos_ != "PRON" and not c.is_stop]
     start = min([tok.i, *(c.left_edge.i for c in words)])
     span = [t for t in tok.doc[start : tok.i + 1] if t.dep_ not in ("det", "poss", "case") and t.pos_ != "PRON"
@@ -119,6 +121,8 @@ def actions(s) -> Iterable[Fact]:
             yield from _likes(s, who, verb)
             continue
         for prep, obj in _action_objects(verb):
+            if s.entity(obj, NOT_THINGS) is not None:
+                continue  # "worked on Monday", "moved in May": when, not what
             named = s.entity(obj)
             thing = clean_name(named.text) if named is not None else _noun_phrase(obj)
             if not thing or s.entity(obj) is not None and prep in ("in", "at", "to"):

@@ -31,6 +31,7 @@ from datetime import datetime
 
 from memory_pipeline.knowledge.actions import JOB_NOUNS, LIGHT_VERBS, actions, happened_or_ongoing
 from memory_pipeline.knowledge.names import clean_name, entity_name
+from memory_pipeline.text.salience import DATE_TYPES, NUMBER_TYPES
 from memory_pipeline.text.statements import addressees, display_name, parse, speaker_of, words_and_captions
 from memory_pipeline.text.statements import load_nlp as load_statement_nlp
 
@@ -39,6 +40,8 @@ log = logging.getLogger(__name__)
 UNUSED_COMPONENTS: tuple[str, ...] = ()  # the rules read tags and lemmas: the whole pipeline runs
 ENTITY_TYPES = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "NORP", "LAW"})
 PLACE_TYPES = frozenset({"GPE", "LOC", "FAC"})
+NOT_THINGS = DATE_TYPES | NUMBER_TYPES
+"""Entity types that name when or how much, never a thing a relation can point at ("moved in May")."""
 
 SINGLE_ROLES = frozenset(
     """manager boss supervisor advisor adviser editor mentor partner wife husband girlfriend boyfriend
@@ -230,7 +233,7 @@ def _residence_and_work(s: _Sentence) -> Iterable[Fact]:
                     if place is not None:
                         confidence = 0.7 if word in _BE else 0.85
                         yield s.fact(person, "PERSON", "lives_in", place.text, "GPE", "residence", confidence)
-                    elif word in _LIVE and obj.text[:1].isupper():
+                    elif word in _LIVE and obj.pos_ == "PROPN" and s.entity(obj, NOT_THINGS) is None:
                         # "I moved to Bergen": the small model often calls a city an ORG; after
                         # "live in" or "move to" a capitalized name is a place, if less surely.
                         other = s.entity(obj, {"ORG", "PERSON", "NORP", "PRODUCT"})
@@ -246,7 +249,9 @@ def _residence_and_work(s: _Sentence) -> Iterable[Fact]:
                     yield s.fact(person, "PERSON", "works_at", org.text, "ORG", "employer", 0.8)
         if word in _PREFER:
             for obj in tok.children:
-                if obj.dep_ in ("dobj", "xcomp", "ccomp"):
+                # What is preferred is a thing or a doing, not a pronoun ("prefer nothing after 16:00").
+                if obj.dep_ in ("dobj", "xcomp", "ccomp") and obj.pos_ in ("NOUN", "PROPN", "VERB") \
+                        and s.entity(obj, NOT_THINGS) is None:
                     phrase = _phrase_without_conjuncts(obj)
                     if 2 <= len(phrase) <= 80:
                         yield s.fact(person, "PERSON", "prefers", phrase, "CONCEPT", "preference", 0.75)

@@ -2,12 +2,13 @@
 
 ``memory``: Identity, Active Goals, Preferences, Recent Events, Recent Decisions (up to five
 each, newest first). ``context``: pending todos and time-sensitive items, soonest first, from
-now on. Both read the user's own memory (a team member falls back to its leader's), and leave out
+now on. An item said twice (in a session and a note, in the profile and again) is listed once. Both read the user's own memory (a team member falls back to its leader's), and leave out
 plans a later statement moved to another date.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
@@ -28,6 +29,49 @@ MEMORY_SECTIONS = (
     ("Recent Decisions", ("decision",)),
 )
 TIME_SENSITIVE_DAYS = 30
+SAME_ITEM = 0.6
+"""Two memories are one item when they name the same time (or none), share a number or identifier
+if both hold one, and this share of the shorter one's content words is in the other: a plan told in a session and written in a note, a preference
+in the profile and said again."""
+
+
+_VALUE_RE = re.compile(r"\w*\d[\w,.:/-]*\w|\d")
+
+
+def _words(row: dict) -> frozenset[str]:
+    from memory_pipeline.text.summarize import content_words
+
+    return frozenset(content_words(row["content"]))
+
+
+def same_item(a: dict, b: dict) -> bool:
+    """Whether two memories say the same thing (see ``SAME_ITEM``)."""
+    if a["content_hash"] == b["content_hash"]:
+        return True
+    if a.get("happens_at") != b.get("happens_at"):
+        return False
+    values_a, values_b = set(_VALUE_RE.findall(a["content"])), set(_VALUE_RE.findall(b["content"]))
+    if values_a and values_b and not values_a & values_b:
+        return False  # "ticket LUM-38" and "ticket LUM-39": the same words about two things
+    words_a, words_b = _words(a), _words(b)
+    if not words_a or not words_b:
+        return False
+    return len(words_a & words_b) >= SAME_ITEM * min(len(words_a), len(words_b))
+
+
+def distinct(rows, limit: int | None = None, seen: list[dict] | None = None) -> list[dict]:
+    """``rows`` (dicts, best first) without an item said again, at most ``limit``; ``seen``: items
+    already shown elsewhere, which are left out too (and the kept ones are added to it)."""
+    seen = [] if seen is None else seen
+    out = []
+    for row in rows:
+        if limit is not None and len(out) >= limit:
+            break
+        if any(same_item(row, other) for other in seen):
+            continue
+        seen.append(row)
+        out.append(row)
+    return out
 
 
 def bulletin(
@@ -98,10 +142,10 @@ def _memory(frame: pl.DataFrame, heading: str, n: int, now: datetime, tz: ZoneIn
         rows = frame.filter(pl.col("memory_type").is_in(list(types))) if frame.height else frame
         if rows.height and title == "Active Goals":
             rows = rows.filter(pl.col("happens_at").is_null() | (pl.col("happens_at") >= now))
-        rows = _recent(rows).head(n) if rows.height else rows
+        items = distinct(_recent(rows).iter_rows(named=True), n) if rows.height else []
         out.append(f"## {title}")
         show = "happens_at" if title == "Active Goals" else ("occurred_at" if title.startswith("Recent") else None)
-        out += [_line(r, tz, show) for r in rows.iter_rows(named=True)] if rows.height else ["- (none)"]
+        out += [_line(r, tz, show) for r in items] if items else ["- (none)"]
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 
@@ -115,8 +159,8 @@ def _context(frame: pl.DataFrame, heading: str, n: int, now: datetime, tz: ZoneI
     ) if frame.height else frame
     out.append("## Pending Todos")
     if todos.height:
-        todos = todos.sort(["happens_at", "created_at"], nulls_last=True).head(n)
-        out += [_line(r, tz, "happens_at") for r in todos.iter_rows(named=True)]
+        todos = distinct(todos.sort(["happens_at", "created_at"], nulls_last=True).iter_rows(named=True), n)
+        out += [_line(r, tz, "happens_at") for r in todos]
     else:
         out.append("- (none)")
     out.append("")
@@ -126,8 +170,8 @@ def _context(frame: pl.DataFrame, heading: str, n: int, now: datetime, tz: ZoneI
     ) if frame.height else frame
     out.append(f"## Time-Sensitive (next {TIME_SENSITIVE_DAYS} days)")
     if soon.height:
-        soon = soon.sort(["happens_at", "confidence"], descending=[False, True]).head(n)
-        out += [f"- {when_text(r['happens_at'], tz)}: {' '.join(r['content'].split())}" for r in soon.iter_rows(named=True)]
+        soon = distinct(soon.sort(["happens_at", "confidence"], descending=[False, True]).iter_rows(named=True), n)
+        out += [f"- {when_text(r['happens_at'], tz)}: {' '.join(r['content'].split())}" for r in soon]
     else:
         out.append("- (none)")
     return "\n".join(out).rstrip() + "\n"

@@ -27,7 +27,7 @@ from memory_pipeline.text.memory_types import (
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.store import SOURCE_CHANGED, now_utc
 from memory_pipeline.sources.transcripts import parse_transcript
-from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, read_text_file, scan_workspace
+from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, is_derived, read_text_file, scan_workspace
 from memory_pipeline.store.base import sql_in
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.dates import tenant_timezone, zone
@@ -73,7 +73,12 @@ def ingest_tenant(
     # "scrubbed": files extracted before secrets were scrubbed here are extracted again.
     options = f"{EXTRACTOR_VERSION}|max_age={max_age_days}|scrubbed"
     root = Path(root).resolve()
-    files = [f for f in scan_workspace(root, only=[tenant]).files.get(tenant, []) if f.kind in SOURCE_KINDS[source]]
+    # A dreamed document restates typed memories and turns: read again, it would make copies of
+    # them that a later run then compares with their sources. What it gave before is removed.
+    files = [
+        f for f in scan_workspace(root, only=[tenant]).files.get(tenant, [])
+        if f.kind in SOURCE_KINDS[source] and not is_derived(f.path)
+    ]
     memory_files = [root / f.path for f in files if f.kind == KIND_MEMORY and f.scope_path.lower() == "memory.md"]
     tz_name = tenant_timezone(memory_files) or "UTC"
     tz = zone(tz_name)

@@ -31,7 +31,8 @@ class FactSource(RecallSource):
     names = ("facts",)
     table = MEMORIES.name
     text_column = "content"  # the graph's full-text index (content_idx) covers this column
-    columns = ("id", "memory_type", "content", "content_hash", "occurred_at", "happens_at", "created_at", "vector")
+    columns = ("id", "memory_type", "content", "content_hash", "occurred_at", "happens_at", "created_at", "source",
+               "source_ref", "vector")
 
     def to_rows(self, tenant: str, arrow: pa.Table) -> Rows:
         if "vector" not in arrow.schema.names:
@@ -45,7 +46,16 @@ class FactSource(RecallSource):
         arrow = arrow.sort_by([("created_at", "ascending"), ("id", "ascending")])
         n = arrow.num_rows
         ids = arrow.column("id").to_pylist()
-        said = [o or c for o, c in zip(arrow.column("occurred_at").to_pylist(), arrow.column("created_at").to_pylist())]
+        # A memory read from an undated note (a profile line) was written when its file was: recall
+        # dates it by the file (``origin``), not by the day it was extracted.
+        names = set(arrow.schema.names)
+        kinds = arrow.column("source").to_pylist() if "source" in names else [None] * n
+        refs = arrow.column("source_ref").to_pylist() if "source_ref" in names else [None] * n
+        origin = [(r or "").rpartition("#L")[0] or None if k == "markdown" else None for k, r in zip(kinds, refs, strict=True)]
+        said = [
+            o or (None if f else c)
+            for o, c, f in zip(arrow.column("occurred_at").to_pylist(), arrow.column("created_at").to_pylist(), origin, strict=True)
+        ]
         return Rows(
             tenant=tenant,
             ids=ids,
@@ -61,6 +71,7 @@ class FactSource(RecallSource):
             day=[None] * n,  # facts do not decay
             when=said,
             vectors=_vectors(arrow),
+            origin=origin,
         )
 
 

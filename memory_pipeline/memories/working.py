@@ -7,9 +7,11 @@ sessions. Every item carries its date and a citation (``facts/<id>``, ``episodes
 ``memory get`` opens and ``memory update`` takes.
 
 Rules, all tested:
-- Current only: what a later statement replaced (consolidation's supersession records) is left
-  out, as are todos and goals whose date has passed.
-- Deduplicated: a content said twice (or under two types) appears once, in its first section.
+- Current only: what a later statement replaced (consolidation's supersession records, which
+  typed memories read from a replaced statement inherit) is left out, as are todos and goals whose
+  date has passed; a recent session holding a replaced statement is marked with the day it was.
+- Deduplicated: a content said twice (or under two types, or in other words naming the same time:
+  ``bulletin.same_item``) appears once, in its first section.
 - Within ``token_budget`` tokens (the embedding model's WordPiece tokenizer; an LLM's BPE counts
   a little fewer on this kind of text), items are kept in priority order until the first that does
   not fit: identity and preferences, todos, due items, goals and decisions, then the recent entries
@@ -32,7 +34,7 @@ from zoneinfo import ZoneInfo
 
 import polars as pl
 
-from memory_pipeline.memories.bulletin import TIME_SENSITIVE_DAYS, current_memories, when_text
+from memory_pipeline.memories.bulletin import TIME_SENSITIVE_DAYS, current_memories, same_item, when_text
 from memory_pipeline.memories.operations import MemoryOperationError
 from memory_pipeline.memories.query import ReadScope
 from memory_pipeline.memories.store import GraphStore, now_utc
@@ -68,10 +70,13 @@ class ContextItem:
     source_ref: str | None = None
     tier: str | None = None
     """hot | warm | cool for a typed memory recall has handed out (activation), else None."""
+    superseded: str | None = None
+    """For a session: the day a later statement replaced one it holds (its summary may restate it)."""
 
     def line(self) -> str:
         when = ", ".join(p for p in (f"due {self.due}" if self.due else "", self.said) if p)
-        return f"- {self.content} ({when + '; ' if when else ''}{self.citation})"
+        later = f"; holds a statement superseded {self.superseded}" if self.superseded else ""
+        return f"- {self.content} ({when + '; ' if when else ''}{self.citation}{later})"
 
 
 @dataclass
@@ -128,7 +133,7 @@ def working_memory(
     now = (now or now_utc()).astimezone(UTC)
     tz = tz or ZoneInfo("UTC")
     sections = _sections(current_memories(store, scope), now, tz, max_recent, tiers or {})
-    sections["sessions"] = _sessions(episodes, tz)
+    sections["sessions"] = _sessions(episodes, tz, _timeline(store, episodes))
     header = f"# Working memory: {title}\n"
     kept, used, full = {key: set() for key, _ in SECTIONS}, count_tokens(header), False
     for key in PRIORITY:
@@ -161,7 +166,7 @@ def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int,
     out: dict[str, list[ContextItem]] = {key: [] for key, _ in SECTIONS}
     if not frame.height:
         return out
-    seen: set[str] = set()
+    seen: list[dict] = []
     horizon = now + timedelta(days=TIME_SENSITIVE_DAYS)
     upcoming = pl.col("happens_at").is_null() | (pl.col("happens_at") >= now)
     newest = (["occurred_at", "created_at", "id"], [True, True, False])
@@ -184,9 +189,9 @@ def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int,
         for row in rows:
             if cap is not None and len(chosen) >= cap:
                 break
-            if row["content_hash"] in seen:
+            if any(same_item(row, other) for other in seen):
                 continue
-            seen.add(row["content_hash"])
+            seen.append(row)
             chosen.append(row)
         if cap is not None and tiers:
             chosen.sort(key=lambda row: order[row["id"]])  # ...and read newest first
@@ -198,12 +203,28 @@ def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int,
     return out
 
 
-def _sessions(episodes: pl.DataFrame | None, tz: ZoneInfo) -> list[ContextItem]:
+def _timeline(store: GraphStore, episodes: pl.DataFrame | None):
+    """The supersession records of the episodes' tenant, as recall reads them."""
+    from memory_pipeline.consolidation.timeline import supersession_rows
+    from memory_pipeline.recall.timeline import TenantTimeline
+
+    if episodes is None or not episodes.height:
+        return None
+    return TenantTimeline(supersession_rows(store.db, episodes["tenant"].unique().to_list()).to_dicts(), {})
+
+
+def _sessions(episodes: pl.DataFrame | None, tz: ZoneInfo, timeline=None) -> list[ContextItem]:
+    """The last sessions; one holding a statement a later one replaced says so (its summary may
+    restate the old value)."""
     if episodes is None or not episodes.height:
         return []
     rows = episodes.sort(["completed_at", "id"], descending=[True, False]).head(MAX_SESSIONS)
-    return [
-        ContextItem("sessions", f"episodes/{r['id']}", "episode", " ".join(r["l0_abstract"].split()),
-                    when_text(r["completed_at"], tz), None, f"{r['path']}#L{r['start_line']}-L{r['end_line']}")
-        for r in rows.iter_rows(named=True)
-    ]
+    out = []
+    for r in rows.iter_rows(named=True):
+        record = timeline.record_of(r["path"], r["start_line"], r["end_line"]) if timeline else None
+        out.append(ContextItem(
+            "sessions", f"episodes/{r['id']}", "episode", " ".join(r["l0_abstract"].split()),
+            when_text(r["completed_at"], tz), None, f"{r['path']}#L{r['start_line']}-L{r['end_line']}",
+            superseded=f"{record.new_said_at.astimezone(tz):%Y-%m-%d}" if record else None,
+        ))
+    return out

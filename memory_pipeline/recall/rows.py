@@ -107,6 +107,7 @@ class Rows:
     fingerprint: str | None = None  # of the rows as read (``TenantCache``), when the source has one
     table: pa.Table | None = None  # the columns as Arrow (``from_table``): what a snapshot stores
     files: object | None = None  # the tenant's persisted indices (``index_files.TenantFiles``)
+    origin: list[str | None] | None = None  # the file a row without a time of its own was read from
     _indices: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:

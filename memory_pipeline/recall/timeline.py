@@ -78,10 +78,14 @@ class TenantTimeline:
     def __bool__(self) -> bool:
         return bool(self.by_ref)
 
-    def record_of(self, path: str, start: int, end: int) -> Record | None:
-        """The record of a replaced statement this row holds, unless the row holds its successor too."""
+    def record_of(self, path: str, start: int, end: int, text: str = "") -> Record | None:
+        """The record of a replaced statement this row holds, unless the row holds its successor too.
+        A dreamed file's lines restate statements: a line citing one that was replaced holds it."""
         if path.startswith("facts/"):
             return self.by_ref.get(path)
+        if DREAMED_RE.search(path):
+            cited = cited_statements(text)
+            return next((r for r in map(self.by_ref.get, cited) if r is not None and r.new_ref not in cited), None)
         found = self.lines.get(path)
         if not found:
             return None
@@ -100,6 +104,16 @@ class TenantTimeline:
             seen.add(record.new_ref)
             record = self.by_ref[record.new_ref]
         return record
+
+
+DREAMED_RE = re.compile(r"(?:^|/)_system/dreaming/[^/]+\.md$")
+_CITES_ONE_RE = re.compile(r"\[[^\[\]·]*? · ([^\[\]\s]+#L\d+)\]")
+
+
+def cited_statements(text: str) -> list[str]:
+    """The statements (``path#Lline``) that the lines of a dreamed text cite one by one; a line
+    citing a range (a recurring pattern, a whole episode) restates no one statement."""
+    return _CITES_ONE_RE.findall(text or "")
 
 
 def _split(ref: str) -> tuple[str, int]:
@@ -159,8 +173,9 @@ def row_when(rows, i: int, timeline: TenantTimeline | None) -> str | None:
         return short_when(rows.when[i])
     if rows.when[i] is not None:
         return short_when(rows.when[i], day_only=rows.source[i] != "sessions")
-    if timeline is not None and rows.path[i] in timeline.file_times:
-        return short_when(timeline.file_times[rows.path[i]], day_only=True)
+    path = rows.origin[i] if rows.origin is not None and rows.origin[i] else rows.path[i]
+    if timeline is not None and path in timeline.file_times:
+        return short_when(timeline.file_times[path], day_only=True)
     return None
 
 
@@ -196,7 +211,7 @@ def annotate(candidates, cache) -> None:
         timeline = timelines[tenant]
         cand.when = row_when(rows, i, timeline)
         if timeline:
-            cand.record = timeline.record_of(rows.path[i], int(rows.start_line[i]), int(rows.end_line[i]))
+            cand.record = timeline.record_of(rows.path[i], int(rows.start_line[i]), int(rows.end_line[i]), rows.text[i])
 
 
 def newest_first(candidates: list, qvec: np.ndarray, cache, sources: dict, pool: int) -> list:
@@ -212,20 +227,21 @@ def newest_first(candidates: list, qvec: np.ndarray, cache, sources: dict, pool:
         if cand.record is None:
             continue
         last = TIMELINES.get(cache, cand.rows.tenant).latest(cand.record)
-        found = None
+        # The successor's own turn or note line is placed; when the query seems about something
+        # else than it, a unit built from it (the episode of its session) may stand for it, as
+        # the replaced row may be such a unit too.
+        holders = []
         for source, names in sources.items():
             rows = cache.rows(source, cand.rows.tenant)
             j = locate(rows, last.new_ref) if rows is not None and len(rows) else None
             if j is not None and rows.source[j] in names:
-                found = (rows, j)
-                break
-        if found is None:
-            continue
-        rows, j = found
-        cosine = unit_cosine(rows, j, qvec)
+                holders.append((rows, j, unit_cosine(rows, j, qvec)))
         single = cand.rows.source[cand.row] in ("sessions", "facts") and not cand.record.old_sentence
-        if not single and cosine < RELATED * cand.vector:
-            continue  # the question is about something else the replaced row also says
+        # Unless the replaced row is one statement, the question may be about something else it says.
+        related = [h for h in holders if single or h[2] >= RELATED * cand.vector]
+        if not related:
+            continue
+        rows, j, cosine = related[0]
         succ = by_row.get((id(rows), j))
         if succ is None:
             succ = replace(cand, rows=rows, row=j, vector=cosine, text=0.0, around={}, record=None)
@@ -259,6 +275,18 @@ SAME_QUESTION = 0.8
 """A candidate answers the question the top one answers when its relevance to the query (fused,
 before decay and boosts) is at least this share of the best among the first ``CURRENT_WINDOW``."""
 CURRENT_WINDOW = 6
+SAME_ATTRIBUTE = 0.55
+"""A change told in other words ("sold the Skoda and picked up a Corolla" after "I drive a Skoda")
+matches the question less than the statement it changes, but reads close to it: a candidate whose
+cosine to the best one is at least this answers the same question if its relevance is at least
+``SAME_ATTRIBUTE_RELEVANCE`` of the best."""
+SAME_ATTRIBUTE_RELEVANCE = 0.5
+
+
+def same_attribute(a, b) -> bool:
+    """Whether two candidates read alike (their vectors' cosine, ``SAME_ATTRIBUTE``)."""
+    va, vb = a.rows.vectors[a.row], b.rows.vectors[b.row]
+    return va.shape == vb.shape and float(va @ vb) >= SAME_ATTRIBUTE
 
 _ASK_RES = (
     ("date", re.compile(r"^\s*(?:when\b|what (?:date|day|time|year|month)\b|which (?:day|date|month|year)s?\b|"
@@ -331,10 +359,12 @@ def current_first(candidates: list, question: str) -> list:
     window = candidates[:CURRENT_WINDOW]
     if kind is None or len(window) < 2:
         return candidates
-    best = max(c.relevance for c in window)
+    top = max(window, key=lambda c: c.relevance)
+    best = top.relevance
     group = [
         n for n, c in enumerate(window)
-        if c.when and c.relevance >= SAME_QUESTION * best
+        if c.when and (c.relevance >= SAME_QUESTION * best or (
+            c.relevance >= SAME_ATTRIBUTE_RELEVANCE * best and same_attribute(c, top)))
         and holds_kind(c.rows.content(c.row), kind) and not other_subject(c.rows.content(c.row), question)
     ]
     if len(group) < 2:

@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from zoneinfo import ZoneInfo
 
 from wcmatch import glob as wcglob
@@ -41,6 +41,14 @@ _GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB
 KIND_MEMORY = "memory"
 KIND_SESSIONS = "sessions"
 KIND_OTHER = "other"
+DERIVED_DIR = "_system"
+"""Where the pipeline writes what it derives from a tenant's statements (dreamed documents)."""
+
+
+def is_derived(path: str) -> bool:
+    """Whether a file is the pipeline's own (under ``_system/``): searchable, but never read as
+    statements again, so no unit is rebuilt from another derived unit."""
+    return DERIVED_DIR in PurePosixPath(path).parts
 
 
 @dataclass(frozen=True)

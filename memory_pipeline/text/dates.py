@@ -72,11 +72,12 @@ def tenant_timezone(memory_files: list[Path]) -> str | None:
 _RELATIVE_RE = re.compile(rf"^(?:(?:on|by)\s+)?(?:{_WEEKDAY}{_TIME}?|(?:next|this|coming)\b.*|tomorrow|yesterday|today|tonight|this .*|in\s.*|.*\bago)$", re.I)
 
 
-def find_when(text: str, said_at: datetime, tz: ZoneInfo, relative: bool = True) -> datetime | None:
+def find_when(text: str, said_at: datetime, tz: ZoneInfo, relative: bool = True, past: bool = False) -> datetime | None:
     """The first date phrase of ``text`` resolved against ``said_at``, as UTC; None if none.
 
     ``relative=False`` (an undated note, whose "today" is not known) keeps only phrases that name
-    a calendar date.
+    a calendar date. ``past``: the sentence dates a past deed (``salience.dated_in_past``), so a
+    date without a year is the last one before it was said ("we renewed on 1 March"), not the next.
     """
     import dateparser  # here, not with the module: a recall process never parses dates with it
 
@@ -88,7 +89,7 @@ def find_when(text: str, said_at: datetime, tz: ZoneInfo, relative: bool = True)
             continue
         if not relative and _RELATIVE_RE.match(match.group(0).strip()):
             continue
-        resolved = resolve_phrase(match.group(0), base, tz)
+        resolved = resolve_phrase(match.group(0), base, tz, past)
         if resolved is not None:
             found.append((match.start(), resolved))
     if found:
@@ -128,15 +129,16 @@ def rescheduled(text: str, said_at: datetime, tz: ZoneInfo) -> tuple[datetime, d
     return None
 
 
-def resolve_phrase(phrase: str, base: datetime, tz: ZoneInfo) -> datetime | None:
-    """One date phrase against a naive local ``base``; UTC, local midnight when no time is said."""
+def resolve_phrase(phrase: str, base: datetime, tz: ZoneInfo, past: bool = False) -> datetime | None:
+    """One date phrase against a naive local ``base``; UTC, local midnight when no time is said;
+    ``past``: the phrase dates something that already happened."""
     import dateparser
 
     cleaned = re.sub(r"^(?:on|by)\s+", "", phrase.strip(), flags=re.I)
     cleaned = re.sub(r"^(?:coming)\s+", "next ", cleaned, flags=re.I)
     settings = {
         "RELATIVE_BASE": base,
-        "PREFER_DATES_FROM": "past" if re.search(r"\bago\b|yesterday", cleaned, re.I) else "future",
+        "PREFER_DATES_FROM": "past" if past or re.search(r"\bago\b|yesterday", cleaned, re.I) else "future",
         "RETURN_AS_TIMEZONE_AWARE": False,
         "PREFER_DAY_OF_MONTH": "first",
     }

@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
 from memory_pipeline import progress
 from memory_pipeline.text.dates import find_when
+from memory_pipeline.text.salience import dated_in_past
 from memory_pipeline.text.statements import load_pipeline, statements
 
 MAX_CONTENT = 400
-EXTRACTOR_VERSION = "patterns-4"
+EXTRACTOR_VERSION = "patterns-5"
 # A transcript sentence below these holds no memory: greetings, compliments, reactions ("I love
 # that!"); what a speaker explicitly asks to keep (a todo, a preference, a decision) needs less.
 MIN_SALIENCE = 1.0
@@ -94,6 +95,7 @@ class Passage:
     subject: str | None = None  # whom a transcript sentence is about
     stored: str | None = None  # a transcript sentence in the third person, as it is stored
     salience: float | None = None
+    past: bool = False  # a date it names is when a past deed happened (``salience.dated_in_past``)
 
 
 @dataclass(frozen=True)
@@ -138,7 +140,7 @@ def transcript_passages(turns: Sequence, path: str, user_name: str = "user", nlp
     for s in statements(turns, user_name, nlp):
         if s.speaker is not None and s.ts is not None:
             out.append(Passage(s.said, s.ts, "transcript", f"{path}#L{s.line}", subject=s.subject, stored=s.text,
-                               salience=s.salience))
+                               salience=s.salience, past=s.features.dated_in_past))
     return out
 
 
@@ -220,7 +222,8 @@ def extract(passages: Sequence[Passage], tz: ZoneInfo, nlp=None) -> list[Extract
             continue
         doc = next(docs)
         heading_type = section_type(passage.section)
-        item = _memory(passage, doc.text, " ".join(doc.text.split()), heading_type, tz, doc.ents)
+        past = any(dated_in_past(sent) for sent in doc.sents)
+        item = _memory(replace(passage, past=past), doc.text, " ".join(doc.text.split()), heading_type, tz, doc.ents)
         if item is not None:
             out.append(item)
     return out
@@ -236,7 +239,7 @@ def _memory(passage: Passage, said: str, stored: str, heading_type: str | None, 
     said = " ".join(said.split())
     if len(said) < 12 or _TRIVIAL_RE.match(said) or said.endswith("?"):
         return None
-    when = find_when(said, passage.said_at, tz, relative=passage.dated)
+    when = find_when(said, passage.said_at, tz, relative=passage.dated, past=passage.past)
     typed = classify(said, heading_type, dated=when is not None)
     if typed is None:
         return None

@@ -51,6 +51,7 @@ class Features:
     clause: bool  # a whole clause: a verb with its subject (or the speaker's dropped one)
     person_subject: bool  # its subject is a person: "I", "we", "you" or a speaker's name
     to_person: bool  # said to a person, not to an assistant (whose instructions are terse orders)
+    dated_in_past: bool  # a date it names is when a past deed happened ("we renewed on 1 March")
     terms: frozenset[str]  # content lemmas, for near-duplicate detection
 
 
@@ -75,6 +76,32 @@ def dropped_verb(sent):
     if first is None or first.pos_ != "VERB" or any(c.dep_ in _SUBJECTS + ("expl", "csubj") for c in first.children):
         return None
     return first if first.tag_ in ("VBD", "VBN") else None
+
+
+def _past(verb) -> bool:
+    """A verb in the past by its morphology: "renewed", "was promoted", "had moved"; no modal."""
+    if any(c.tag_ == "MD" for c in verb.children):
+        return False
+    if verb.tag_ == "VBD":
+        return True
+    return verb.tag_ == "VBN" and any(c.dep_ in ("aux", "auxpass") and c.lemma_ in ("have", "be") for c in verb.children)
+
+
+def dated_in_past(sent) -> bool:
+    """Whether a date of the sentence is when a past-tense verb happened: the time of the deed
+    ("we renewed on 1 March", "we met Tuesday"), not a target it names ("pushed to 5 December",
+    "scheduled for Saturday"). Such a date lies before the sentence was said."""
+    for ent in sent.ents:
+        if ent.label_ not in DATE_TYPES:
+            continue
+        head = ent.root.head
+        if ent.root.dep_ == "pobj" and head.dep_ == "prep" and head.lower_ in ("on", "in", "at", "during"):
+            head = head.head
+        elif ent.root.dep_ not in ("npadvmod", "tmod"):
+            continue
+        if head.pos_ in ("VERB", "AUX") and _past(head):
+            return True
+    return False
 
 
 def features(sent, known: set[str], to_person: bool = True) -> Features:
@@ -132,6 +159,7 @@ def features(sent, known: set[str], to_person: bool = True) -> Features:
         person_subject=dropped is not None or any(
             s.lower_ in ("i", "we", "you") or s.text in known for s in subjects),
         to_person=to_person,
+        dated_in_past=dated_in_past(sent),
         terms=frozenset(t.lemma_.lower() for t in words if t.pos_ in ("NOUN", "PROPN", "VERB", "ADJ", "NUM") and not t.is_stop),
     )
 

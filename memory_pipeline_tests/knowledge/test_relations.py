@@ -43,3 +43,22 @@ def test_relations_from_subject_verb_object(nlp):
         ("Jon", "works_as", "banker", 4),
     ]
     assert found.failures == []
+
+
+def test_an_object_is_a_thing_of_the_kind_its_predicate_needs(nlp):
+    """A pronoun is no preference, a month is no home, a date is not what was done, and a name
+    modifying the object stays in it ("PostgreSQL 16 cutover", not "16 cutover")."""
+    said = [
+        ("Wes", "I prefer nothing after 16:00 local, and I prefer dark mode."),
+        ("Wes", "We moved in May to a new flat."),
+        ("Wes", "I moved to Bergen last year."),
+        ("Wes", "I worked on Monday."),
+        ("Wes", "Wes moved the PostgreSQL 16 cutover from 21 Nov to 28 Nov."),
+    ]
+    turns = [Turn(n + 1, role, text, TS, f"D1:{n + 1}") for n, (role, text) in enumerate(said)]
+    found = extract(utterances(turns, (), "conv-1"), nlp=nlp)
+    assert sorted({(f.predicate, f.object, f.line) for f in found.facts}) == [
+        ("lives_in", "Bergen", 3),
+        ("moved", "PostgreSQL 16 cutover", 5),
+        ("prefers", "dark mode", 1),
+    ]

@@ -48,6 +48,27 @@ def test_relative_dates_resolve_against_the_message_time(text, said_at, tz, expe
     assert find_when(text, said_at, tz) == expected
 
 
+@pytest.mark.parametrize(
+    "said, occurred, happens",
+    [
+        # A past deed dated without a year happened before it was said: not a plan for next year.
+        ("We renewed the annual plan on 1 March.", utc(2026, 3, 1), None),
+        # A past verb naming a target date still plans it.
+        ("We pushed the PG16 cutover to Saturday 5 December.", utc(2026, 11, 18, 8, 47), utc(2026, 12, 5)),
+        ("Our annual plan renews on 1 March.", utc(2026, 11, 18, 8, 47), utc(2027, 3, 1)),
+    ],
+)
+def test_a_date_of_a_past_deed_lies_before_it_was_said(said, occurred, happens):
+    """Tense is read from the verb the date hangs on (its morphology), through the extractor."""
+    from memory_pipeline.sources.transcripts import parse_transcript
+    from memory_pipeline.text.memory_types import extract, transcript_passages
+
+    line = '{"role": "user", "content": "%s", "ts": "2026-11-18T08:47:00Z"}' % said
+    passages = transcript_passages(list(parse_transcript(line + "\n").turns), "bot/sessions/ann/s1.jsonl", "ann")
+    found = extract(passages, zone("UTC"))
+    assert [(m.occurred_at, m.happens_at) for m in found] == [(occurred, happens)]
+
+
 def test_an_undated_note_keeps_only_calendar_dates():
     written = utc(2026, 11, 22, 9)  # an undated note's only time is when the file was written
     assert find_when("I avoid filler (\"in today's fast-paced world\").", written, LISBON, relative=False) is None

@@ -1,5 +1,6 @@
 """Proves: typed-memory extraction isolates a bad file, and ``max_age_days`` limits what is read,
-never what is kept.
+never what is kept; a dreamed document (the pipeline's own, under ``_system/``) is never read as
+statements, and what an earlier extraction took from one is removed.
 
 A note named ``memory/2026-13-45.md`` is skipped with its reason while the tenant's other files
 are extracted. A later run limited to the last days reads only what was written in that window
@@ -51,3 +52,30 @@ def test_max_age_reads_the_window_and_keeps_older_memories(sample_root, lance_ur
     after = set(graph.store.memory_rows(CAROL.key)["id"].to_list())
     assert before <= after, "a limited run forgot memories it did not read"
     assert windowed.memories_removed == 0
+
+
+def test_a_dreamed_document_is_not_extracted_again(sample_root, lance_uri):
+    graph = MemoryGraph.open(lance_uri, make_embedder("hash"))
+    before = ingest_tenant(graph, sample_root, CAROL)
+    ids = set(graph.store.memory_rows(CAROL.key)["id"].to_list())
+    dreamed = sample_root / "research-assistant/users/carol/memory/_system/dreaming/20261112-consolidated.md"
+    dreamed.parent.mkdir(parents=True)
+    dreamed.write_text(
+        "<!-- memory_pipeline:dreaming -->\n## Key decisions\n\n"
+        "- Carol, 2026-11-10: Carol decided to take the staff writer job. [cm02 · research-assistant/sessions/carol/"
+        "sess-20261110-cm02.jsonl#L8]\n"
+    )
+    again = ingest_tenant(graph, sample_root, CAROL)
+    assert (again.files_seen, again.files_extracted, again.memories_written) == (before.files_seen, 0, 0)
+    assert set(graph.store.memory_rows(CAROL.key)["id"].to_list()) == ids
+    # A store that had read the dreamed file before loses what it took from it.
+    graph.store.upsert_manifest([{
+        "id": f"{CAROL.key}|{dreamed.relative_to(sample_root).as_posix()}", "tenant": CAROL.key,
+        "path": dreamed.relative_to(sample_root).as_posix(), "content_hash": "x", "memory_ids": ["m_dreamed"],
+        "options": "", "extracted_at": datetime(2026, 11, 12, tzinfo=UTC),
+    }])
+    graph.store.upsert_memories([graph.row(CAROL, "decision", "Carol decided to take the staff writer job.",
+                                           source="markdown", source_ref=f"{dreamed.relative_to(sample_root).as_posix()}#L4")
+                                 | {"id": "m_dreamed"}])
+    ingest_tenant(graph, sample_root, CAROL)
+    assert set(graph.store.memory_rows(CAROL.key)["id"].to_list()) == ids

@@ -138,6 +138,10 @@ def test_bulletins_for_a_system_prompt(world):
     assert "2026-11-21: " not in soon and "2026-11-28: " not in soon and "2026-12-05: " in soon
     carol = service(world, CAROL).bulletin("context", now=utc(2026, 11, 12, 14))
     assert "2026-11-24: " in carol and "2026-11-20: " not in carol  # the deadline moved
+    # An item told in a session and written in a note (or the profile) is listed once.
+    preferences = memory.split("## Preferences")[1].split("## ")[0]
+    assert preferences.count("dark mode") == 1
+    assert carol.split("## Time-Sensitive")[0].count("photos") == 1
 
 
 def test_ingest_is_incremental_and_a_forgotten_memory_stays_forgotten(world, tmp_path):

@@ -190,7 +190,7 @@ def test_the_command_and_the_python_api_print_the_same_section(root, lance_uri, 
         assert as_json["items"] == [{
             "section": "identity", "citation": f"facts/{stored['id']}", "memory_type": "preference",
             "content": "Email only, no phone calls", "said": "2026-11-12 09:00", "due": None, "source_ref": None,
-            "tier": None,
+            "tier": None, "superseded": None,
         }]
         # What the working memory handed out is in the access log, as recall's results are.
         spooled = [json.loads(line) for line in spool_file(lance_uri, ALICE.key).read_text().splitlines()]

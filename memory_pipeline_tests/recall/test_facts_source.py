@@ -153,3 +153,23 @@ def test_facts_with_the_real_embedder(tmp_path):
     assert all(r.tenant == ALICE.key for r in results)
     assert "Pixel" not in " ".join(r.snippet for r in results)
 
+
+
+
+def test_a_memory_read_from_an_undated_note_is_dated_by_its_file(tmp_path, embedder):
+    """A profile line says nothing of when: its typed memory is as old as the file it was read
+    from (the time the L0 index recorded), not the day it was extracted."""
+    import os
+
+    from memory_pipeline.memories.pipeline import ingest_tenant
+    from memory_pipeline_tests.helpers import write
+    from memory_pipeline_tests.helpers.recall import ingest
+
+    root, lance_uri = tmp_path / "agents", str(tmp_path / "lancedb")
+    profile = write(root, "support-bot/users/alice/MEMORY.md", "# Profile\n\n- Alice lives in Lisbon and works at Tidewater.\n")
+    written = datetime(2026, 1, 5, 12, tzinfo=UTC).timestamp()
+    os.utime(profile, (written, written))
+    ingest(root, lance_uri)
+    ingest_tenant(MemoryGraph.open(lance_uri, embedder), root, ALICE)
+    found = facts("Where does Alice live?", ALICE, (lance_uri, recall_settings(root, lance_uri)), embedder)
+    assert [(r.snippet, r.when) for r in found] == [("Alice lives in Lisbon and works at Tidewater.", "2026-01-05")]
