@@ -12,12 +12,15 @@ writing the one that marks it complete last, as on a local folder.
 
 from __future__ import annotations
 
+import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
 from pyarrow import fs as pafs
+
+log = logging.getLogger(__name__)
 
 # Large index files upload and download in parallel streams; more than a few only queue on 2 cores.
 _THREADS = 4
@@ -115,3 +118,44 @@ def delete(store: pafs.FileSystem, path: str) -> bool:
     elif kind == pafs.FileType.File:
         store.delete_file(path)
     return kind != pafs.FileType.NotFound
+
+
+class Mirror:
+    """The copy on object storage of a local folder's sub-folders (``<path>/<name>/<file>``).
+
+    A failed request is logged and answered as "not there": what is mirrored is derived data, so
+    the caller rebuilds it rather than fail.
+    """
+
+    def __init__(self, store: pafs.FileSystem, path: str):
+        self.store, self.path = store, path.rstrip("/")
+
+    def _guard(self, what: str, default, call, *args):
+        try:
+            return call(*args)
+        except OSError as exc:
+            log.warning("object storage: %s under %s failed (%s)", what, self.path, exc)
+            return default
+
+    def folders(self) -> list[str]:
+        return self._guard("listing", [], folders, self.store, self.path)
+
+    def has(self, relative: str) -> bool:
+        return self._guard("a lookup", False, exists, self.store, f"{self.path}/{relative}")
+
+    def read(self, relative: str) -> bytes | None:
+        return self._guard("a read", None, read_bytes, self.store, f"{self.path}/{relative}")
+
+    def push(self, local: Path, name: str, files: list[str], last: tuple[str, ...] = ()) -> bool:
+        """Upload ``files`` of the folder ``local`` as sub-folder ``name``, those in ``last`` last."""
+        return self._guard("an upload", False, lambda: upload(self.store, local, f"{self.path}/{name}", files, last)
+                           or True)
+
+    def fetch(self, name: str, local: Path) -> bool:
+        """Download sub-folder ``name`` into the folder ``local``."""
+        return self._guard("a download", False, lambda: download(self.store, f"{self.path}/{name}", local) or True)
+
+    def remove(self, relative: str = "") -> bool:
+        """Delete a sub-folder or file (the whole mirror when ``relative`` is empty)."""
+        path = f"{self.path}/{relative}".rstrip("/")
+        return self._guard("a delete", False, delete, self.store, path)
