@@ -1,7 +1,7 @@
 """Files beside a LanceDB database on object storage, through Arrow's filesystems.
 
 LanceDB reads its object-store settings from the environment (``AWS_ENDPOINT``,
-``AWS_ALLOW_HTTP``, ``AWS_REGION``, the credentials; docs/deploy.md section 4); the same
+``AWS_ALLOW_HTTP``, ``AWS_REGION``, the credentials; docs/deploy.md section 5); the same
 variables open the same bucket here, so what LanceDB writes and the files kept beside its tables
 share one store and one configuration. Everything here answers for object storage only: a local
 folder is plain ``pathlib``.
