@@ -4,7 +4,8 @@ instance ``DAGSTER_HOME`` names, as a run worker does, the runs of a stage at on
 Run as ``python -m memory_pipeline_tests.helpers.celery_runs <plan.json>`` in the deployment's
 environment: its ``MEMORY_PIPELINE_CELERY_BROKER`` makes the definitions' executor dagster-celery,
 so each run hands its steps to the workers and only waits for them here (one thread a run). The
-plan: ``{"register": {partitions: [keys]}, "stages": [[{"job": name, "tags": {...}}, ...], ...]}``;
+plan: ``{"register": {partitions: [keys]}, "pools": {pool: limit}, "stages": [[{"job": name,
+"tags": {...}}, ...], ...]}``;
 it prints one JSON line per run: job, tags, run id, success.
 """
 
@@ -36,6 +37,8 @@ def main(plan_path: str) -> None:
     with dg.DagsterInstance.get() as instance:
         for partitions, keys in plan["register"].items():
             register_tenants(instance, keys, partitions)
+        for pool, limit in plan.get("pools", {}).items():  # what `dagster instance concurrency set` does
+            instance.event_log_storage.set_concurrency_slots(pool, limit)
     for stage in plan["stages"]:
         with ThreadPoolExecutor(len(stage)) as pool:
             for outcome in pool.map(lambda run: _run(run["job"], run["tags"]), stage):
