@@ -77,6 +77,7 @@ def test_unreachable_stores_and_missing_folders_answer_none(tmp_path, monkeypatc
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
     assert lance_files.table_names("s3://bucket/memory") is None
     assert lance_files.latest_version("s3://bucket/memory", "chunks") is None
+    assert lance_files.table_names("az://container/memory") is None  # a scheme Arrow cannot open
     assert lance_files.table_names(str(tmp_path / "absent")) is None
     assert lance_files.latest_version(str(tmp_path), "chunks") is None
 
