@@ -1,20 +1,21 @@
 """A run coordinator for the multi-worker test: runs jobs of ``memory_pipeline.definitions`` on the
-instance ``DAGSTER_HOME`` names, as a run worker does, the runs of a stage at once.
+instance ``DAGSTER_HOME`` names, the runs of a stage at once, each in a process of its own as a
+run worker launched by the daemon is.
 
-Run as ``python -m memory_pipeline_tests.helpers.celery_runs <plan.json>`` in the deployment's
+``python -m memory_pipeline_tests.helpers.celery_runs <plan.json>`` in the deployment's
 environment: its ``MEMORY_PIPELINE_CELERY_BROKER`` makes the definitions' executor dagster-celery,
-so each run hands its steps to the workers and only waits for them here (one thread a run). The
-plan: ``{"register": {partitions: [keys]}, "pools": {pool: limit}, "stages": [[{"job": name,
-"tags": {...}}, ...], ...]}``;
-it prints one JSON line per run: job, tags, run id, success.
+so each run process hands its steps to the workers and waits for them. The plan:
+``{"register": {partitions: [keys]}, "pools": {pool: limit}, "stages": [[{"job": name, "tags":
+{...}}, ...], ...]}``; one JSON line per run is printed: job, tags, run id, success. (Runs started
+from threads of one process instead sometimes hung before their first event, all threads
+waiting on a lock.)
 """
 
 from __future__ import annotations
 
-import importlib
 import json
+import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import dagster as dg
@@ -22,7 +23,7 @@ import dagster as dg
 from memory_pipeline.orchestration.runs import register_tenants
 
 
-def _run(job_name: str, tags: dict[str, str]) -> dict:
+def run(job_name: str, tags: dict[str, str]) -> dict:
     job = dg.build_reconstructable_job("memory_pipeline.definitions", "job", reconstructable_args=(job_name,))
     with dg.DagsterInstance.get() as instance:
         result = dg.execute_job(job, instance=instance, tags=tags, raise_on_error=False)
@@ -31,19 +32,22 @@ def _run(job_name: str, tags: dict[str, str]) -> dict:
 
 def main(plan_path: str) -> None:
     plan = json.loads(Path(plan_path).read_text())
-    # The code location loads here, once, before the threads rebuild their runs' jobs from it:
-    # runs started from several threads while it was first being imported hung before their first step.
-    importlib.import_module("memory_pipeline.definitions")
     with dg.DagsterInstance.get() as instance:
         for partitions, keys in plan["register"].items():
             register_tenants(instance, keys, partitions)
         for pool, limit in plan.get("pools", {}).items():  # what `dagster instance concurrency set` does
             instance.event_log_storage.set_concurrency_slots(pool, limit)
     for stage in plan["stages"]:
-        with ThreadPoolExecutor(len(stage)) as pool:
-            for outcome in pool.map(lambda run: _run(run["job"], run["tags"]), stage):
-                print(json.dumps(outcome), flush=True)
+        procs = [subprocess.Popen([sys.executable, "-m", __spec__.name, "--run", r["job"], json.dumps(r["tags"])],
+                                  stdout=subprocess.PIPE) for r in stage]
+        for proc in procs:
+            out, _ = proc.communicate()
+            lines = [line for line in out.decode().splitlines() if line.startswith("{")]
+            print(lines[-1] if lines else json.dumps({"success": False, "exit_code": proc.returncode}), flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--run":
+        print(json.dumps(run(sys.argv[2], json.loads(sys.argv[3]))), flush=True)
+    else:
+        main(sys.argv[1])
