@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -73,6 +74,7 @@ def with_workers(count: int) -> dict:
                 stop_process(worker)
     outcomes = [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
     assert len(outcomes) == 4 and all(o["success"] for o in outcomes), (base / "logs" / "runs.log").read_text()[-3000:]
+    shutil.rmtree(base, ignore_errors=True)
     return {"workers": count, "wall_s": round(seconds, 1), "runs": len(outcomes), "load_1min": [load, os.getloadavg()[0]]}
 
 
@@ -96,6 +98,7 @@ def main() -> None:
         print(f"{count} worker(s): {entry}", flush=True)
     Path(args.out).write_text(json.dumps(report, indent=2))
     print(f"wrote {args.out}")
+    shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":
