@@ -446,6 +446,10 @@ def main() -> None:
     report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     shutil.rmtree(workdir, ignore_errors=True)  # 1.8 GB at 1M chunks
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    if Path(args.out).exists():  # bench/recall_object_store.py's figures, kept beside these
+        kept = json.loads(Path(args.out).read_text()).get("object_storage")
+        if kept:
+            report["object_storage"] = kept
     Path(args.out).write_text(json.dumps(report, indent=2))
     print(f"\nwrote {args.out}")
 

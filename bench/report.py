@@ -217,6 +217,28 @@ def recall_section(r: dict) -> str:
                   "tenant RSS MB", "embed, TorchScript", "search, TorchScript",
                   "new process: first search s, RSS / USS MB added (persisted → rebuilt)"], rows)
         + "\n\n![recall](results/recall.png)\n"
+        + object_storage_section(r.get("object_storage", {}))
+    )
+
+
+def object_storage_section(sizes: dict) -> str:
+    """``bench/recall_object_store.py``: the first search in a new process, LanceDB on an S3 API."""
+    if not sizes:
+        return ""
+    rows = []
+    for size in sorted(sizes, key=int):
+        e = sizes[size]
+        load = f"{e['load_average_at_start'][0]:.1f} → {e['load_average_at_end'][0]:.1f}"
+        cells = [f"{e[k]['first_search_s']:.2f} ({e[k]['wall_s']:.1f})" for k in ("rebuilt", "first_machine", "new_machine", "new_process")]
+        rows.append([f"{int(size):,}", e["store"], *cells, all(e["results_identical"].values()), load])
+    return (
+        "\n### Recall on object storage\n\n`python bench/recall_object_store.py --size 100000`\n\n"
+        "The first search of a tenant in a new process, seconds (the whole process, imports included, in "
+        "parentheses): rebuilt from the table (persistence off); the first machine (rebuilt, then its "
+        "indices uploaded beside the tables); a new machine (fetched from the store into its cache); another "
+        "process on that machine (its cache, memory-mapped).\n\n"
+        + _table(["chunks", "store", "rebuilt", "first machine", "new machine", "new process, same machine",
+                  "same results", "1-min load"], rows) + "\n"
     )
 
 

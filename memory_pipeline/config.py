@@ -146,6 +146,13 @@ class Settings(BaseModel):
         "to its code there; unset: to the local file."
     )
     code_branch: str = Field("main", description="The branch of code_url the links point at.")
+    celery_broker: str | None = Field(
+        None, description="A Celery broker URL (e.g. amqp://guest:guest@rabbitmq:5672//): the steps of "
+        "every run go to dagster-celery workers; unset: each run executes its steps in its own process."
+    )
+    celery_backend: str = Field(
+        "rpc://", description="The Celery result backend the workers report to (e.g. redis://redis:6379/0)."
+    )
     llm_base_url: str | None = Field(
         None, description="An OpenAI-compatible endpoint (e.g. http://host:8000/v1) that may write "
         "summaries and dreamed documents; unset: the extractive path only."

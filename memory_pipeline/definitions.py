@@ -11,7 +11,7 @@ from memory_pipeline.config import get_settings
 from memory_pipeline.consolidation import defs as consolidation
 from memory_pipeline.l0 import defs as l0
 from memory_pipeline.memories import defs as memories
-from memory_pipeline.orchestration.resources import default_resources
+from memory_pipeline.orchestration.resources import default_executor, default_resources
 from memory_pipeline.orchestration.sources import SOURCE_SPECS
 
 
@@ -35,5 +35,11 @@ defs = dg.Definitions(
     sensors=[*l0.SENSORS, *consolidation.SENSORS, *memories.SENSORS, *activation.SENSORS],
     schedules=[*l0.SCHEDULES, *consolidation.SCHEDULES, *memories.SCHEDULES, *activation.SCHEDULES],
     resources=default_resources(),
-    executor=dg.in_process_executor,
+    executor=default_executor(),
 )
+
+
+def job(name: str) -> dg.JobDefinition:
+    """One job of ``defs``, by name: what a worker process rebuilds a run's job from
+    (``dg.build_reconstructable_job("memory_pipeline.definitions", "job", (name,))``)."""
+    return defs.resolve_job_def(name)

@@ -27,6 +27,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 from memory_pipeline.app import assemble  # noqa: E402
 from memory_pipeline_tests.helpers import SAMPLE_ROOT, make_resources, run_together, write  # noqa: E402, F401
 from memory_pipeline_tests.helpers.mcp import mcp_environment  # noqa: E402
+from memory_pipeline_tests.helpers.object_store import moto_s3, s3_env  # noqa: E402
 
 assemble()  # recall with every source, as the CLI and the MCP server run it
 
@@ -187,3 +188,12 @@ def nlp():
 def mcp_env(tmp_path_factory) -> dict[str, str]:
     """An MCP server's environment: a copy of the sample workspace and typed memories of carol."""
     return mcp_environment(tmp_path_factory.mktemp("mcp"))
+
+
+@pytest.fixture
+def s3(monkeypatch, tmp_path):
+    """An S3 endpoint (moto) with an empty bucket; yields its base URL."""
+    with moto_s3(tmp_path) as url:
+        for key, value in s3_env(url).items():
+            monkeypatch.setenv(key, value)
+        yield url

@@ -68,3 +68,29 @@ def default_resources() -> dict[str, dg.ConfigurableResource]:
         "embedder": EmbedderResource(kind=settings.embedder, batch_size=settings.embed_batch_size),
         "io_manager": PartitionedPickleIOManager(),
     }
+
+
+# Celery's own settings for the steps of a run: a step whose worker process dies (an
+# out-of-memory kill, a lost node) is handed back to the broker and run again by another worker
+# instead of being lost, and a worker takes one step at a time (steps are long; prefetching
+# would hold a second one back from an idle worker). Steps are idempotent upserts, so running
+# one again is safe.
+CELERY_SETTINGS = {
+    "task_acks_late": True,
+    "task_reject_on_worker_lost": True,
+    "worker_prefetch_multiplier": 1,
+}
+
+
+def default_executor() -> dg.ExecutorDefinition:
+    """The steps of a run: on dagster-celery workers when ``MEMORY_PIPELINE_CELERY_BROKER`` names a
+    broker (docs/deploy.md), else in the run's own process (a run loads the model once)."""
+    settings = get_settings()
+    if not settings.celery_broker:
+        return dg.in_process_executor
+    from dagster_celery import celery_executor
+
+    return celery_executor.configured({
+        "broker": settings.celery_broker, "backend": settings.celery_backend,
+        "config_source": dict(CELERY_SETTINGS),
+    })

@@ -113,6 +113,12 @@ class IvfIndex:
         index._no_tail(self.grouped.shape[1])
         return index
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """What ``from_arrays`` takes back, by name (``index_files.py`` saves them)."""
+        return {"order": self.order, "offsets": self.offsets, "grouped": self.grouped, "centroids": self.centroids,
+                "tail_order": self.tail_order, "tail_offsets": self.tail_offsets, "tail_grouped": self.tail_grouped,
+                "trained_on": np.array([self.trained_on], dtype=np.int64)}
+
     @classmethod
     def from_arrays(
         cls, centroids: np.ndarray, order: np.ndarray, grouped: np.ndarray, offsets: np.ndarray,

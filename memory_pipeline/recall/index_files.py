@@ -8,34 +8,41 @@ chunk ids and write times) and read back memory-mapped (``np.load(mmap_mode="r")
 a query touches the pages it reads, the rest stay on disk and out of the process's own memory.
 
 Where: for a local LanceDB folder, in its sub-folder ``_recall_index/<table>/<tenant>/<fingerprint>/``
-(LanceDB lists only ``*.lance`` folders as tables). For object storage nothing is written and
-recall builds in memory as before. A fingerprint folder is complete before it appears (written
-beside it, then renamed); files added to it later (the IVF lists, the BM25 postings, built on
-first use) each appear by a rename, the file that marks them complete last. Loading anything
-that is missing or unreadable just falls back to LanceDB and a rebuild.
+(LanceDB lists only ``*.lance`` folders as tables). On object storage, under the same prefix
+beside the tables, and each machine serves a copy in its cache folder (``MEMORY_PIPELINE_CACHE_DIR``):
+a new worker fetches a tenant's folder once instead of reading its rows and rebuilding. A folder
+is complete before it appears (written beside it, then renamed; uploaded, ``meta.json`` last,
+before it appears in the builder's cache); files added later (IVF lists, BM25 postings, built on
+first use) each appear by a rename, the file marking them complete last. Anything missing or
+unreadable falls back to LanceDB and a rebuild.
 
-When a tenant changes, its new fingerprint's folder is made from the previous one and the rows
-that changed (``index_update.py``): nothing unchanged is read from LanceDB or tokenized again,
-and the IVF's grouped vectors are linked, not copied. The previous fingerprint's folder is then
-removed. ``forget_tenant`` removes the tenant's folders (``forget_index_files``).
+A changed tenant's new folder is made from the previous one and the rows that changed
+(``index_update.py``): nothing unchanged is read or tokenized again, the IVF's grouped vectors
+are linked, not copied, and the previous folder is removed. ``forget_tenant`` removes the
+tenant's folders (``forget_index_files``) on the store and in this machine's cache; another
+machine drops its copy on its next load of the tenant, finding the store's folder gone.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 import re
 import shutil
+import time
 import uuid
+from contextlib import suppress
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
-from memory_pipeline.recall.rows import IdPositions, Rows
-from memory_pipeline.store import lance_files
+from memory_pipeline.query_encoder import cache_dir
+from memory_pipeline.recall.rows import IdPositions, Rows, mapped_file
+from memory_pipeline.store import lance_files, object_store
 
 log = logging.getLogger(__name__)
 
@@ -48,34 +55,31 @@ _IVF = ("order", "offsets", "grouped", "tail_order", "tail_offsets", "tail_group
 _BM25 = ("scores", "members", "starts", "tf", "length", "dense_stems", "dense", "rows")
 
 
-def index_root(uri: str) -> Path | None:
-    """The folder of recall's persisted indices, or None for object storage."""
-    if "://" in str(uri):
-        return None
-    return Path(uri) / INDEX_FOLDER
+def index_root(uri: str) -> Path:
+    """The local folder of recall's persisted indices: in a local database's folder; for object
+    storage, this machine's copy of those beside the tables, in its cache folder."""
+    if lance_files.is_local(uri):
+        return Path(uri) / INDEX_FOLDER
+    return cache_dir() / "recall_index" / hashlib.blake2b(str(uri).rstrip("/").encode(), digest_size=8).hexdigest()
+
+
+def store_root(uri: str) -> object_store.Mirror | None:
+    """The persisted indices beside the tables on object storage; None for a local database."""
+    remote = object_store.filesystem(uri)
+    return None if remote is None else object_store.Mirror(remote[0], f"{remote[1]}/{INDEX_FOLDER}")
 
 
 def table_stamp(uri: str, table: str, version: int) -> list[int] | None:
-    """What identifies a local table's ``version``: its number and its manifest file's size and
-    time (a table dropped and made again restarts its numbers). None for object storage."""
-    root = index_root(uri)
-    if root is None:
-        return None
-    folder = Path(uri) / f"{table}.lance" / "_versions"
-    for name in lance_files.manifest_names(version):
-        try:
-            stat = (folder / name).stat()
-        except OSError:
-            continue
-        return [int(version), stat.st_size, stat.st_mtime_ns]
-    return None
+    """What identifies a table's ``version`` (``lance_files.version_stamp``)."""
+    return lance_files.version_stamp(uri, table, version)
 
 
 def tenant_files(uri: str, table: str, tenant: str) -> TenantFiles | None:
-    root = index_root(uri)
-    if root is None or not _SAFE.match(tenant) or ".." in tenant or not _SAFE.match(table):
+    if not _SAFE.match(tenant) or ".." in tenant or not _SAFE.match(table):
         return None
-    return TenantFiles(root / table / tenant)
+    remote = store_root(uri)
+    mirror = None if remote is None else object_store.Mirror(remote.store, f"{remote.path}/{table}/{tenant}")
+    return TenantFiles(index_root(uri) / table / tenant, mirror)
 
 
 def forget_index_files(uri: str, forgotten: Callable[[str], bool]) -> list[str]:
@@ -83,7 +87,11 @@ def forget_index_files(uri: str, forgotten: Callable[[str], bool]) -> list[str]:
     the folders removed (relative to the LanceDB folder)."""
     root = index_root(uri)
     removed: list[str] = []
-    if root is None or not root.is_dir():
+    remote = store_root(uri)
+    for table in remote.folders() if remote is not None else ():
+        tenants = object_store.Mirror(remote.store, f"{remote.path}/{table}")
+        removed += [f"{uri}/{INDEX_FOLDER}/{table}/{t}" for t in tenants.folders() if forgotten(t) and tenants.remove(t)]
+    if not root.is_dir():
         return removed
     for folder in sorted(root.glob("*/*")):
         if folder.is_dir() and forgotten(folder.name):
@@ -95,31 +103,55 @@ def forget_index_files(uri: str, forgotten: Callable[[str], bool]) -> list[str]:
 def forget_table_files(uri: str, table: str) -> list[str]:
     """Delete every tenant's persisted indices and kept reads of ``table`` (after its deleted rows
     were purged: no copy of them may stay); the folder removed, relative to the LanceDB folder."""
-    root = index_root(uri)
-    folder = None if root is None or not _SAFE.match(table) else root / table
-    if folder is None or not folder.is_dir():
+    if not _SAFE.match(table):
         return []
-    shutil.rmtree(folder)
-    return [str(folder.relative_to(root.parent))]
+    root, remote = index_root(uri), store_root(uri)
+    removed = [f"{uri}/{INDEX_FOLDER}/{table}"] if remote is not None and remote.remove(table) else []
+    if (root / table).is_dir():
+        shutil.rmtree(root / table)
+        removed.append(str((root / table).relative_to(root.parent)))
+    return removed
 
 
 class TenantFiles:
-    """The persisted indices of one (table, tenant); ``folder`` is set once a fingerprint is chosen."""
+    """The persisted indices of one (table, tenant); ``folder`` is set once a fingerprint is chosen.
+    ``mirror``: their copy on object storage, of which ``tenant_dir`` is this machine's cache."""
 
-    def __init__(self, tenant_dir: Path):
+    def __init__(self, tenant_dir: Path, mirror: object_store.Mirror | None = None):
         self.tenant_dir = tenant_dir
+        self.mirror = mirror
         self.folder: Path | None = None
         self._previous_centroids: tuple[int, np.ndarray] | None = None
 
     def has_any(self) -> bool:
         """Whether any fingerprint folder of the tenant exists."""
-        try:
-            return any(entry.is_dir() for entry in self.tenant_dir.iterdir())
-        except OSError:
+        with suppress(OSError):
+            if any(entry.is_dir() for entry in self.tenant_dir.iterdir()):
+                return True
+        return self.mirror is not None and bool(self.mirror.folders())
+
+    def _cached(self, fingerprint: str) -> bool:
+        """Whether ``fingerprint``'s folder is in this machine's cache, fetched from the store if
+        need be; a cached copy whose original is gone from the store (forgotten) is deleted."""
+        folder = self.tenant_dir / fingerprint
+        if self.mirror is None:
+            return folder.is_dir()
+        if not self.mirror.has(f"{fingerprint}/meta.json"):
+            shutil.rmtree(folder, ignore_errors=True)
             return False
+        if folder.is_dir():
+            return True
+        tmp = self.tenant_dir / f".{fingerprint}.{uuid.uuid4().hex}.tmp"
+        if self.mirror.fetch(fingerprint, tmp) and (tmp / "meta.json").exists():
+            with suppress(OSError):  # fetched meanwhile by another process of this machine
+                tmp.rename(folder)
+        shutil.rmtree(tmp, ignore_errors=True)
+        return folder.is_dir()
 
     def clear(self) -> None:
         """Remove every persisted fingerprint of the tenant (its kept read stays)."""
+        if self.mirror is not None:  # the store holds no kept reads: the tenant's whole folder
+            self.mirror.remove()
         if self.tenant_dir.is_dir():
             for entry in self.tenant_dir.iterdir():
                 if entry.is_dir():
@@ -165,6 +197,8 @@ class TenantFiles:
     def load(self, tenant: str, fingerprint: str) -> Rows | None:
         """The tenant's rows of ``fingerprint``, memory-mapped, with whatever indices were saved."""
         folder = self.tenant_dir / fingerprint
+        if not self._cached(fingerprint):
+            return None
         try:
             meta = json.loads((folder / "meta.json").read_text())
             if meta.get("format") != FORMAT or meta.get("fingerprint") != fingerprint:
@@ -210,6 +244,8 @@ class TenantFiles:
             fill(tmp)
             meta = {"format": FORMAT, "fingerprint": fingerprint, "rows": count, "tenant": tenant}
             (tmp / "meta.json").write_text(json.dumps(meta))
+            if self.mirror is not None:  # on the store before it is served here: see ``_cached``
+                self.mirror.push(tmp, fingerprint, sorted(p.name for p in tmp.iterdir()), last=("meta.json",))
             try:
                 tmp.rename(final)
             except OSError:  # another process wrote the same fingerprint first: keep its folder
@@ -219,6 +255,8 @@ class TenantFiles:
             log.warning("recall index of %s not saved (%s): it is rebuilt in the next process", tenant, exc)
             return False
         self.folder = final
+        for name in set(self.mirror.folders() if self.mirror is not None else ()) - {fingerprint}:
+            self.mirror.remove(name)
         for old in self.tenant_dir.iterdir():  # earlier fingerprints (and stale temporary folders)
             if old.name == KEPT:
                 old.unlink(missing_ok=True)  # the tenant is served from its fingerprint folder now
@@ -237,18 +275,26 @@ class TenantFiles:
                     continue
                 if meta.get("format") == FORMAT and meta.get("fingerprint") == folder.name:
                     found.append((folder.stat().st_mtime, folder.name))
+        if not found and self.mirror is not None:  # a new machine: the store's (one) folder
+            found = [(0, name) for name in self.mirror.folders() if self._cached(name)]
         return max(found)[1] if found else None
 
     def checked(self, stamp: list[int] | None) -> str | None:
         """The fingerprint found current at the table version ``stamp`` names, if one was: the
         table has not changed since, so neither has the tenant and nothing need be read."""
-        if stamp is None or not self.tenant_dir.is_dir():
+        if stamp is None:
             return None
-        for folder in self.tenant_dir.iterdir():
+        for folder in self.tenant_dir.iterdir() if self.tenant_dir.is_dir() else ():
             try:
                 if json.loads((folder / "checked.json").read_text()) == stamp:
                     return folder.name
             except (OSError, ValueError):
+                continue
+        for name in self.mirror.folders() if self.mirror is not None else ():
+            try:
+                if json.loads(self.mirror.read(f"{name}/checked.json") or b"null") == stamp:
+                    return name
+            except ValueError:
                 continue
         return None
 
@@ -262,6 +308,9 @@ class TenantFiles:
             os.replace(tmp, self.folder / "checked.json")
         except OSError:
             tmp.unlink(missing_ok=True)
+            return
+        if self.mirror is not None:
+            self.mirror.push(self.folder, self.folder.name, ["checked.json"])
 
     # -- IVF ------------------------------------------------------------------------------------
 
@@ -282,10 +331,13 @@ class TenantFiles:
         """Save the IVF lists (into ``folder``, default the current one), then serve them
         memory-mapped: the built copy is let go. Grouped vectors memory-mapped from an earlier
         folder of the tenant are linked, not copied."""
-        if not self._save(ivf_arrays(index), folder):
+        arrays = index.arrays()
+        if not self._save({f"ivf_{name}": arrays[name] for name in _IVF}, folder):
             return
         if folder is None:
             (self.folder / "vectors.npy").unlink(missing_ok=True)  # the lists hold every vector
+            if self.mirror is not None:
+                self.mirror.remove(f"{self.folder.name}/vectors.npy")
             index.order, index.grouped = self._array("ivf_order"), self._array("ivf_grouped")
 
     def compact_ivf(self, index):
@@ -347,6 +399,8 @@ class TenantFiles:
             os.replace(tmp, folder / "bm25_vocab.arrow")  # last: marks the postings complete
         except OSError:
             tmp.unlink(missing_ok=True)
+            return
+        self._push(folder, ["bm25_vocab.arrow"])
 
     # -- files ----------------------------------------------------------------------------------
 
@@ -362,7 +416,7 @@ class TenantFiles:
         try:
             for name, array in arrays.items():
                 tmp = folder / f".{name}.{uuid.uuid4().hex}.tmp.npy"
-                source = _mapped_file(array)
+                source = mapped_file(array)
                 ours = source is not None and source.parent.parent == self.tenant_dir
                 if ours and source.parent != folder:  # an earlier folder's file: linked
                     try:
@@ -377,32 +431,18 @@ class TenantFiles:
         except OSError as exc:  # removed meanwhile (a newer fingerprint, or the tenant forgotten)
             log.info("recall index not saved in %s: %s", self.folder, exc)
             return False
+        self._push(folder, [f"{name}.npy" for name in arrays])
         return True
 
-
-def ivf_arrays(index) -> dict[str, np.ndarray]:
-    arrays = {"order": index.order, "offsets": index.offsets, "grouped": index.grouped, "centroids": index.centroids,
-              "tail_order": index.tail_order, "tail_offsets": index.tail_offsets, "tail_grouped": index.tail_grouped,
-              "trained_on": np.array([index.trained_on], dtype=np.int64)}
-    return {f"ivf_{name}": arrays[name] for name in _IVF}
-
-
-def _mapped_file(array) -> Path | None:
-    """The file a whole ``np.load(mmap_mode="r")`` array maps, if it is one (not a part of it)."""
-    if not isinstance(array, np.memmap) or not array.filename or not array.flags.c_contiguous:
-        return None
-    try:
-        whole = np.load(array.filename, mmap_mode="r")
-    except (OSError, ValueError):
-        return None
-    same = whole.shape == array.shape and whole.dtype == array.dtype and whole.offset == array.offset
-    return Path(array.filename) if same else None
+    def _push(self, folder: Path, files: list[str]) -> None:
+        """Upload files added to the current folder, in order (the last marks the others complete);
+        a folder being filled before it is published is uploaded whole by ``publish``."""
+        if self.mirror is not None and folder == self.folder:
+            self.mirror.push(folder, folder.name, files, last=tuple(files[-1:]))
 
 
 def _young(path: Path, seconds: float = 3600) -> bool:
     """A temporary folder another process may still be writing."""
-    import time
-
     try:
         return time.time() - path.stat().st_mtime < seconds
     except OSError:

@@ -16,11 +16,9 @@ def persist_large_tenants(uri: str, ann_min_rows: int, ann_lists: int | None = N
     persisted copy is missing or stale (maintenance: the next process's first query reads them),
     and fold the IVF tail of updated tenants into their lists.
 
-    Returns {tenant: rows} of the tenants checked. One tenant is held at a time. Nothing is
-    written for object storage.
+    Returns {tenant: rows} of the tenants checked. One tenant is held at a time. On object
+    storage they are written beside the tables, and kept in this machine's cache.
     """
-    if index_files.index_root(uri) is None:
-        return {}
     cache = TenantCache(uri, max_entries=1, persist_min_rows=min_rows)
     table = cache.table(ChunkSource.table)
     if table is None:

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -275,3 +276,15 @@ def sorted_without_vectors(arrow: pa.Table, keys: list[tuple[str, str]]) -> tupl
     rest = arrow.drop_columns([c for c in ("vector",) if c in arrow.column_names])
     # Taken by the Arrow indices: NumPy ones make Arrow import numpy.ma (0.02 CPU s a process).
     return rest.take(order), order.to_numpy()
+
+
+def mapped_file(array) -> Path | None:
+    """The file a whole ``np.load(mmap_mode="r")`` array maps, if it is one (not a part of it)."""
+    if not isinstance(array, np.memmap) or not array.filename or not array.flags.c_contiguous:
+        return None
+    try:
+        whole = np.load(array.filename, mmap_mode="r")
+    except (OSError, ValueError):
+        return None
+    same = whole.shape == array.shape and whole.dtype == array.dtype and whole.offset == array.offset
+    return Path(array.filename) if same else None

@@ -15,8 +15,11 @@ def make_resources(root: Path, lance_uri: str, embedder: str = "hash") -> dict:
     from memory_pipeline.orchestration.io_manager import PartitionedPickleIOManager
     from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 
+    # Step outputs beside a local database, or beside the workspace when the database is on
+    # object storage (the parent of "s3://bucket/db" is no folder: it named one in the cwd).
+    io = Path(lance_uri).parent / "io" if "://" not in lance_uri else root.parent / "io"
     return {
-        "io_manager": PartitionedPickleIOManager(base_dir=str(Path(lance_uri).parent / "io")),
+        "io_manager": PartitionedPickleIOManager(base_dir=str(io)),
         "workspace": WorkspaceResource(root=str(root)),
         "lancedb": LanceDBResource(uri=lance_uri),
         "embedder": EmbedderResource(kind=embedder),

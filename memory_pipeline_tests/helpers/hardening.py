@@ -27,6 +27,7 @@ from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.orchestration.runs import discover_tenants, materialization_metadata, run_partitioned_job
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.helpers import make_resources, write
+from memory_pipeline_tests.helpers.object_store import BUCKET
 from memory_pipeline_tests.secret_corpus import Planted, corpus
 
 # Fake secrets in the formats of the providers the scrubber knows. Each is assembled from parts
@@ -282,8 +283,6 @@ def assert_same_index(lance_uri: str, clean_uri: str) -> None:
         failed = [o for o in check_tenant(store, tenant, DIM) if not o.passed]
         assert not failed, (tenant, failed)
 
-
-BUCKET = "memory"
 
 ALICE = Tenant("support-bot", "alice")
 ALICE_WORD = "marimbaphone"  # said by Alice only

@@ -3,7 +3,8 @@ new cache) exactly the results the in-memory build gives, without reading the te
 building an index (nor, while the table has not moved, reading its ids); a changed tenant is written under its new fingerprint, the old one removed and
 its IVF centroids reused (no k-means); maintenance writes every large tenant ahead of a query;
 a new cache serves a persisted tenant, and a small or empty one as read at the table's version, without
-connecting to LanceDB, until a write moves the version; object storage persists nothing; and forgetting a tenant
+connecting to LanceDB, until a write moves the version; a tenant key never names a folder outside the
+index (object storage: ``test_index_files_on_object_storage.py``); and forgetting a tenant
 leaves none of its bytes among the persisted files while other tenants' stay.
 """
 
@@ -148,10 +149,9 @@ def test_without_lancedb_a_new_cache_serves_persisted_and_small_tenants_until_th
     assert list(TenantCache(uri, persist_min_rows=3).rows(ChunkSource(), nobody).ids) == ["nobody-1"]
 
 
-def test_object_storage_persists_nothing():
-    assert index_files.index_root("s3://bucket/memory") is None
-    assert index_files.tenant_files("gs://bucket/memory", "chunks", ALICE) is None
+def test_a_tenant_key_never_names_a_folder_outside_the_index():
     assert index_files.tenant_files("/data/lancedb", "chunks", "../escape") is None
+    assert index_files.tenant_files("/data/lancedb", "../chunks", ALICE) is None
 
 
 def test_forgetting_a_tenant_deletes_its_persisted_indices(workspace, monkeypatch):
