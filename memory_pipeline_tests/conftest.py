@@ -39,16 +39,18 @@ assemble()  # recall with every source, as the CLI and the MCP server run it
 # slow each other's every-minute schedules). xdist's own ``xdist_group`` marks are not honoured
 # under pytest 9.2 (pytest-dev/pytest-xdist#1386), so the groups are made by a scheduler here.
 SHARED_FIXTURE_FILES = {
-    "dagster_service": ("memory_pipeline_tests/production/",),
+    "dagster_service": ("memory_pipeline_tests/production/test_service_end_to_end.py",
+                        "memory_pipeline_tests/production/test_ui_in_browser.py"),
     "leaky": ("memory_pipeline_tests/hardening/test_forget_tenant.py", "memory_pipeline_tests/hardening/test_secrets_end_to_end.py"),
     "indexed_sample": ("memory_pipeline_tests/cli/test_python_api.py", "memory_pipeline_tests/cli/test_vocabulary.py"),
 }
 # The longest work, handed out first so that it overlaps with the rest (the run ends when its last
 # long test does): groups or files, in the order of their time in a ``--durations`` profile: the
-# service tests, the quick benchmark, the leaky workspace's tests, the Definitions smoke test, the
-# object-storage race, the chain.
+# service tests, the multi-worker deployment, the quick benchmark, the leaky workspace's tests,
+# the Definitions smoke test, the object-storage race, the chain.
 LONGEST_FIRST = (
     "dagster_service",
+    "memory_pipeline_tests/production/test_celery_workers.py",  # its own workers, beside the service
     "memory_pipeline_tests/bench/test_bench_quick.py",
     "leaky",
     "memory_pipeline_tests/test_definitions_smoke.py",
