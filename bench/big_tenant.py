@@ -9,7 +9,14 @@ user does), roles ``user`` and ``assistant``. It then runs the plain functions c
 (summaries, graph, supersession over the tenant's statements) and prints each stage's seconds and
 the process's peak RSS after it; ``--rerun`` runs them again on the same store (nothing changed).
 
+``--cli`` measures what a user pays instead: the commands themselves, each a child process on the
+generated workspace (its own LanceDB folder and Dagster home, the MiniLM embedder unless
+``--embedder`` says otherwise): ``memory-pipeline ingest`` (``--no-ingest`` leaves it out), then
+``memory-pipeline consolidate -a big -u u`` twice, the second with nothing new. Each prints its
+wall and CPU seconds, the child's peak RSS and the load average before and after it.
+
     python bench/big_tenant.py [--sessions 300] [--embedder hash] [--rerun] [--profile OUT.prof]
+    python bench/big_tenant.py --cli [--sessions 300] [--embedder minilm] [--no-ingest]
 
 What it found (docs in bench/notes.md): supersession's candidate pairs were masked as N x N
 arrays at once (now a block of old claims at a time, same pairs), and the rules then read every
@@ -23,6 +30,7 @@ import cProfile
 import json
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -97,20 +105,72 @@ def consolidate(root: Path, lance: Path, embedder) -> dict:
     return stages
 
 
+def environment(workdir: Path, embedder: str) -> dict[str, str]:
+    """The environment of the commands: the generated workspace, its own stores, offline models."""
+    home = workdir / "dagster_home"
+    home.mkdir(exist_ok=True)
+    return {
+        **os.environ, "PYTHONPATH": str(HERE.parent), "MEMORY_PIPELINE_ROOT": str(workdir / "agents"),
+        "MEMORY_PIPELINE_LANCEDB_URI": str(workdir / "lancedb"), "MEMORY_PIPELINE_EMBEDDER": embedder,
+        "DAGSTER_HOME": str(home), "MEMORY_PIPELINE_FIRST_DAY": "2024-01-01", "LANCE_LOG": "error",
+    }
+
+
+def command(args: list[str], env: dict[str, str]) -> dict:
+    """One command from launch to exit: wall and CPU seconds, the child's peak RSS, the load."""
+    cmd = [sys.executable, "-m", "memory_pipeline.cli", *args]
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, cwd=HERE.parent)
+        _, status, usage = os.wait4(proc.pid, 0)  # the usage of this child alone
+        wall = time.perf_counter() - started
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            raise SystemExit(f"memory-pipeline {' '.join(args)} failed: {err.read().decode()[-2000:]}")
+    return {
+        "command": f"memory-pipeline {' '.join(args)}", "wall_s": round(wall, 1),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024),
+        "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2),
+    }
+
+
+def run_commands(args: argparse.Namespace) -> None:
+    embedder = args.embedder or "minilm"
+    with tempfile.TemporaryDirectory(prefix="big-tenant-") as tmp:
+        workdir = Path(tmp)
+        turns = build_tenant(args.eval, workdir / "agents", args.sessions)
+        print(f"tenant big~u: {args.sessions} sessions, {turns} turns; embedder {embedder}", flush=True)
+        env = environment(workdir, embedder)
+        steps = [] if args.no_ingest else [["ingest", "-a", "big", "-u", "u"]]
+        steps += [["consolidate", "-a", "big", "-u", "u"], ["consolidate", "-a", "big", "-u", "u"]]
+        for n, step in enumerate(steps):
+            figures = command(step, env)
+            if n == len(steps) - 1:
+                figures["command"] += "  (again, nothing new)"
+            print(json.dumps(figures), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=300, help="Sessions of 35 turns (300: 10,500 turns).")
     parser.add_argument("--eval", type=Path, default=DEFAULT_EVAL, help="The LoCoMo dev folder the turns come from.")
-    parser.add_argument("--embedder", default="hash", help="hash (default: the model's time is not the question) or minilm.")
+    parser.add_argument("--embedder", help="hash or minilm (default: hash for the functions, whose question is not the "
+                        "model's time; minilm for --cli, what users run).")
     parser.add_argument("--rerun", action="store_true", help="Consolidate a second time on the same store.")
     parser.add_argument("--profile", type=Path, help="Write a cProfile of the first pass here.")
+    parser.add_argument("--cli", action="store_true", help="Run the commands as child processes instead.")
+    parser.add_argument("--no-ingest", action="store_true", help="With --cli: consolidate only.")
     args = parser.parse_args()
+    if args.cli:
+        run_commands(args)
+        return
 
     from memory_pipeline.embedding import make_embedder
     from memory_pipeline.knowledge.relations import load_nlp
     from memory_pipeline.text.memory_types import load_nlp as load_statement_nlp
 
-    embedder = make_embedder(args.embedder)
+    embedder = make_embedder(args.embedder or "hash")
     load_nlp()
     load_statement_nlp()
     with tempfile.TemporaryDirectory(prefix="big-tenant-") as tmp:

@@ -202,7 +202,52 @@ def _candidate(old: _Sentence, new: _Sentence, cosine: float, first_said: dict |
 
 
 PAIR_ROWS = 512
-"""Old claims whose pairs with every new claim are masked at once (bounds the masks' memory)."""
+"""Old claims whose pairs are gathered at once (bounds the memory of the pairs in flight)."""
+
+
+def _keys(claim: Claim) -> set[tuple]:
+    """What two claims must share for ``_candidate`` to pair them: every pair it accepts is
+    about a common topic (a key noun in both, or one's subject head among the other's nouns) or,
+    said to be a change, names an old value again (a value of one class in both). So a claim is
+    indexed by its nouns, its subject's head and its values, and only claims sharing a key meet."""
+    keys: set[tuple] = {("noun", n) for n in claim.nouns}
+    if claim.subject.head:
+        keys.add(("noun", claim.subject.head))
+    keys.update(("value", k, v) for k, values in claim.values.items() for v in values)
+    return keys
+
+
+class _KeyIndex:
+    """Claims by key, as flat arrays: for a block of old claims, the later claims sharing a key
+    with each of them, without building a pair for every two claims of the tenant."""
+
+    def __init__(self, claims: Sequence[Claim]):
+        ids: dict[tuple, int] = {}
+        owner, key = [], []
+        for n, claim in enumerate(claims):
+            for k in _keys(claim):
+                owner.append(n)
+                key.append(ids.setdefault(k, len(ids)))
+        owner_arr, key_arr = np.array(owner, dtype=np.int64), np.array(key, dtype=np.int64)
+        # The keys of each claim (claim -> keys) and the claims of each key (key -> claims).
+        self.claim_ptr = np.searchsorted(owner_arr, np.arange(len(claims) + 1))
+        self.claim_keys = key_arr
+        by_key = np.argsort(key_arr, kind="stable")
+        self.post_items = owner_arr[by_key]
+        self.post_ptr = np.searchsorted(key_arr[by_key], np.arange(len(ids) + 1))
+
+    def pairs(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """(old, new) index arrays of the claims of ``lo:hi`` and every claim sharing a key with
+        them; a pair sharing several keys is repeated (the caller deduplicates)."""
+        entries = self.claim_keys[self.claim_ptr[lo]:self.claim_ptr[hi]]
+        owners = np.repeat(np.arange(lo, hi), np.diff(self.claim_ptr[lo:hi + 1]))
+        starts, sizes = self.post_ptr[entries], self.post_ptr[entries + 1] - self.post_ptr[entries]
+        total = int(sizes.sum())
+        if not total:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        # The posting lists of the block's keys, laid end to end.
+        offsets = np.repeat(starts - np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes)
+        return np.repeat(owners, sizes), self.post_items[offsets + np.arange(total)]
 
 
 def _possible_pairs(sentences: Sequence[_Sentence], first_said: dict) -> list[tuple[int, int]]:
@@ -210,8 +255,9 @@ def _possible_pairs(sentences: Sequence[_Sentence], first_said: dict) -> list[tu
 
     Every rule of ``_candidate`` but the similarity depends on the two claims alone, and a higher
     similarity never turns a pair down; so a pair it rejects with an infinite similarity is
-    rejected whatever the vectors say, and neither claim needs a vector for it. The cheapest of its
-    necessary conditions are first checked over all pairs at once (a conversation makes a million)."""
+    rejected whatever the vectors say, and neither claim needs a vector for it. Only claims that
+    share a key (``_keys``) are paired at all, and the cheapest of the other necessary conditions
+    are checked on those pairs at once, before the rules read the few that remain."""
     claims = [s.claim for s in sentences]
     statements = [s.statement for s in sentences]
     orders = [s.order for s in statements]
@@ -234,25 +280,28 @@ def _possible_pairs(sentences: Sequence[_Sentence], first_said: dict) -> list[tu
     )
     bits: dict[str, int] = {}
     classes = np.array([sum(1 << bits.setdefault(k, len(bits)) for k in c.values) for c in claims], dtype=np.int64)
+    index = _KeyIndex(claims)
+    n = len(claims)
     out = []
-    # Old claims a block of rows at a time: the masks of all pairs at once took N x N bytes per
-    # operand (30,000 claims of one big tenant: 0.9 GB each); a block takes PAIR_ROWS x N.
-    for lo in range(0, len(claims), PAIR_ROWS):
-        o = slice(lo, lo + PAIR_ROWS)
+    # A block of old claims at a time: pairing every claim with every other took N x N bytes per
+    # mask (30,000 claims of one big tenant: 0.9 GB each) and read every pair in Python.
+    for lo in range(0, n, PAIR_ROWS):
+        i, j = index.pairs(lo, min(lo + PAIR_ROWS, n))
+        keep = new_ok[j] & (order[i] < order[j])
+        i, j = i[keep], j[keep]
+        i, j = np.divmod(np.unique(i * n + j), n)  # once each, in row-major order
         ok = (
-            new_ok[None, :]
-            & (order[o, None] < order[None, :])
-            & (ref[o, None] != ref[None, :])
-            & (values[o, None] | change[None, :])
-            & ~(undated[o, None] & undated[None, :])
-            & ~((path[o, None] == path[None, :]) & ~change[None, :])  # one file: only a said change
-            & ~(~undated[o, None] & ~undated[None, :] & (by_day[o, None] | by_day[None, :]) & (day[o, None] == day[None, :]))
+            (ref[i] != ref[j])
+            & (values[i] | change[j])
+            & ~(undated[i] & undated[j])
+            & ~((path[i] == path[j]) & ~change[j])  # one file: only a said change
+            & ~(~undated[i] & ~undated[j] & (by_day[i] | by_day[j]) & (day[i] == day[j]))
             # A class both state (a value changed) or, with none, an ending cue ("no longer").
-            & (((classes[o, None] & classes[None, :]) != 0) | ending[None, :])
+            & (((classes[i] & classes[j]) != 0) | ending[j])
         )
         out += [
-            (lo + int(i), int(j)) for i, j in zip(*np.nonzero(ok), strict=True)
-            if _candidate(sentences[lo + i], sentences[j], float("inf"), first_said) is not None
+            (int(a), int(b)) for a, b in zip(i[ok], j[ok], strict=True)
+            if _candidate(sentences[a], sentences[b], float("inf"), first_said) is not None
         ]
     return out
 
