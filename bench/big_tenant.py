@@ -81,6 +81,12 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def cpu_s() -> float:
+    """This process's CPU seconds: on a shared machine, wall seconds count the other work too."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def consolidate(root: Path, lance: Path, embedder) -> dict:
     from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes
     from memory_pipeline.consolidation.store import ConsolidationStore
@@ -90,18 +96,19 @@ def consolidate(root: Path, lance: Path, embedder) -> dict:
     tenant, now = Tenant("big", "u"), datetime.now(UTC)
     store = ConsolidationStore(lance, embedder.dim)
     stages = {}
-    t0 = time.perf_counter()
-    episodes = consolidate_episodes(root, store, tenant, None, embedder, now, timedelta(minutes=30), timedelta(days=90))
-    stages["episodes"] = {"seconds": round(time.perf_counter() - t0, 1), "written": len(episodes.drafts), "peak_rss_mb": round(peak_rss_mb())}
-    t0 = time.perf_counter()
-    graph = build_graph(root, store, tenant, None, embedder)
-    stages["graph"] = {"seconds": round(time.perf_counter() - t0, 1), "relations": len(graph.relations), "peak_rss_mb": round(peak_rss_mb())}
-    t0 = time.perf_counter()
-    timeline = supersede_tenant(root, lance, tenant, embedder, now)
-    stages["supersession"] = {
-        "seconds": round(time.perf_counter() - t0, 1), "statements": timeline.statements,
-        "records": len(timeline.records), "peak_rss_mb": round(peak_rss_mb()),
-    }
+
+    def timed(name: str, work, figures) -> None:
+        wall, cpu = time.perf_counter(), cpu_s()
+        done = work()
+        stages[name] = {"seconds": round(time.perf_counter() - wall, 1), "cpu_s": round(cpu_s() - cpu, 1),
+                        **figures(done), "peak_rss_mb": round(peak_rss_mb())}
+
+    timed("episodes", lambda: consolidate_episodes(root, store, tenant, None, embedder, now, timedelta(minutes=30), timedelta(days=90)),
+          lambda r: {"written": len(r.drafts), "unchanged": r.unchanged})
+    timed("graph", lambda: build_graph(root, store, tenant, None, embedder),
+          lambda r: {"relations": len(r.relations), "unchanged": r.unchanged})
+    timed("supersession", lambda: supersede_tenant(root, lance, tenant, embedder, now),
+          lambda r: {"statements": r.statements, "records": len(r.records), "unchanged": r.unchanged})
     return stages
 
 
@@ -178,18 +185,18 @@ def main() -> None:
         turns = build_tenant(args.eval, root, args.sessions)
         print(f"tenant big~u: {args.sessions} sessions, {turns} turns; models loaded, peak RSS {peak_rss_mb():.0f} MB")
         profile = cProfile.Profile() if args.profile else None
-        started = time.perf_counter()
+        started, load = time.perf_counter(), os.getloadavg()[0]
         if profile:
             profile.enable()
         first = consolidate(root, lance, embedder)
         if profile:
             profile.disable()
             profile.dump_stats(args.profile)
-        print(f"first pass: {time.perf_counter() - started:.1f} s  {json.dumps(first)}")
+        print(f"first pass: {time.perf_counter() - started:.1f} s (load {load:.1f} -> {os.getloadavg()[0]:.1f})  {json.dumps(first)}")
         if args.rerun:
-            started = time.perf_counter()
+            started, load = time.perf_counter(), os.getloadavg()[0]
             second = consolidate(root, lance, embedder)
-            print(f"rerun, nothing changed: {time.perf_counter() - started:.1f} s  {json.dumps(second)}")
+            print(f"rerun, nothing changed: {time.perf_counter() - started:.1f} s (load {load:.1f} -> {os.getloadavg()[0]:.1f})  {json.dumps(second)}")
 
 
 if __name__ == "__main__":

@@ -140,13 +140,19 @@ def _opens(text: str, number: re.Match) -> bool:
 def claims_of(statements: Sequence[Statement], nlp) -> list[_Sentence]:
     """Every sentence of every statement as a claim. Lines and bullets are parsed apart (the
     parser runs a summary's bullets together), and a sentence longer than ``MAX_TOKENS`` is no
-    claim: a paragraph of several facts changes nothing in particular."""
+    claim: a paragraph of several facts changes nothing in particular. A line said again by the
+    same speaker ("Thanks!", a repeated plan) is read once: its claims depend on its parse and
+    its speaker only."""
     parts = [(s, line) for s in statements for line in lines(s.text[:4000]) if line.strip()]
     out = []
-    for (statement, _), doc in zip(parts, nlp.pipe([p for _, p in parts], batch_size=64), strict=True):
-        for sent in doc.sents:
-            if 3 <= len(sent) <= MAX_TOKENS:
-                out.append(_Sentence(statement, analyze(sent, statement.speaker)))
+    read: dict[tuple[str, str | None], list[Claim]] = {}
+    for (statement, line), doc in zip(parts, nlp.pipe([p for _, p in parts], batch_size=64), strict=True):
+        claims = read.get((line, statement.speaker))
+        if claims is None:
+            claims = read[(line, statement.speaker)] = [
+                analyze(sent, statement.speaker) for sent in doc.sents if 3 <= len(sent) <= MAX_TOKENS
+            ]
+        out += [_Sentence(statement, claim) for claim in claims]
     return out
 
 
@@ -205,49 +211,76 @@ PAIR_ROWS = 512
 """Old claims whose pairs are gathered at once (bounds the memory of the pairs in flight)."""
 
 
-def _keys(claim: Claim) -> set[tuple]:
-    """What two claims must share for ``_candidate`` to pair them: every pair it accepts is
-    about a common topic (a key noun in both, or one's subject head among the other's nouns) or,
-    said to be a change, names an old value again (a value of one class in both). So a claim is
-    indexed by its nouns, its subject's head and its values, and only claims sharing a key meet."""
-    keys: set[tuple] = {("noun", n) for n in claim.nouns}
-    if claim.subject.head:
-        keys.add(("noun", claim.subject.head))
-    keys.update(("value", k, v) for k, values in claim.values.items() for v in values)
-    return keys
+def _topics(claim: Claim) -> set[str]:
+    """A claim's key nouns and its subject's head: ``_candidate`` pairs two claims about a common
+    topic (a key noun in both, or one's subject head among the other's nouns) or, when the later
+    one says it changed, two naming an old value again (``_values``). Claims sharing neither never meet."""
+    return set(claim.nouns) | ({claim.subject.head} if claim.subject.head else set())
+
+
+def _values(claim: Claim) -> set[tuple[str, str]]:
+    return {(k, v) for k, values in claim.values.items() for v in values}
 
 
 class _KeyIndex:
     """Claims by key, as flat arrays: for a block of old claims, the later claims sharing a key
     with each of them, without building a pair for every two claims of the tenant."""
 
-    def __init__(self, claims: Sequence[Claim]):
-        ids: dict[tuple, int] = {}
+    def __init__(self, keys: Sequence[set]):
+        self.ids: dict = {}
+        ids = self.ids
         owner, key = [], []
-        for n, claim in enumerate(claims):
-            for k in _keys(claim):
+        for n, claim_keys in enumerate(keys):
+            for k in claim_keys:
                 owner.append(n)
                 key.append(ids.setdefault(k, len(ids)))
         owner_arr, key_arr = np.array(owner, dtype=np.int64), np.array(key, dtype=np.int64)
         # The keys of each claim (claim -> keys) and the claims of each key (key -> claims).
-        self.claim_ptr = np.searchsorted(owner_arr, np.arange(len(claims) + 1))
+        self.claim_ptr = np.searchsorted(owner_arr, np.arange(len(keys) + 1))
         self.claim_keys = key_arr
         by_key = np.argsort(key_arr, kind="stable")
         self.post_items = owner_arr[by_key]
         self.post_ptr = np.searchsorted(key_arr[by_key], np.arange(len(ids) + 1))
+        self.width = len(ids) + 1
+        self.codes = np.sort(owner_arr * self.width + key_arr)  # (claim, key) as one sorted number
+
+    def holds(self, claims: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """Whether each claim has the key beside it."""
+        code = claims * self.width + keys
+        if not len(self.codes):
+            return np.zeros(len(code), dtype=bool)
+        return self.codes[np.minimum(np.searchsorted(self.codes, code), len(self.codes) - 1)] == code
 
     def pairs(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
         """(old, new) index arrays of the claims of ``lo:hi`` and every claim sharing a key with
         them; a pair sharing several keys is repeated (the caller deduplicates)."""
         entries = self.claim_keys[self.claim_ptr[lo]:self.claim_ptr[hi]]
         owners = np.repeat(np.arange(lo, hi), np.diff(self.claim_ptr[lo:hi + 1]))
-        starts, sizes = self.post_ptr[entries], self.post_ptr[entries + 1] - self.post_ptr[entries]
-        total = int(sizes.sum())
-        if not total:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-        # The posting lists of the block's keys, laid end to end.
-        offsets = np.repeat(starts - np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes)
-        return np.repeat(owners, sizes), self.post_items[offsets + np.arange(total)]
+        at, sizes = _ranges(self.post_ptr[entries], self.post_ptr[entries + 1])
+        return np.repeat(owners, sizes), self.post_items[at]
+
+    def keys_of(self, claims: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(position in ``claims``, key id) of every key of each of these claims."""
+        at, sizes = _ranges(self.claim_ptr[claims], self.claim_ptr[claims + 1])
+        return np.repeat(np.arange(len(claims)), sizes), self.claim_keys[at]
+
+
+def _ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of ``starts[n]:ends[n]`` for every n, laid end to end, and each range's size."""
+    sizes = ends - starts
+    total = int(sizes.sum())
+    offsets = np.repeat(starts - np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes)
+    return (offsets + np.arange(total)).astype(np.int64), sizes
+
+
+def _state_new_values(values: _KeyIndex, klass: np.ndarray, classes: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """For each pair, whether the later claim states a value the earlier does not in a class the
+    earlier states too: what a changed value class needs (``claims.changed_classes``)."""
+    pair, value = values.keys_of(j)
+    new = ((classes[i[pair]] >> klass[value]) & 1).astype(bool) & ~values.holds(i[pair], value)
+    out = np.zeros(len(i), dtype=bool)
+    out[pair[new]] = True
+    return out
 
 
 def _possible_pairs(sentences: Sequence[_Sentence], first_said: dict) -> list[tuple[int, int]]:
@@ -280,13 +313,17 @@ def _possible_pairs(sentences: Sequence[_Sentence], first_said: dict) -> list[tu
     )
     bits: dict[str, int] = {}
     classes = np.array([sum(1 << bits.setdefault(k, len(bits)) for k in c.values) for c in claims], dtype=np.int64)
-    index = _KeyIndex(claims)
+    topics, named = _KeyIndex([_topics(c) for c in claims]), _KeyIndex([_values(c) for c in claims])
+    klass = np.array([bits[k] for k, _ in named.ids], dtype=np.int64)
     n = len(claims)
     out = []
     # A block of old claims at a time: pairing every claim with every other took N x N bytes per
     # mask (30,000 claims of one big tenant: 0.9 GB each) and read every pair in Python.
     for lo in range(0, n, PAIR_ROWS):
-        i, j = index.pairs(lo, min(lo + PAIR_ROWS, n))
+        i, j = topics.pairs(lo, min(lo + PAIR_ROWS, n))
+        vi, vj = named.pairs(lo, min(lo + PAIR_ROWS, n))
+        keep = change[vj]  # without a common topic, only a said change naming the old value again
+        i, j = np.concatenate((i, vi[keep])), np.concatenate((j, vj[keep]))
         keep = new_ok[j] & (order[i] < order[j])
         i, j = i[keep], j[keep]
         i, j = np.divmod(np.unique(i * n + j), n)  # once each, in row-major order
@@ -299,6 +336,9 @@ def _possible_pairs(sentences: Sequence[_Sentence], first_said: dict) -> list[tu
             # A class both state (a value changed) or, with none, an ending cue ("no longer").
             & (((classes[i] & classes[j]) != 0) | ending[j])
         )
+        i, j = i[ok], j[ok]
+        # A value changed when the later claim states one the earlier did not, in a class both state.
+        ok = ending[j] | _state_new_values(named, klass, classes, i, j)
         out += [
             (int(a), int(b)) for a, b in zip(i[ok], j[ok], strict=True)
             if _candidate(sentences[a], sentences[b], float("inf"), first_said) is not None
