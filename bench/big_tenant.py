@@ -18,9 +18,10 @@ wall and CPU seconds, the child's peak RSS and the load average before and after
     python bench/big_tenant.py [--sessions 300] [--embedder hash] [--rerun] [--profile OUT.prof]
     python bench/big_tenant.py --cli [--sessions 300] [--embedder minilm] [--no-ingest]
 
-What it found (docs in bench/notes.md): supersession's candidate pairs were masked as N x N
-arrays at once (now a block of old claims at a time, same pairs), and the rules then read every
-pair the masks let through, which grows with the square of the tenant's claims.
+What it found (bench/notes.md, "One big tenant"): supersession read every pair of claims the
+masks let through (now only claims sharing a key noun or value, and changing a value, meet); the
+graph parsed a big tenant's turns twice (all at once outgrew the parse memo); a rerun redid every
+step (now ``consolidation_inputs`` keeps what each step built each unit from).
 """
 
 from __future__ import annotations

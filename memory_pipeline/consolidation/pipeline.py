@@ -47,6 +47,8 @@ from memory_pipeline.store.base import sql_in, stable_id
 from memory_pipeline.tenancy import Tenant
 
 log = logging.getLogger(__name__)
+PARSE_AHEAD_EPISODES = 16
+"""Episodes whose turns the graph parses in one batch (16 sessions of 35 turns: 560 turns)."""
 GRAPH_STEP = "graph"
 """The step name under which ``consolidation_inputs`` records what each episode's graph was read from."""
 
@@ -215,10 +217,16 @@ def build_graph(
     # Read and scrubbed once each; a failure stays its episode's.
     sessions = [_scrubbed(_episode_session(root, episode, files, remembered)) for episode in ordered]
     nlp = nlp or load_nlp()
-    started = time.perf_counter()
-    _parse_ahead(sessions, tenant, nlp)
-    report.nlp_s += time.perf_counter() - started
-    for episode, session in zip(ordered, sessions, strict=True):
+    ahead = 0
+    for n, (episode, session) in enumerate(zip(ordered, sessions, strict=True)):
+        if n == ahead:
+            # The next episodes' turns parsed in one batch, a few hundred turns at a time: all of a
+            # big tenant's at once were held together and outgrew the parse memo, so each
+            # episode parsed its turns a second time.
+            ahead = n + PARSE_AHEAD_EPISODES
+            started = time.perf_counter()
+            _parse_ahead(sessions[n:ahead], tenant, nlp)
+            report.nlp_s += time.perf_counter() - started
         report.episodes += 1
         try:
             if isinstance(session, Exception):
