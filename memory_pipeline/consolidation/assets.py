@@ -134,7 +134,7 @@ def episodic_summaries(
             _fail_tenant(context, report, tenant, days, exc)
             continue
         totals.update(done.written)
-        totals.update({"sessions_open": done.open})
+        totals.update({"sessions_open": done.open, "unchanged": done.unchanged})
         problems += [[tenant.key, p, "-", why] for p, why in done.unreadable]
         problems += [[tenant.key, p, n, why] for p, n, why in done.malformed_lines]
         problems += [[tenant.key, "LLM", "-", why] for why in done.llm_failures]
@@ -175,6 +175,8 @@ def episodic_summaries(
     whole_run = {
         "sessions_open": totals["sessions_open"], "episodes_inserted": totals["inserted"],
         "episodes_updated": totals["updated"], "episodes_superseded": totals["superseded"],
+        # Sessions whose episode was built from what they hold now: not summarized again.
+        "episodes_unchanged": totals["unchanged"],
     }
     yield from report_partitions(context, report, metadata, run_totals=whole_run)
 
@@ -212,6 +214,8 @@ def semantic_graph(
         tenant_wide.update({
             "supersessions": len(timeline.records), "supersessions_added": timeline.added,
             "supersessions_removed": timeline.removed,
+            # Episodes read before as they are; a tenant whose statements did not change keeps its records.
+            "episodes_unchanged": built.unchanged, "supersessions_kept_undecided": int(timeline.unchanged),
         })
         replaced += [[tenant.key, r["old_ref"], f"{r['old_said_at']:%Y-%m-%d}", r["new_ref"],
                       f"{r['new_said_at']:%Y-%m-%d}", r["decided_by"]] for r in timeline.records]
@@ -264,7 +268,7 @@ def semantic_graph(
     whole_run = {
         name: tenant_wide[name]
         for name in ("supersessions", "supersessions_added", "supersessions_removed", "entities_new",
-                     "relations_removed", "secrets_redacted")
+                     "relations_removed", "secrets_redacted", "episodes_unchanged", "supersessions_kept_undecided")
     }
     yield from report_partitions(context, report, metadata, run_totals=whole_run)
 

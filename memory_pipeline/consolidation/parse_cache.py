@@ -32,6 +32,8 @@ from memory_pipeline.store.base import LanceBase, retry_commit, sql_in, sql_str,
 from memory_pipeline.store.tables import STATEMENT_PARSES
 
 DOC, VECTOR = "doc", "vector"
+PIPE_CHUNK = 512
+"""Texts whose documents are made and held at once."""
 _NOT_KEPT = ["tensor", "user_data"]  # neither is read by claims; the tensor is most of a doc's bytes
 
 
@@ -90,6 +92,7 @@ def without_lemmas(doc, full):
     cleared and the attribute ruler run again on the copy.
     """
     out = doc.copy()
+    out.tensor = np.empty((0,), dtype=np.float32)  # no claim reads it: most of a document's bytes
     for token in out:
         token.lemma = 0
     return full.get_pipe("attribute_ruler")(out) if "attribute_ruler" in full.pipe_names else out
@@ -117,6 +120,12 @@ class CachedParser:
 
     def pipe(self, texts: Iterable[str], batch_size: int = 64, **options) -> Iterator:
         texts = list(texts)
+        # A chunk of texts at a time: the documents of a big tenant's every turn at once took
+        # hundreds of megabytes; a document needed again later is read back from its bytes.
+        for start in range(0, len(texts), PIPE_CHUNK):
+            yield from self._pipe(texts[start:start + PIPE_CHUNK], batch_size, options)
+
+    def _pipe(self, texts: list[str], batch_size: int, options: dict) -> Iterator:
         keys = [text_key(self.identity, t) for t in texts]
         # In the order asked (a batch as the plain call would make it), each text once.
         missing = list({k: t for k, t in zip(keys, texts, strict=True) if k not in self.stored}.items())

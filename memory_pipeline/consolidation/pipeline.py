@@ -23,7 +23,17 @@ from memory_pipeline.consolidation.dreaming import (
     write_document,
 )
 from memory_pipeline.consolidation.dream_lines import collect_lines
-from memory_pipeline.consolidation.episodes import EpisodeDraft, attach_vectors, build_episode, scrubbed_session
+from memory_pipeline.consolidation.episodes import (
+    EPISODE_STEP,
+    EpisodeDraft,
+    attach_vectors,
+    build_episode,
+    built_as_asked,
+    episode_digest,
+    episode_id,
+    scrubbed_session,
+    summary_path,
+)
 from memory_pipeline.consolidation.llm import LLMClient, LLMError
 from memory_pipeline.consolidation.sessions import Session, SessionFile, load_session, session_files, tenant_sessions
 from memory_pipeline.consolidation.store import ConsolidationStore
@@ -37,6 +47,10 @@ from memory_pipeline.store.base import sql_in, stable_id
 from memory_pipeline.tenancy import Tenant
 
 log = logging.getLogger(__name__)
+PARSE_AHEAD_EPISODES = 16
+"""Episodes whose turns the graph parses in one batch (16 sessions of 35 turns: 560 turns)."""
+GRAPH_STEP = "graph"
+"""The step name under which ``consolidation_inputs`` records what each episode's graph was read from."""
 
 
 @dataclass
@@ -51,6 +65,7 @@ class EpisodesReport:
     llm_failures: list[str] = field(default_factory=list)
     secrets: Counter = field(default_factory=Counter)
     embed_s: float = 0.0
+    unchanged: int = 0  # sessions whose stored episode was built from what they hold now
 
 
 def consolidate_episodes(
@@ -64,17 +79,31 @@ def consolidate_episodes(
     ttl: timedelta,
     llm: LLMClient | None = None,
 ) -> EpisodesReport:
-    """Write one episode per session of ``tenant`` completed on one of ``days`` (all days if None)."""
+    """Write one episode per session of ``tenant`` completed on one of ``days`` (all days if None).
+
+    A session whose stored episode was built from the same text, completion, model and summary
+    path (``consolidation_inputs``) is not summarized again."""
     report = EpisodesReport()
     found = tenant_sessions(root, tenant, now, idle, days)
     _remember_sessions(root, tenant, found.complete)
     report.complete, report.open, report.unreadable = len(found.complete), len(found.open), found.unreadable
+    path = summary_path(llm)
+    built = store.built_from(tenant.key, EPISODE_STEP)
+    stored = set(store.episode_rows(tenant.key, columns=["id"])["id"].to_list()) if built else set()
+    digests: dict[str, str] = {}
     for session in found.complete:
         report.malformed_lines += [(session.file.path, n, why) for n, why in session.transcript.skipped]
+        digest = episode_digest(session, embedder.name, path)
+        eid = episode_id(tenant.key, session.source_id)
+        if built.get(eid) == digest and eid in stored:  # an expired episode, pruned, is written again
+            report.unchanged += 1
+            continue
         draft = build_episode(session, tenant.key, now, ttl, embedder.name, llm)
         if draft is None:
             continue
         report.drafts.append(draft)
+        if built_as_asked(draft, path):
+            digests[draft.row["id"]] = digest
         report.paths[draft.row["produced_by"]] += 1
         report.secrets.update(draft.secrets)
         if draft.llm_error:
@@ -84,6 +113,8 @@ def consolidate_episodes(
         vectors = embedder.embed([d.embed_text for d in report.drafts])
         report.embed_s = time.perf_counter() - started
         report.written.update(store.upsert_episodes(attach_vectors(report.drafts, vectors)))
+        store.forget_built(tenant.key, EPISODE_STEP, {d.row["id"] for d in report.drafts} - set(digests))
+        store.record_built(tenant.key, EPISODE_STEP, digests, now)
     return report
 
 
@@ -99,6 +130,7 @@ class GraphReport:
     failures: list[str] = field(default_factory=list)
     nlp_s: float = 0.0
     secrets: Counter = field(default_factory=Counter)
+    unchanged: int = 0  # episodes read before as they are now: their entities and relations stand
 
 
 _REMEMBERED_TENANTS = 16
@@ -160,10 +192,17 @@ def build_graph(
     root: Path, store: ConsolidationStore, tenant: Tenant, days: set[str] | None, embedder: Embedder, nlp=None
 ) -> GraphReport:
     """Entities and relations of the tenant's episodes of ``days``; when each relation ends is
-    recorded after (consolidation/relation_ends.py), again by ``supersede_tenant`` with fresh statement decisions."""
+    recorded after (consolidation/relation_ends.py), again by ``supersede_tenant`` with fresh statement decisions.
+
+    An episode the graph was last read from as it is now (its ``consolidation_inputs`` record is
+    the one its summary step made) keeps its entities and relations and is not read again."""
     report = GraphReport()
     where = sql_in("day", sorted(days)) if days else None
     episodes = store.episode_rows(tenant.key, where)
+    built, read_before = store.built_from(tenant.key, EPISODE_STEP), store.built_from(tenant.key, GRAPH_STEP)
+    unchanged = {e for e, digest in read_before.items() if built.get(e) == digest}
+    report.unchanged = int(episodes["id"].is_in(list(unchanged)).sum()) if episodes.height else 0
+    episodes = episodes.filter(~episodes["id"].is_in(list(unchanged))) if episodes.height else episodes
     if episodes.height == 0:
         return report
     existing = {r["id"]: r for r in store.entity_rows(tenant.key).iter_rows(named=True)}
@@ -171,16 +210,23 @@ def build_graph(
     tz = tenant_tz(root, tenant)
     touched: dict[str, dict] = {}
     relations: list[dict] = []
+    read: dict[str, str] = {}  # episode id -> the digest it was read as
     files = {f.path: f for f in session_files(root, tenant)}  # listed once: a scan per episode is quadratic
     ordered = list(episodes.sort("completed_at").iter_rows(named=True))
-    read = _read_sessions.get((str(root), tenant.key), {})
+    remembered = _read_sessions.get((str(root), tenant.key), {})
     # Read and scrubbed once each; a failure stays its episode's.
-    sessions = [_scrubbed(_episode_session(root, episode, files, read)) for episode in ordered]
+    sessions = [_scrubbed(_episode_session(root, episode, files, remembered)) for episode in ordered]
     nlp = nlp or load_nlp()
-    started = time.perf_counter()
-    _parse_ahead(sessions, tenant, nlp)
-    report.nlp_s += time.perf_counter() - started
-    for episode, session in zip(ordered, sessions, strict=True):
+    ahead = 0
+    for n, (episode, session) in enumerate(zip(ordered, sessions, strict=True)):
+        if n == ahead:
+            # The next episodes' turns parsed in one batch, a few hundred turns at a time: all of a
+            # big tenant's at once were held together and outgrew the parse memo, so each
+            # episode parsed its turns a second time.
+            ahead = n + PARSE_AHEAD_EPISODES
+            started = time.perf_counter()
+            _parse_ahead(sessions[n:ahead], tenant, nlp)
+            report.nlp_s += time.perf_counter() - started
         report.episodes += 1
         try:
             if isinstance(session, Exception):
@@ -201,6 +247,8 @@ def build_graph(
             continue
         touched.update(entities)
         relations += rels
+        if episode["id"] in built:
+            read[episode["id"]] = built[episode["id"]]
     new = [row for eid, row in touched.items() if eid not in existing]
     report.entities_new, report.entities_touched = len(new), len(touched)
     need_vectors = [row for row in touched.values() if row["vector"] is None]
@@ -223,6 +271,8 @@ def build_graph(
     report.relations, report.relations_removed = relations, len(stale)
     report.predicates.update(r["predicate"] for r in relations)
     report.validity_changed = relation_ends.refresh(store.uri, tenant.key, datetime.now(UTC))
+    store.forget_built(tenant.key, GRAPH_STEP, set(episode_ids) - set(read))
+    store.record_built(tenant.key, GRAPH_STEP, read, datetime.now(UTC))
     return report
 
 

@@ -9,6 +9,7 @@ with a new ``source_id`` only if a compaction was added.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -54,6 +55,7 @@ class Session:
     transcript: Transcript
     completed_at: datetime | None
     completed_by: str | None  # marker | idle | None while the session is open
+    text_hash: str = ""  # of the file's text: what the session was read from
 
     @property
     def is_complete(self) -> bool:
@@ -110,7 +112,8 @@ def load_session(root: Path, file: SessionFile, now: datetime, idle: timedelta) 
         return read.reason or "unreadable"
     transcript = parse_transcript(read.text)
     completed_at, completed_by = completion(transcript, file.modified_at, now, idle)
-    return Session(file, transcript, completed_at, completed_by)
+    text_hash = hashlib.sha256(read.text.encode("utf-8", "surrogateescape")).hexdigest()
+    return Session(file, transcript, completed_at, completed_by, text_hash)
 
 
 @dataclass

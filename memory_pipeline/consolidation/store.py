@@ -4,6 +4,10 @@
 Every write is an upsert keyed by a deterministic ``id``, so re-materializing a day rewrites the
 same rows. Timestamps that record when something first happened (an episode's ``created_at``,
 ``expires_at`` and ``promoted_at``) are carried over from the stored row, never reset by a rerun.
+
+``consolidation_inputs`` records what each step built each unit from (a digest per episode for
+the summaries and the graph, one per tenant for supersession), so a rerun with nothing new
+rebuilds nothing; the rows of a forgotten tenant go with every other table's.
 """
 
 from __future__ import annotations
@@ -13,8 +17,8 @@ from datetime import datetime
 
 import polars as pl
 
-from memory_pipeline.store.base import LanceBase, retry_commit, sql_in, sql_str
-from memory_pipeline.store.tables import ENTITIES, ENTITY_MERGES, EPISODES, MEMORIES, RELATIONS
+from memory_pipeline.store.base import LanceBase, retry_commit, sql_in, sql_str, stable_id
+from memory_pipeline.store.tables import BUILT_FROM, ENTITIES, ENTITY_MERGES, EPISODES, MEMORIES, RELATIONS
 
 _KEEP_ON_RERUN = ("created_at", "expires_at", "promoted_at")
 
@@ -24,6 +28,26 @@ class ConsolidationStore(LanceBase):
 
     def episodes(self):
         return self.open(EPISODES)
+
+    # -- what each step last built from ----------------------------------------------------
+    def built_from(self, tenant: str, step: str) -> dict[str, str]:
+        """{unit: digest} the step recorded for the tenant."""
+        rows = self.read(BUILT_FROM, f"tenant = {sql_str(tenant)} AND step = {sql_str(step)}", ["unit", "digest"])
+        return dict(zip(rows["unit"].to_list(), rows["digest"].to_list(), strict=True))
+
+    def record_built(self, tenant: str, step: str, digests: dict[str, str], at: datetime) -> None:
+        """Record what the step built these units from (after it wrote them: a crash between
+        the two only makes the next run build them again)."""
+        self.upsert(BUILT_FROM, [
+            {"id": stable_id("built", tenant, step, unit), "tenant": tenant, "step": step, "unit": unit,
+             "digest": digest, "built_at": at}
+            for unit, digest in sorted(digests.items())
+        ])
+
+    def forget_built(self, tenant: str, step: str, units: Iterable[str]) -> None:
+        """The step's record of these units is gone: the next run builds them again."""
+        if units := sorted(units):
+            self.delete(BUILT_FROM, f"tenant = {sql_str(tenant)} AND step = {sql_str(step)} AND {sql_in('unit', units)}")
 
     # -- typed memories (read only: supersession and dreaming read what the memories slice wrote)
     def typed_memory_rows(self, tenant: str, where: str | None = None) -> pl.DataFrame:

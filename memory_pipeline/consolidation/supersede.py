@@ -140,13 +140,19 @@ def _opens(text: str, number: re.Match) -> bool:
 def claims_of(statements: Sequence[Statement], nlp) -> list[_Sentence]:
     """Every sentence of every statement as a claim. Lines and bullets are parsed apart (the
     parser runs a summary's bullets together), and a sentence longer than ``MAX_TOKENS`` is no
-    claim: a paragraph of several facts changes nothing in particular."""
+    claim: a paragraph of several facts changes nothing in particular. A line said again by the
+    same speaker ("Thanks!", a repeated plan) is read once: its claims depend on its parse and
+    its speaker only."""
     parts = [(s, line) for s in statements for line in lines(s.text[:4000]) if line.strip()]
     out = []
-    for (statement, _), doc in zip(parts, nlp.pipe([p for _, p in parts], batch_size=64), strict=True):
-        for sent in doc.sents:
-            if 3 <= len(sent) <= MAX_TOKENS:
-                out.append(_Sentence(statement, analyze(sent, statement.speaker)))
+    read: dict[tuple[str, str | None], list[Claim]] = {}
+    for (statement, line), doc in zip(parts, nlp.pipe([p for _, p in parts], batch_size=64), strict=True):
+        claims = read.get((line, statement.speaker))
+        if claims is None:
+            claims = read[(line, statement.speaker)] = [
+                analyze(sent, statement.speaker) for sent in doc.sents if 3 <= len(sent) <= MAX_TOKENS
+            ]
+        out += [_Sentence(statement, claim) for claim in claims]
     return out
 
 
@@ -202,7 +208,79 @@ def _candidate(old: _Sentence, new: _Sentence, cosine: float, first_said: dict |
 
 
 PAIR_ROWS = 512
-"""Old claims whose pairs with every new claim are masked at once (bounds the masks' memory)."""
+"""Old claims whose pairs are gathered at once (bounds the memory of the pairs in flight)."""
+
+
+def _topics(claim: Claim) -> set[str]:
+    """A claim's key nouns and its subject's head: ``_candidate`` pairs two claims about a common
+    topic (a key noun in both, or one's subject head among the other's nouns) or, when the later
+    one says it changed, two naming an old value again (``_values``). Claims sharing neither never meet."""
+    return set(claim.nouns) | ({claim.subject.head} if claim.subject.head else set())
+
+
+def _values(claim: Claim) -> set[tuple[str, str]]:
+    return {(k, v) for k, values in claim.values.items() for v in values}
+
+
+class _KeyIndex:
+    """Claims by key, as flat arrays: for a block of old claims, the later claims sharing a key
+    with each of them, without building a pair for every two claims of the tenant."""
+
+    def __init__(self, keys: Sequence[set]):
+        self.ids: dict = {}
+        ids = self.ids
+        owner, key = [], []
+        for n, claim_keys in enumerate(keys):
+            for k in claim_keys:
+                owner.append(n)
+                key.append(ids.setdefault(k, len(ids)))
+        owner_arr, key_arr = np.array(owner, dtype=np.int64), np.array(key, dtype=np.int64)
+        # The keys of each claim (claim -> keys) and the claims of each key (key -> claims).
+        self.claim_ptr = np.searchsorted(owner_arr, np.arange(len(keys) + 1))
+        self.claim_keys = key_arr
+        by_key = np.argsort(key_arr, kind="stable")
+        self.post_items = owner_arr[by_key]
+        self.post_ptr = np.searchsorted(key_arr[by_key], np.arange(len(ids) + 1))
+        self.width = len(ids) + 1
+        self.codes = np.sort(owner_arr * self.width + key_arr)  # (claim, key) as one sorted number
+
+    def holds(self, claims: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """Whether each claim has the key beside it."""
+        code = claims * self.width + keys
+        if not len(self.codes):
+            return np.zeros(len(code), dtype=bool)
+        return self.codes[np.minimum(np.searchsorted(self.codes, code), len(self.codes) - 1)] == code
+
+    def pairs(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """(old, new) index arrays of the claims of ``lo:hi`` and every claim sharing a key with
+        them; a pair sharing several keys is repeated (the caller deduplicates)."""
+        entries = self.claim_keys[self.claim_ptr[lo]:self.claim_ptr[hi]]
+        owners = np.repeat(np.arange(lo, hi), np.diff(self.claim_ptr[lo:hi + 1]))
+        at, sizes = _ranges(self.post_ptr[entries], self.post_ptr[entries + 1])
+        return np.repeat(owners, sizes), self.post_items[at]
+
+    def keys_of(self, claims: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(position in ``claims``, key id) of every key of each of these claims."""
+        at, sizes = _ranges(self.claim_ptr[claims], self.claim_ptr[claims + 1])
+        return np.repeat(np.arange(len(claims)), sizes), self.claim_keys[at]
+
+
+def _ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of ``starts[n]:ends[n]`` for every n, laid end to end, and each range's size."""
+    sizes = ends - starts
+    total = int(sizes.sum())
+    offsets = np.repeat(starts - np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes)
+    return (offsets + np.arange(total)).astype(np.int64), sizes
+
+
+def _state_new_values(values: _KeyIndex, klass: np.ndarray, classes: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """For each pair, whether the later claim states a value the earlier does not in a class the
+    earlier states too: what a changed value class needs (``claims.changed_classes``)."""
+    pair, value = values.keys_of(j)
+    new = ((classes[i[pair]] >> klass[value]) & 1).astype(bool) & ~values.holds(i[pair], value)
+    out = np.zeros(len(i), dtype=bool)
+    out[pair[new]] = True
+    return out
 
 
 def _possible_pairs(sentences: Sequence[_Sentence], first_said: dict) -> list[tuple[int, int]]:
@@ -210,8 +288,9 @@ def _possible_pairs(sentences: Sequence[_Sentence], first_said: dict) -> list[tu
 
     Every rule of ``_candidate`` but the similarity depends on the two claims alone, and a higher
     similarity never turns a pair down; so a pair it rejects with an infinite similarity is
-    rejected whatever the vectors say, and neither claim needs a vector for it. The cheapest of its
-    necessary conditions are first checked over all pairs at once (a conversation makes a million)."""
+    rejected whatever the vectors say, and neither claim needs a vector for it. Only claims that
+    share a key (``_keys``) are paired at all, and the cheapest of the other necessary conditions
+    are checked on those pairs at once, before the rules read the few that remain."""
     claims = [s.claim for s in sentences]
     statements = [s.statement for s in sentences]
     orders = [s.order for s in statements]
@@ -234,25 +313,35 @@ def _possible_pairs(sentences: Sequence[_Sentence], first_said: dict) -> list[tu
     )
     bits: dict[str, int] = {}
     classes = np.array([sum(1 << bits.setdefault(k, len(bits)) for k in c.values) for c in claims], dtype=np.int64)
+    topics, named = _KeyIndex([_topics(c) for c in claims]), _KeyIndex([_values(c) for c in claims])
+    klass = np.array([bits[k] for k, _ in named.ids], dtype=np.int64)
+    n = len(claims)
     out = []
-    # Old claims a block of rows at a time: the masks of all pairs at once took N x N bytes per
-    # operand (30,000 claims of one big tenant: 0.9 GB each); a block takes PAIR_ROWS x N.
-    for lo in range(0, len(claims), PAIR_ROWS):
-        o = slice(lo, lo + PAIR_ROWS)
+    # A block of old claims at a time: pairing every claim with every other took N x N bytes per
+    # mask (30,000 claims of one big tenant: 0.9 GB each) and read every pair in Python.
+    for lo in range(0, n, PAIR_ROWS):
+        i, j = topics.pairs(lo, min(lo + PAIR_ROWS, n))
+        vi, vj = named.pairs(lo, min(lo + PAIR_ROWS, n))
+        keep = change[vj]  # without a common topic, only a said change naming the old value again
+        i, j = np.concatenate((i, vi[keep])), np.concatenate((j, vj[keep]))
+        keep = new_ok[j] & (order[i] < order[j])
+        i, j = i[keep], j[keep]
+        i, j = np.divmod(np.unique(i * n + j), n)  # once each, in row-major order
         ok = (
-            new_ok[None, :]
-            & (order[o, None] < order[None, :])
-            & (ref[o, None] != ref[None, :])
-            & (values[o, None] | change[None, :])
-            & ~(undated[o, None] & undated[None, :])
-            & ~((path[o, None] == path[None, :]) & ~change[None, :])  # one file: only a said change
-            & ~(~undated[o, None] & ~undated[None, :] & (by_day[o, None] | by_day[None, :]) & (day[o, None] == day[None, :]))
+            (ref[i] != ref[j])
+            & (values[i] | change[j])
+            & ~(undated[i] & undated[j])
+            & ~((path[i] == path[j]) & ~change[j])  # one file: only a said change
+            & ~(~undated[i] & ~undated[j] & (by_day[i] | by_day[j]) & (day[i] == day[j]))
             # A class both state (a value changed) or, with none, an ending cue ("no longer").
-            & (((classes[o, None] & classes[None, :]) != 0) | ending[None, :])
+            & (((classes[i] & classes[j]) != 0) | ending[j])
         )
+        i, j = i[ok], j[ok]
+        # A value changed when the later claim states one the earlier did not, in a class both state.
+        ok = ending[j] | _state_new_values(named, klass, classes, i, j)
         out += [
-            (lo + int(i), int(j)) for i, j in zip(*np.nonzero(ok), strict=True)
-            if _candidate(sentences[lo + i], sentences[j], float("inf"), first_said) is not None
+            (int(a), int(b)) for a, b in zip(i[ok], j[ok], strict=True)
+            if _candidate(sentences[a], sentences[b], float("inf"), first_said) is not None
         ]
     return out
 

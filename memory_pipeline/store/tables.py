@@ -204,6 +204,14 @@ STATEMENT_PARSES = TableSpec(
     "id str!, tenant str!, kind str!, key str!, data bytes!",
 )
 
+BUILT_FROM = TableSpec(
+    "consolidation_inputs",
+    # What a consolidation step last built each unit from (consolidation/store.py): step episode or
+    # graph with unit an episode id, step supersession with unit the tenant; digest: a hash of
+    # what the step read and the settings that shaped it (never the text). Equal: nothing to redo.
+    "id str!, tenant str!, step str!, unit str!, digest str!, built_at ts!",
+)
+
 # -- activation: which units recall handed out and which were used (activation/) ------------------
 ACCESS_LOG = TableSpec(
     "access_log",
@@ -223,5 +231,5 @@ ACTIVATION = TableSpec(
 
 TABLES = {spec.name: spec for spec in (
     CHUNKS, FILES, EMBEDDING_CACHE, EPISODES, ENTITIES, RELATIONS, ENTITY_MERGES, MEMORIES, MEMORY_AUDIT,
-    MEMORY_SOURCES, SUPERSESSIONS, STATEMENT_PARSES, ACCESS_LOG, ACTIVATION,
+    MEMORY_SOURCES, SUPERSESSIONS, STATEMENT_PARSES, BUILT_FROM, ACCESS_LOG, ACTIVATION,
 )}

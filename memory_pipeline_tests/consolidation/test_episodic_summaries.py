@@ -1,5 +1,6 @@
 """episodic_summaries: one row per completed session of the partition's day, idempotent by
-source_id (a rerun changes nothing, a new compaction replaces the row), a backfill over a range of
+source_id (a rerun changes nothing and summarizes nothing again, an edited transcript is
+summarized again, a new compaction replaces the row), a backfill over a range of
 days in one run (each day holding a session reports its own figures, the days between nothing), secrets scrubbed, malformed transcripts consolidated from their good lines."""
 
 from datetime import timedelta
@@ -59,7 +60,9 @@ def test_rematerializing_a_day_changes_nothing(sample_root, lance_uri, instance)
     after = episodes(lance_uri)
     assert before.equals(after)
     assert before.row(0, named=True)["produced_by"] == "compaction"
-    assert metadata(result, "episodic_summaries")["episodes_updated"] == 1
+    # The session holds what it held: its episode is not summarized again.
+    assert metadata(result, "episodic_summaries")["episodes_updated"] == 0
+    assert metadata(result, "episodic_summaries")["episodes_unchanged"] == 1
 
 
 def test_backfill_over_a_range_of_days_in_one_run(sample_root, lance_uri, instance):
@@ -112,6 +115,24 @@ def test_new_compaction_replaces_the_episode(root, lance_uri, instance):
     assert rows["source_id"].to_list() == ["bot/ann/s1#c1"]
     assert rows.row(0, named=True)["produced_by"] == "compaction"
     assert metadata(result, "episodic_summaries")["episodes_superseded"] == 1
+
+
+def test_an_edited_transcript_is_summarized_again(root, lance_uri, instance):
+    res = make_resources(root, lance_uri)
+    path = write(root, "bot/sessions/ann/s1.jsonl", jsonl(
+        say("user", "We decided to ship the Falcon release on Friday.", "2026-11-02T10:00:00Z", "t1"),
+        say("assistant", "Noted, Falcon ships Friday after the QA sign-off.", "2026-11-02T10:01:00Z", "t2"),
+        completed="2026-11-02T10:05:00Z",
+    ))
+    consolidate(instance, res, "2026-11-02", tenant="bot~ann", assets=ONLY_EPISODES)
+    again = consolidate(instance, res, "2026-11-02", tenant="bot~ann", assets=ONLY_EPISODES)
+    assert (metadata(again, "episodic_summaries")["episodes_unchanged"], metadata(again, "episodic_summaries")["episodes_updated"]) == (1, 0)
+    path.write_text(path.read_text().replace("Falcon", "Osprey"))
+    edited = consolidate(instance, res, "2026-11-02", tenant="bot~ann", assets=ONLY_EPISODES)
+    rows = episodes(lance_uri, "bot~ann")
+    assert rows.height == 1 and "Osprey" in rows.row(0, named=True)["summary"]
+    assert "Falcon" not in rows.row(0, named=True)["summary"]
+    assert (metadata(edited, "episodic_summaries")["episodes_unchanged"], metadata(edited, "episodic_summaries")["episodes_updated"]) == (0, 1)
 
 
 def test_secrets_are_scrubbed_and_malformed_lines_reported(root, lance_uri, instance):

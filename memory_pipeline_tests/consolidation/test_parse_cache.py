@@ -5,7 +5,9 @@ With the real spaCy model and all-MiniLM-L6-v2:
   stores exactly the records a fresh ``detect`` over the tenant's statements decides, with no
   stored parse or vector;
 - claims read from stored parses equal claims read from fresh ones;
-- a rerun parses and embeds nothing but the typed memory, a new session only its own texts;
+- a rerun with nothing changed keeps the records undecided (nothing parsed, read or embedded);
+  one that decides again parses and embeds nothing but the typed memory, a new session only its
+  own texts;
 - a typed memory's words are never stored, and a removed session's texts leave the table;
 - a parse packed with one packer for many documents is ``Doc.to_bytes``, byte for byte;
 - a parse of the full pipeline (lemmatizer on), its lemmatizer's work undone, is the parse of the
@@ -32,8 +34,9 @@ from memory_pipeline.consolidation.parse_cache import (
     without_lemmas,
 )
 from memory_pipeline.consolidation.statements import tenant_statements
+from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.consolidation.supersede import claims_of, detect
-from memory_pipeline.consolidation.timeline import SupersessionStore, record_row, supersede_tenant
+from memory_pipeline.consolidation.timeline import SUPERSESSION_STEP, SupersessionStore, record_row, supersede_tenant
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.store.tables import SUPERSESSIONS
@@ -101,9 +104,15 @@ def test_stored_parses_decide_as_a_fresh_computation(tmp_path, minilm, statement
     assert olds["bot/sessions/ann/s1.jsonl#L2"] == "bot/sessions/ann/s2.jsonl#L2"
     assert first.parsed > 1 and first.embedded > 1
 
-    # A rerun reads every parse and vector back; only the typed memory is parsed again.
+    # Nothing changed: the records stand, undecided again.
+    kept = run()
+    assert kept.unchanged and (kept.parsed, kept.embedded) == (0, 0)
+    assert sorted((r["old_ref"], r["new_ref"]) for r in kept.records) == sorted((r["old_ref"], r["new_ref"]) for r in first.records)
+
+    # Decided again, a rerun reads every parse and vector back; only the typed memory is parsed again.
+    ConsolidationStore(lance_uri).forget_built(TENANT.key, SUPERSESSION_STEP, [TENANT.key])
     rerun = run()
-    assert (rerun.parsed, rerun.embedded) == (1, 0)
+    assert not rerun.unchanged and (rerun.parsed, rerun.embedded) == (1, 0)
     assert rerun.records == first.records  # decision times kept
 
     # Claims read from stored parses are the claims of fresh parses.

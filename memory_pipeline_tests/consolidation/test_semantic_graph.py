@@ -1,11 +1,14 @@
 """semantic_graph and entity_dedup through Dagster with the real spaCy model: a contradiction closes
-the old relation's valid_to (in either consolidation order), reruns change nothing, "Alice" merges
-into "Alice Johnson" with her relations re-pointed, and a failing extraction never blocks."""
+the old relation's valid_to (in either consolidation order), reruns change nothing and read no
+unchanged episode or statement again while an edited transcript is read again, "Alice" merges
+into "Alice Johnson" with her relations re-pointed, and a failing extraction never blocks (and
+is tried again by the next run)."""
 
 import polars as pl
 import pytest
 
 from memory_pipeline.consolidation import pipeline
+from memory_pipeline.consolidation.timeline import supersession_rows
 from memory_pipeline_tests.helpers import make_resources, write
 from memory_pipeline_tests.helpers.consolidation import consolidate, jsonl, metadata, say, store_for
 
@@ -57,12 +60,31 @@ def test_rerun_changes_no_graph_row(root, lance_uri, instance):
     for day in ("2026-10-01", "2026-11-11", "2026-11-18"):
         consolidate(instance, res, day, tenant=ANN)
     store = store_for(lance_uri)
-    before = (store.relation_rows(ANN).sort("id"), store.entity_rows(ANN).sort("id"), store.merge_rows(ANN).sort("id"))
+
+    def graph():
+        return (store.relation_rows(ANN).sort("id"), store.entity_rows(ANN).sort("id"), store.merge_rows(ANN).sort("id"),
+                supersession_rows(store.db, ANN).sort("id"))
+
+    before = graph()
     result = consolidate(instance, res, "2026-11-11", tenant=ANN)
-    after = (store.relation_rows(ANN).sort("id"), store.entity_rows(ANN).sort("id"), store.merge_rows(ANN).sort("id"))
-    for b, a in zip(before, after):
+    for b, a in zip(before, graph()):
         assert b.equals(a)
-    assert metadata(result, "semantic_graph")["entities_new"] == 0
+    meta = metadata(result, "semantic_graph")
+    assert meta["entities_new"] == 0 and before[3].height >= 1
+    assert (meta["episodes_unchanged"], meta["supersessions_kept_undecided"]) == (1, 1)
+
+
+def test_an_edited_transcript_is_read_again(root, lance_uri, instance):
+    write_moves(root)
+    res = make_resources(root, lance_uri)
+    for day in ("2026-10-01", "2026-11-11"):
+        consolidate(instance, res, day, tenant=ANN)
+    path = root / "bot/sessions/ann/s2.jsonl"
+    path.write_text(path.read_text().replace("Porto", "Braga"))
+    result = consolidate(instance, res, "2026-11-11", tenant=ANN)
+    assert relations(lance_uri, "lives_in")["object"].to_list() == ["Lisbon", "Braga"]
+    meta = metadata(result, "semantic_graph")
+    assert (meta["episodes_unchanged"], meta["supersessions_kept_undecided"]) == (0, 0)
 
 
 def test_alice_merges_into_alice_johnson_and_relations_follow(root, lance_uri, instance):
@@ -114,3 +136,6 @@ def test_failing_extraction_is_recorded_and_blocks_nothing(root, lance_uri, inst
     assert meta["extraction_failures"] == 1 and "parser crashed" in meta["failures"]
     assert store_for(lance_uri).episode_rows(ANN).height == 2
     assert relations(lance_uri, "lives_in")["object"].to_list() == ["Lisbon"]
+    monkeypatch.setattr(pipeline, "extract", real)
+    consolidate(instance, res, "2026-11-11", tenant=ANN)
+    assert relations(lance_uri, "lives_in")["object"].to_list() == ["Lisbon", "Porto"]

@@ -1,10 +1,13 @@
-"""Proves: embedding only the claims a pair could use changes no supersession decision.
+"""Proves: embedding only the claims a pair could use changes no supersession decision, and
+pairing only claims that share a key finds every pair the rules accept.
 
 ``detect`` embeds and reads only the pairs every rule but the similarity lets through
 (``_possible_pairs``). On the sample workspace's busiest tenant, with the real spaCy model and
 all-MiniLM-L6-v2, it decides exactly what reading every pair of every claim decides (the way it
 was done before the filter: all claims embedded, every pair above the lowest bar read), while
-embedding a fraction of the claims.
+embedding a fraction of the claims. The pairs it reads are those of claims sharing a key noun or
+value (``_KeyIndex``): on the same tenant, they are the pairs the rules accept over every pair of
+claims, in the same order, whatever the block of old claims gathered at once.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import pytest
 from memory_pipeline.consolidation.claims import without_values
 from memory_pipeline.consolidation.statements import tenant_statements
 from memory_pipeline.consolidation.supersede import (
-    CITED_CHANGE, MIN_WORDS, Supersession, _candidate, _Sentence, claims_of, detect,
+    CITED_CHANGE, MIN_WORDS, Supersession, _candidate, _possible_pairs, _Sentence, claims_of, detect,
 )
 from memory_pipeline.tenancy import Tenant
 
@@ -35,8 +38,8 @@ class CountingEmbedder:
         return self.embedder.embed(texts)
 
 
-def every_pair(statements, nlp, embedder) -> tuple[list[Supersession], int]:
-    """``detect`` without the filter: every claim embedded, every pair above the lowest bar read."""
+def claims_and_first_said(statements, nlp) -> tuple[list[_Sentence], dict]:
+    """The claims ``detect`` compares, and when each value was first said."""
     speakers = frozenset(s.speaker.casefold() for s in statements if s.speaker)
     sentences = [
         _Sentence(s.statement, without_values(s.claim, speakers, short_forms=True)) for s in claims_of(statements, nlp)
@@ -48,6 +51,12 @@ def every_pair(statements, nlp, embedder) -> tuple[list[Supersession], int]:
             for value in values:
                 if (klass, value) not in first_said or s.statement.order < first_said[(klass, value)]:
                     first_said[(klass, value)] = s.statement.order
+    return sentences, first_said
+
+
+def every_pair(statements, nlp, embedder) -> tuple[list[Supersession], int]:
+    """``detect`` without the filter: every claim embedded, every pair above the lowest bar read."""
+    sentences, first_said = claims_and_first_said(statements, nlp)
     vectors = np.asarray(embedder.embed([s.claim.masked for s in sentences]), dtype=np.float32)
     sims = vectors @ vectors.T
     found: dict = {}
@@ -76,3 +85,18 @@ def test_filtered_pairs_decide_as_every_pair(sample_root, statement_nlp, minilm)
     assert len(expected) >= 5  # the tenant's notes and sessions change several facts
     assert decided(found) == decided(expected)
     assert 0 < counting.texts < claims / 2
+
+
+def test_keyed_pairs_are_every_pair_the_rules_accept(sample_root, statement_nlp, monkeypatch):
+    from memory_pipeline.consolidation import supersede
+
+    sentences, first_said = claims_and_first_said(tenant_statements(sample_root, TENANT), statement_nlp)
+    expected = [
+        (i, j) for i, old in enumerate(sentences) for j, new in enumerate(sentences)
+        if old.statement.order < new.statement.order and old.statement.ref != new.statement.ref
+        and _candidate(old, new, float("inf"), first_said) is not None
+    ]
+    assert len(expected) >= 10
+    assert _possible_pairs(sentences, first_said) == expected
+    monkeypatch.setattr(supersede, "PAIR_ROWS", 7)
+    assert _possible_pairs(sentences, first_said) == expected
