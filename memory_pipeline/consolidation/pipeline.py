@@ -20,6 +20,7 @@ from memory_pipeline.consolidation.dreaming import (
     HumanFileError,
     dreaming_path,
     llm_lines,
+    mark_replaced,
     write_document,
 )
 from memory_pipeline.consolidation.dream_lines import collect_lines
@@ -366,7 +367,8 @@ def dream(
         rel["subject"] = names.get(rel["subject_id"], rel["subject"])
         rel["object"] = names.get(rel["object_id"], rel["object"]) if rel["object_id"] else rel["object"]
     # What a later statement replaced (a moved plan, an old manager) is not promoted as current.
-    replaced = set(supersession_rows(store.db, tenant.key)["old_ref"].to_list())
+    records = supersession_rows(store.db, tenant.key)
+    replaced = set(records["old_ref"].to_list())
     memories = store.typed_memory_rows(tenant.key, "memory_type IN ('preference', 'decision')")
     lines, report.problems = collect_lines(
         root, episodes, relations, user_name=tenant.user_id,
@@ -383,6 +385,10 @@ def dream(
     path = dreaming_path(root, tenant, now)
     try:
         report.result = write_document(path, tenant, now, lines, report.produced_by)
+        # A graph fact's line cites a turn a later one replaced (a residence, with its end date):
+        # marked as consolidation marks it (``consolidation.timeline``), so a rerun changes nothing.
+        mark_replaced(path, {r["old_ref"]: f"{r['new_said_at']:%Y-%m-%d}" for r in records.iter_rows(named=True)
+                             if "#L" in r["old_ref"]})
     except HumanFileError:
         # Named relative to the workspace: the reason reaches run metadata and logs.
         report.refused = (

@@ -363,7 +363,9 @@ def current_first(candidates: list, question: str) -> list:
     best = top.relevance
     group = [
         n for n, c in enumerate(window)
-        if c.when and (c.relevance >= SAME_QUESTION * best or (
+        # A candidate a record says was replaced is no current answer, whatever its date (a
+        # dreamed document is dated by the day it was written, not by what its lines restate).
+        if c.when and c.record is None and (c.relevance >= SAME_QUESTION * best or (
             c.relevance >= SAME_ATTRIBUTE_RELEVANCE * best and same_attribute(c, top)))
         and holds_kind(c.rows.content(c.row), kind) and not other_subject(c.rows.content(c.row), question)
     ]
