@@ -6,11 +6,10 @@ Every default is usable from a fresh clone: the workspace is ``data/agents`` and
 
 from __future__ import annotations
 
-from datetime import date
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_INCLUDE = ("MEMORY.md", "memory.md", "memory/**/*.md", "sessions/*/*.jsonl")
@@ -112,10 +111,6 @@ class Settings(BaseSettings):
         "stopped", description="State of the sensors and schedules on an instance that has never "
         "switched them: 'stopped' (turned on in the UI or with `dagster sensor start`) or 'running'.",
     )
-    first_day: str = Field(
-        "2026-01-01", description="First day partition of consolidation (YYYY-MM-DD, UTC); sessions "
-        "completed earlier are noted and left out.",
-    )
     flush_messages: int = Field(
         50, ge=1, description="A live session is flushed each time this many more messages arrive."
     )
@@ -151,14 +146,6 @@ class Settings(BaseSettings):
     llm_max_failures: int = Field(
         3, ge=1, description="Failed or rejected answers after which the rest of a run goes extractive."
     )
-
-    @field_validator("first_day")
-    @classmethod
-    def _iso_day(cls, value: str) -> str:
-        try:
-            return date.fromisoformat(value).isoformat()
-        except ValueError:
-            raise ValueError(f"{value!r} is not a day as YYYY-MM-DD") from None
 
 
 @lru_cache(maxsize=1)

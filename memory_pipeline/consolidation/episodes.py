@@ -46,6 +46,12 @@ def scrubbed_session(session: Session) -> tuple[tuple[Turn, ...], tuple, Counter
     return transcript.turns, transcript.compactions, Counter(transcript.secrets)
 
 
+def last_line(session: Session) -> int | None:
+    """The last transcript line an episode of the session covers (None: nothing to summarize)."""
+    lines = [t.line for t in session.transcript.turns] + [c[0] for c in session.transcript.compactions]
+    return max(lines, default=None)
+
+
 def llm_summary(
     client: LLMClient, turns: Sequence[Turn], compactions: Sequence, topics: list[str], user: str = ""
 ) -> Summary:
@@ -81,7 +87,7 @@ def build_episode(
             llm_model = llm.model
         except LLMError as exc:
             llm_error = str(exc)
-    lines = [t.line for t in turns] + [c[0] for c in compactions]
+    lines = [t.line for t in turns] + [c[0] for c in compactions]  # last_line(session): the same turns
     tenant = session.file.tenant
     row = {
         "id": episode_id(tenant_key, session.source_id),
@@ -107,6 +113,7 @@ def build_episode(
         "llm_model": llm_model,
         "model": model,
         "vector": None,
+        "graph_pending": True,
     }
     return EpisodeDraft(row, turns, compactions, secrets, llm_error)
 

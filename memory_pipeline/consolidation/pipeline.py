@@ -23,10 +23,10 @@ from memory_pipeline.consolidation.dreaming import (
     write_document,
 )
 from memory_pipeline.consolidation.dream_lines import collect_lines
-from memory_pipeline.consolidation.episodes import EpisodeDraft, attach_vectors, build_episode, scrubbed_session
+from memory_pipeline.consolidation.episodes import EpisodeDraft, attach_vectors, build_episode, last_line, scrubbed_session
 from memory_pipeline.consolidation.llm import LLMClient, LLMError
 from memory_pipeline.consolidation.sessions import Session, SessionFile, load_session, session_files, tenant_sessions
-from memory_pipeline.consolidation.store import ConsolidationStore
+from memory_pipeline.consolidation.store import GRAPH_PENDING, ConsolidationStore
 from memory_pipeline.consolidation.timeline import supersession_rows
 from memory_pipeline.embedding import Embedder
 from memory_pipeline.knowledge.graph import graph_rows, resolver
@@ -51,6 +51,7 @@ class EpisodesReport:
     llm_failures: list[str] = field(default_factory=list)
     secrets: Counter = field(default_factory=Counter)
     embed_s: float = 0.0
+    unchanged: int = 0  # complete sessions left alone: consolidated already, transcript unchanged
 
 
 def consolidate_episodes(
@@ -63,13 +64,21 @@ def consolidate_episodes(
     idle: timedelta,
     ttl: timedelta,
     llm: LLMClient | None = None,
+    *,
+    since: str | None = None,
+    only_new: bool = False,
 ) -> EpisodesReport:
-    """Write one episode per session of ``tenant`` completed on one of ``days`` (all days if None)."""
+    """Write one episode per session of ``tenant`` completed on one of ``days`` (all days if None)
+    and on or after the day ``since``. ``only_new``: only the sessions with no episode yet, or
+    whose transcript grew since its episode was written (see ``ConsolidatedSessions``)."""
     report = EpisodesReport()
-    found = tenant_sessions(root, tenant, now, idle, days)
-    _remember_sessions(root, tenant, found.complete)
-    report.complete, report.open, report.unreadable = len(found.complete), len(found.open), found.unreadable
-    for session in found.complete:
+    known = ConsolidatedSessions.of(store, tenant) if only_new else None
+    found = tenant_sessions(root, tenant, now, idle, days, since, skip=known.untouched if known else None)
+    complete = [s for s in found.complete if known is None or known.is_new(s)]
+    _remember_sessions(root, tenant, complete)
+    report.complete, report.open, report.unreadable = len(complete), len(found.open), found.unreadable
+    report.unchanged = len(found.complete) - len(complete) + (known.skipped if known else 0)
+    for session in complete:
         report.malformed_lines += [(session.file.path, n, why) for n, why in session.transcript.skipped]
         draft = build_episode(session, tenant.key, now, ttl, embedder.name, llm)
         if draft is None:
@@ -85,6 +94,39 @@ def consolidate_episodes(
         report.embed_s = time.perf_counter() - started
         report.written.update(store.upsert_episodes(attach_vectors(report.drafts, vectors)))
     return report
+
+
+@dataclass
+class ConsolidatedSessions:
+    """What the tenant's stored episodes say about its sessions: the last line each version of a
+    session covers (by ``source_id``: session and compaction count) and when each transcript was
+    first consolidated. A session is new when no episode has its ``source_id`` or its transcript
+    has lines past the episode's (a compaction makes a new ``source_id``). A transcript not written
+    since its episode was is not read at all (``untouched``), so a run over a long history reads
+    only what moved; one written since is read again each time, and consolidated only if it grew.
+    """
+
+    last_lines: dict[str, int]
+    written_at: dict[str, datetime]
+    skipped: int = 0
+
+    @classmethod
+    def of(cls, store: ConsolidationStore, tenant: Tenant) -> ConsolidatedSessions:
+        rows = store.episode_rows(tenant.key, columns=["path", "source_id", "end_line", "created_at"])
+        written: dict[str, datetime] = {}
+        for path, at in zip(rows["path"].to_list(), rows["created_at"].to_list(), strict=True):
+            written[path] = min(at, written.get(path, at))
+        return cls(dict(zip(rows["source_id"].to_list(), rows["end_line"].to_list(), strict=True)), written)
+
+    def untouched(self, file: SessionFile) -> bool:
+        at = self.written_at.get(file.path)
+        if at is None or file.modified_at > at:
+            return False
+        self.skipped += 1
+        return True
+
+    def is_new(self, session: Session) -> bool:
+        return self.last_lines.get(session.source_id) != last_line(session)
 
 
 @dataclass
@@ -157,13 +199,17 @@ def _parse_ahead(sessions: list, tenant: Tenant, nlp) -> None:
 
 
 def build_graph(
-    root: Path, store: ConsolidationStore, tenant: Tenant, days: set[str] | None, embedder: Embedder, nlp=None
+    root: Path, store: ConsolidationStore, tenant: Tenant, days: set[str] | None, embedder: Embedder, nlp=None,
+    *, pending_only: bool = False,
 ) -> GraphReport:
-    """Entities and relations of the tenant's episodes of ``days``; when each relation ends is
-    recorded after (consolidation/relation_ends.py), again by ``supersede_tenant`` with fresh statement decisions."""
+    """Entities and relations of the tenant's episodes of ``days`` (every day if None), or only of
+    those written since the graph was last built from them (``pending_only``); when each relation
+    ends is recorded after (consolidation/relation_ends.py), again by ``supersede_tenant`` with
+    fresh statement decisions. The episodes read are marked graphed, their extraction failures
+    included (reported here, not retried)."""
     report = GraphReport()
-    where = sql_in("day", sorted(days)) if days else None
-    episodes = store.episode_rows(tenant.key, where)
+    where = " AND ".join(filter(None, [sql_in("day", sorted(days)) if days else None, GRAPH_PENDING if pending_only else None]))
+    episodes = store.episode_rows(tenant.key, where or None)
     if episodes.height == 0:
         return report
     existing = {r["id"]: r for r in store.entity_rows(tenant.key).iter_rows(named=True)}
@@ -223,6 +269,7 @@ def build_graph(
     report.relations, report.relations_removed = relations, len(stale)
     report.predicates.update(r["predicate"] for r in relations)
     report.validity_changed = relation_ends.refresh(store.uri, tenant.key, datetime.now(UTC))
+    store.mark_graphed(episode_ids)
     return report
 
 
