@@ -17,7 +17,7 @@ import dagster as dg
 from memory_pipeline.config import get_settings
 from memory_pipeline.consolidation.partitions import consolidation_partitions
 from memory_pipeline.definitions import defs
-from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION, TENANTS_PARTITION
+from memory_pipeline.orchestration.partitions import SESSION_TENANT_JOBS, SESSION_TENANTS_PARTITION, TENANTS_PARTITION
 from memory_pipeline.store.tables import CHUNKS
 
 SOURCES = {"markdown_memory": TENANTS_PARTITION, "session_transcripts": SESSION_TENANTS_PARTITION}
@@ -89,10 +89,13 @@ def test_every_check_is_described_partitioned_and_blocking_where_data_spreads():
 def test_partition_space_is_bounded_and_automation_starts_stopped():
     assert isinstance(consolidation_partitions, dg.DynamicPartitionsDefinition)
     assert consolidation_partitions.name == SESSION_TENANTS_PARTITION
-    graph = defs.get_repository_def().asset_graph
+    repo = defs.get_repository_def()
+    graph = repo.asset_graph
     for asset in ("episodic_summaries", "semantic_graph", "entity_dedup", "dreaming", "compaction_flush"):
         assert graph.get(dg.AssetKey(asset)).partitions_def == consolidation_partitions, asset
-    repo = defs.get_repository_def()
+    # Forgetting a tenant reads a range of these jobs' runs as session-tenant keys.
+    by_session_tenants = {job.name for job in repo.get_all_jobs() if job.partitions_def == consolidation_partitions}
+    assert by_session_tenants == SESSION_TENANT_JOBS
     assert {s.name for s in repo.sensor_defs} == {
         "workspace_sensor", "consolidation_sensor", "dreaming_sensor", "flush_sensor", "memories_sensor"
     }

@@ -34,7 +34,7 @@ from memory_pipeline.consolidation.llm import LLMClient
 from memory_pipeline.consolidation.partitions import consolidation_partitions
 from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.consolidation.timeline import supersede_tenant
+from memory_pipeline.consolidation.timeline import SupersessionReport, supersede_tenant, supersession_rows
 from memory_pipeline.embedding import EMBEDDER_IDENTITY
 from memory_pipeline.orchestration.materializations import PartitionReport, column_schema, layer_asset, report_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
@@ -237,11 +237,19 @@ def semantic_graph(
         tenant = Tenant.from_key(key)
         try:
             built = build_graph(workspace.root_path, store, tenant, None, embedder.get(), pending_only=True)
-            timeline = supersede_tenant(workspace.root_path, lancedb.uri, tenant, embedder.get(), datetime.now(UTC), llm=llm)
+            # Nothing new to read: the supersession records stand as the run that wrote the last
+            # episodes left them (typed memories decide theirs in their own slice).
+            timeline = (
+                supersede_tenant(workspace.root_path, lancedb.uri, tenant, embedder.get(), datetime.now(UTC), llm=llm)
+                if built.episodes else None
+            )
+            store.mark_graphed(built.episode_ids)  # after supersession: a run failing before it reads them again
         except Exception as exc:
             _fail_tenant(context, report, key, exc)
             continue
-        context.log.info(f"[{key}] graph built from {built.episodes} episode(s); {len(timeline.records)} supersessions")
+        supersessions = len(timeline.records) if timeline else supersession_rows(store.db, key).height
+        timeline = timeline or SupersessionReport(key)
+        context.log.info(f"[{key}] graph built from {built.episodes} episode(s); {supersessions} supersessions")
         decided_by.update(timeline.decided_by)
         replaced += [[key, r["old_ref"], f"{r['old_said_at']:%Y-%m-%d}", r["new_ref"],
                       f"{r['new_said_at']:%Y-%m-%d}", r["decided_by"]] for r in timeline.records]
@@ -265,7 +273,7 @@ def semantic_graph(
                 "relations_closed": sum(1 for r in changed if r["valid_to"]),
                 "relations_removed": built.relations_removed,
                 "entities_new": built.entities_new,
-                "supersessions": len(timeline.records),
+                "supersessions": supersessions,
                 "supersessions_added": timeline.added,
                 "supersessions_removed": timeline.removed,
                 "secrets_redacted": sum(built.secrets.values()),

@@ -141,6 +141,7 @@ class GraphReport:
     failures: list[str] = field(default_factory=list)
     nlp_s: float = 0.0
     secrets: Counter = field(default_factory=Counter)
+    episode_ids: list[str] = field(default_factory=list)
 
 
 _REMEMBERED_TENANTS = 16
@@ -205,8 +206,8 @@ def build_graph(
     """Entities and relations of the tenant's episodes of ``days`` (every day if None), or only of
     those written since the graph was last built from them (``pending_only``); when each relation
     ends is recorded after (consolidation/relation_ends.py), again by ``supersede_tenant`` with
-    fresh statement decisions. The episodes read are marked graphed, their extraction failures
-    included (reported here, not retried)."""
+    fresh statement decisions. The caller marks the episodes read (``episode_ids``) graphed once
+    supersession is done too; their extraction failures are reported here, not retried."""
     report = GraphReport()
     where = " AND ".join(filter(None, [sql_in("day", sorted(days)) if days else None, GRAPH_PENDING if pending_only else None]))
     episodes = store.episode_rows(tenant.key, where or None)
@@ -269,7 +270,7 @@ def build_graph(
     report.relations, report.relations_removed = relations, len(stale)
     report.predicates.update(r["predicate"] for r in relations)
     report.validity_changed = relation_ends.refresh(store.uri, tenant.key, datetime.now(UTC))
-    store.mark_graphed(episode_ids)
+    report.episode_ids = episode_ids
     return report
 
 

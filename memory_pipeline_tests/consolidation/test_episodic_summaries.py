@@ -152,3 +152,47 @@ def test_open_session_is_not_consolidated(root, lance_uri, instance):
     result = consolidate(instance, res, now.date().isoformat(), tenant="bot~ann", assets=ONLY_EPISODES)
     assert metadata(result, "episodic_summaries")["sessions_open"] == 1
     assert episodes(lance_uri, "bot~ann").height == 0
+
+
+def test_a_tenant_failing_in_a_run_of_two_is_not_materialized_and_the_next_run_catches_up(
+    sample_root, lance_uri, instance, monkeypatch
+):
+    from memory_pipeline.consolidation import assets
+    from memory_pipeline.consolidation.assets import consolidation_assets, consolidation_job
+
+    alice, bob = "support-bot~alice", "support-bot~bob"
+    instance.add_dynamic_partitions(SESSION_TENANTS_PARTITION, [alice, bob])
+    job = dg.Definitions(
+        assets=consolidation_assets, jobs=[consolidation_job], resources=make_resources(sample_root, lance_uri)
+    ).resolve_job_def("consolidation_job")
+    real = assets.consolidate_episodes
+
+    def failing_for_bob(root, store, tenant, *args, **kwargs):
+        if tenant.key == bob:
+            raise OSError("disk full")
+        return real(root, store, tenant, *args, **kwargs)
+
+    monkeypatch.setattr(assets, "consolidate_episodes", failing_for_bob)
+    tags = {RANGE_START_TAG: alice, RANGE_END_TAG: bob}
+    failed = job.execute_in_process(instance=instance, tags=tags, raise_on_error=False)
+    assert not failed.success
+    # Alice's episodes are written and hers alone materialized, with her check; bob's partition is
+    # not; the graph steps did not run.
+    assert instance.get_materialized_partitions(dg.AssetKey("episodic_summaries")) == {alice}
+    assert [(e.partition, e.passed) for e in failed.get_asset_check_evaluations() if e.partition] == [(alice, True)]
+    assert instance.get_materialized_partitions(dg.AssetKey("semantic_graph")) == set()
+    assert "support-bot~bob: OSError: disk full" in str(failed.all_events)
+
+    monkeypatch.setattr(assets, "consolidate_episodes", real)
+    caught_up = job.execute_in_process(instance=instance, tags=tags)
+    assert caught_up.success
+    figures = {
+        (e.asset_key.to_user_string(), e.partition): e.step_materialization_data.materialization.metadata
+        for e in caught_up.get_asset_materialization_events()
+    }
+    # Bob's sessions are consolidated now; alice's are not again, but her graph, which the failed
+    # run never built, is built from her five episodes.
+    assert figures[("episodic_summaries", bob)]["sessions_complete"].value == 2
+    assert figures[("episodic_summaries", alice)]["sessions_complete"].value == 0
+    assert figures[("semantic_graph", alice)]["episodes_read"].value == 5
+    assert figures[("semantic_graph", bob)]["episodes_read"].value == 2
