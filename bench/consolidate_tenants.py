@@ -102,6 +102,7 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hash"])
     parser.add_argument("--code", default=str(HERE.parent), help="the checkout whose command runs")
     parser.add_argument("--home-on-tmpfs", action="store_true", help="Dagster home and LanceDB under /dev/shm")
+    parser.add_argument("--no-rerun", action="store_true", help="skip the second consolidate --all")
     parser.add_argument("--out", default=str(HERE / "results" / "consolidate_tenants.json"))
     opts = parser.parse_args()
     code = Path(opts.code).resolve()
@@ -125,9 +126,10 @@ def main() -> None:
         load_after = os.getloadavg()
         episodes = summary["assets"].get("episodic_summaries", {})
         consolidated = episodes.get("sessions_complete", 0)
-        rerun, rerun_wall, rerun_cpu = consolidate_all(code, env)
+        rerun, rerun_wall, rerun_cpu = ({"runs": [], "seconds": 0.0, "assets": {}}, 0.0, 0.0) if opts.no_rerun else consolidate_all(code, env)
         report = {
-            "tenants": opts.tenants, "sessions_written": written, "embedder": opts.embedder, "code": str(code),
+            "tenants": opts.tenants, "sessions_written": written, "embedder": opts.embedder,
+            "code": "." if code == HERE.parent else str(code), "math_threads": os.environ.get("OMP_NUM_THREADS", "default"),
             "home_on_tmpfs": bool(base),
             "runs": len(summary["runs"]), "sessions_consolidated": consolidated,
             "command_seconds": summary["seconds"], "process_wall_seconds": round(wall, 2),
