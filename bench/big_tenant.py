@@ -120,7 +120,7 @@ def environment(workdir: Path, embedder: str) -> dict[str, str]:
     return {
         **os.environ, "PYTHONPATH": str(HERE.parent), "MEMORY_PIPELINE_ROOT": str(workdir / "agents"),
         "MEMORY_PIPELINE_LANCEDB_URI": str(workdir / "lancedb"), "MEMORY_PIPELINE_EMBEDDER": embedder,
-        "DAGSTER_HOME": str(home), "MEMORY_PIPELINE_FIRST_DAY": "2024-01-01", "LANCE_LOG": "error",
+        "DAGSTER_HOME": str(home), "LANCE_LOG": "error",
     }
 
 

@@ -15,22 +15,19 @@ In one invocation:
 2. sessions consolidated per minute by the plain functions (summaries, MiniLM vectors, spaCy
    graph, supersession over the tenant's statements, entity dedup), with the time of each part,
    in two passes, before and after the first Dagster mode: every ratio is to their mean time;
-3. the same work through Dagster: one ``consolidation_job`` run per (day, tenant) partition (what
-   the sensor and the CLI requested before they planned per tenant), one backfill run per tenant
-   over its range of days, and the launch path the CLI, the demo and the sensor use
-   (``run_consolidation``: one run per tenant from its first to its last due day), the last
-   also on Dagster's stock SQLite storage and with the instance on the local PostgreSQL server
+3. the same work through Dagster: one ``consolidation_job`` run per tenant partition, one
+   backfill run over the range of every tenant, and the launch path the CLI, the demo and the
+   sensor use (``run_consolidation``: one run per stretch of neighbouring tenants, here one), the
+   last also on Dagster's stock SQLite storage and with the instance on the local PostgreSQL server
    (a new database, dropped after) through the storage ``deploy/dagster.yaml`` names, as
    production stores its events; each with its events and its ratio to the plain functions'
    rate measured in the same invocation. The other SQLite modes store events as the local
    instance does (``LocalSqliteStorage``, in batches).
 
 Supersession is decided over all of a tenant's statements, so the plain functions run it once per
-tenant, after its graph, and a Dagster run once per tenant it covers: a run per partition repeats
-it for every day, reading back the parses and vectors earlier runs stored (``parse_cache``).
-Each mode starts from an empty LanceDB folder and with no parse kept in the process (the models
-stay loaded: a process loads them once). LoCoMo's sessions are dated 2022-2023, so the day
-partitions start at ``MEMORY_PIPELINE_FIRST_DAY=2022-01-01`` unless it is set.
+tenant, after its graph, and a Dagster run once per tenant it covers. Each mode starts from an
+empty LanceDB folder and with no parse kept in the process (the models stay loaded: a process
+loads them once).
 
     python bench/consolidate.py [--eval ../shared/eval/locomo-dev] [--embedder minilm]
 """
@@ -52,7 +49,6 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("MEMORY_PIPELINE_FIRST_DAY", "2022-01-01")
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_EVAL = HERE.parent.parent / "shared" / "eval" / "locomo-dev"
@@ -206,9 +202,9 @@ def bench_dagster(
     shm = Path("/dev/shm")
     fast = Path(tempfile.mkdtemp(prefix="mp-bench-instance-", dir=shm)) if shm.is_dir() else home / "fast"
     modes = {
-        "per partition, instance on disk": (home / "disk", "partition", "local"),
-        "per partition, instance on tmpfs": (fast / "a", "partition", "local"),
-        "backfill per tenant, instance on tmpfs": (fast / "b", "backfill", "local"),
+        "run per tenant, instance on disk": (home / "disk", "partition", "local"),
+        "run per tenant, instance on tmpfs": (fast / "a", "partition", "local"),
+        "backfill over every tenant, instance on tmpfs": (fast / "b", "backfill", "local"),
         "launch path (run_consolidation), tmpfs": (fast / "c", "launch", "local"),
         "launch path, Dagster's stock SQLite storage, tmpfs": (fast / "e", "launch", "stock"),
         "launch path (run_consolidation), PostgreSQL": (fast / "d", "launch", "postgres"),
@@ -216,7 +212,7 @@ def bench_dagster(
     if which == "tmpfs":
         modes = {k: v for k, v in modes.items() if "tmpfs" in k}
     elif which == "backfill":
-        modes = {k: v for k, v in modes.items() if k.startswith("backfill")}
+        modes = {k: v for k, v in modes.items() if v[1] == "backfill"}
     elif which == "launch":
         modes = {k: v for k, v in modes.items() if v[1] == "launch"}
     if which != "launch":
@@ -247,7 +243,6 @@ def _dagster_mode(
 
     from memory_pipeline.consolidation import defs as consolidation
     from memory_pipeline.consolidation.launch import run_consolidation
-    from memory_pipeline.consolidation.partitions import consolidation_key
     from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
     from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
     from memory_pipeline.orchestration.runs import range_tags, register_tenants
@@ -258,7 +253,7 @@ def _dagster_mode(
         resources={"workspace": WorkspaceResource(root=str(root)), "lancedb": LanceDBResource(uri=uri),
                    "embedder": EmbedderResource(kind=embedder_kind)},
     )
-    partitions = sorted({(s.day, t.key) for t, items in sessions.items() for s in items})
+    tenants = sorted(t.key for t in sessions)
     count = sum(len(v) for v in sessions.values())
     instance_dir.mkdir(parents=True, exist_ok=True)
     overrides = {"storage": storage} if storage else None
@@ -266,17 +261,13 @@ def _dagster_mode(
         forget_parses()
         started = time.perf_counter()
         if how == "partition":
-            results = [r for partition in partitions for r in run_consolidation(defs, instance, [partition])]
+            results = [r for tenant in tenants for r in run_consolidation(defs, instance, [tenant])]
         elif how == "launch":
-            results = run_consolidation(defs, instance, partitions)
+            results = run_consolidation(defs, instance, tenants)
         else:
-            register_tenants(instance, [t.key for t in sessions], SESSION_TENANTS_PARTITION)
+            register_tenants(instance, tenants, SESSION_TENANTS_PARTITION)
             job = defs.resolve_job_def("consolidation_job")
-            results = []
-            for tenant in sessions:
-                days = sorted(s.day for s in sessions[tenant])
-                tags = range_tags(consolidation_key(days[0], tenant.key), consolidation_key(days[-1], tenant.key))
-                results.append(job.execute_in_process(instance=instance, tags=tags, raise_on_error=True))
+            results = [job.execute_in_process(instance=instance, tags=range_tags(tenants[0], tenants[-1]), raise_on_error=True)]
         seconds = time.perf_counter() - started
         events = sum(len(instance.all_logs(r.run_id)) for r in results)
     assert all(r.success for r in results)
@@ -292,8 +283,8 @@ def main() -> None:
     parser.add_argument("--spacy-repeats", type=int, default=3, help="interleaved spaCy timings, best kept")
     parser.add_argument("--dagster-modes", default="all", choices=["all", "tmpfs", "backfill", "launch"],
                         help="'tmpfs' skips the run with the Dagster instance on disk; 'backfill' runs only "
-                        "one backfill run per tenant (instance on tmpfs); 'launch' the launch path "
-                        "(run_consolidation, one run per tenant) on SQLite on tmpfs and on the local "
+                        "one backfill run over every tenant (instance on tmpfs); 'launch' the launch path "
+                        "(run_consolidation, one run over the neighbouring tenants) on SQLite on tmpfs and on the local "
                         "PostgreSQL server, as production stores events (skipped without a server)")
     opts = parser.parse_args()
     eval_dir = Path(opts.eval).resolve()

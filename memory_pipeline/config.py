@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import date
 from functools import lru_cache
 from typing import Any, Literal, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 ENV_PREFIX = "MEMORY_PIPELINE_"
 DEFAULT_INCLUDE = ("MEMORY.md", "memory.md", "memory/**/*.md", "sessions/*/*.jsonl")
@@ -122,10 +121,6 @@ class Settings(BaseModel):
         "stopped", description="State of the sensors and schedules on an instance that has never "
         "switched them: 'stopped' (turned on in the UI or with `dagster sensor start`) or 'running'.",
     )
-    first_day: str = Field(
-        "2026-01-01", description="First day partition of consolidation (YYYY-MM-DD, UTC); sessions "
-        "completed earlier are noted and left out.",
-    )
     flush_messages: int = Field(
         50, ge=1, description="A live session is flushed each time this many more messages arrive."
     )
@@ -179,14 +174,6 @@ class Settings(BaseModel):
             held = found.get(name)
             found[name] = {**held, **value} if isinstance(held, dict) and isinstance(value, dict) else value
         return found
-
-    @field_validator("first_day")
-    @classmethod
-    def _iso_day(cls, value: str) -> str:
-        try:
-            return date.fromisoformat(value).isoformat()
-        except ValueError:
-            raise ValueError(f"{value!r} is not a day as YYYY-MM-DD") from None
 
 
 def environment_values(model: type[BaseModel], environ=None) -> dict[str, Any]:

@@ -5,21 +5,19 @@ partitioned like the assets that read them) and every asset downstream of them n
 its code (linked to the repository when ``MEMORY_PIPELINE_CODE_URL`` names it) and, for a table,
 its column schema with what each column means; ``memory_chunks`` shows the chunk rows it hands
 on, not the file manifest. Every check is described, evaluated per partition,
-and blocking where later steps read what it guards. Consolidation offers only days from
-``MEMORY_PIPELINE_FIRST_DAY`` and only tenants with transcripts, and every sensor and schedule
+and blocking where later steps read what it guards. Consolidation is partitioned by tenant with
+transcripts only (no day: its partitions do not grow as days pass), and every sensor and schedule
 starts stopped unless the deployment turns automation on.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
-
 import dagster as dg
 
 from memory_pipeline.config import get_settings
-from memory_pipeline.consolidation.partitions import TENANT, consolidation_partitions, day_partitions
+from memory_pipeline.consolidation.partitions import consolidation_partitions
 from memory_pipeline.definitions import defs
-from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION, TENANTS_PARTITION
+from memory_pipeline.orchestration.partitions import SESSION_TENANT_JOBS, SESSION_TENANTS_PARTITION, TENANTS_PARTITION
 from memory_pipeline.store.tables import CHUNKS
 
 SOURCES = {"markdown_memory": TENANTS_PARTITION, "session_transcripts": SESSION_TENANTS_PARTITION}
@@ -89,13 +87,15 @@ def test_every_check_is_described_partitioned_and_blocking_where_data_spreads():
 
 
 def test_partition_space_is_bounded_and_automation_starts_stopped():
-    first = date.fromisoformat(get_settings().first_day)
-    today = datetime.now(UTC).date()
-    days = day_partitions.get_partition_keys()
-    assert days[0] == first.isoformat() and days[-1] == today.isoformat()
-    assert len(days) == (today - first).days + 1 < 400
-    assert consolidation_partitions.get_partitions_def_for_dimension(TENANT).name == SESSION_TENANTS_PARTITION
+    assert isinstance(consolidation_partitions, dg.DynamicPartitionsDefinition)
+    assert consolidation_partitions.name == SESSION_TENANTS_PARTITION
     repo = defs.get_repository_def()
+    graph = repo.asset_graph
+    for asset in ("episodic_summaries", "semantic_graph", "entity_dedup", "dreaming", "compaction_flush"):
+        assert graph.get(dg.AssetKey(asset)).partitions_def == consolidation_partitions, asset
+    # Forgetting a tenant reads a range of these jobs' runs as session-tenant keys.
+    by_session_tenants = {job.name for job in repo.get_all_jobs() if job.partitions_def == consolidation_partitions}
+    assert by_session_tenants == SESSION_TENANT_JOBS
     assert {s.name for s in repo.sensor_defs} == {
         "workspace_sensor", "consolidation_sensor", "dreaming_sensor", "flush_sensor", "memories_sensor"
     }

@@ -60,13 +60,12 @@ def test_definitions_load_and_l0_job_runs(sample_root, tmp_path, monkeypatch):
 
 def _every_other_job(defs: dg.Definitions, instance: dg.DagsterInstance, root, tenant: str) -> dict[str, list]:
     """Each job after the L0 index, once, on one tenant (its last completed day for consolidation)."""
-    from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation, run_dreaming
+    from memory_pipeline.consolidation.launch import completed_tenants, run_consolidation, run_dreaming
     from memory_pipeline.orchestration.runs import run_partitioned_job
 
-    days = completed_partitions(root, 30, [tenant])
-    assert days
+    assert completed_tenants(root, 30, [tenant]) == [tenant]
     return {
-        "consolidation_job": run_consolidation(defs, instance, days[-1:]),
+        "consolidation_job": run_consolidation(defs, instance, [tenant]),
         "dreaming_job": run_dreaming(defs, instance, [tenant]),
         "graph_ingest_job": [run_partitioned_job(defs, "graph_ingest_job", instance, [tenant])],
         "activation_job": [run_partitioned_job(defs, "activation_job", instance, [tenant])],

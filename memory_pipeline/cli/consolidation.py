@@ -37,32 +37,34 @@ def consolidate_command(
     user: list[str] = options.USERS,
     every: bool = options.ALL,
     day: list[str] = typer.Option(None, "--day", "-d", help="Only sessions completed on this day (YYYY-MM-DD); repeatable."),
+    again: bool = typer.Option(False, "--again", help="Consolidate again the sessions consolidated already (after a change of model or rules)."),
     as_json: bool = options.JSON,
 ) -> None:
-    """Consolidate completed sessions into episodes and the knowledge graph (one run per tenant over its days)."""
+    """Consolidate completed sessions not consolidated yet into episodes and the knowledge graph
+    (many tenants in one run)."""
     from memory_pipeline.config import get_settings
-    from memory_pipeline.consolidation.launch import completed_partitions
+    from memory_pipeline.consolidation.assets import scope_config
+    from memory_pipeline.consolidation.launch import completed_tenants
 
     days = _days(day)
     keys = select_tenants(agent, user, every)
     settings = get_settings()
-    completed = completed_partitions(settings.root, settings.session_idle_minutes, keys)
-    partitions = [p for p in completed if not days or p[0] in days]
-    # Days with sessions that were not asked for (--day) split a tenant's range instead of joining it.
-    asked = set(partitions)
-    held = [p for p in completed if p not in asked]
+    tenants = completed_tenants(settings.root, settings.session_idle_minutes, keys, days)
     started = time.perf_counter()
-    results, planned = runs.consolidate(runs.defs(), runs.instance(), partitions, held) if partitions else ([], [])
-    summary = runs.summarize(
-        results, sorted({t for _, t in partitions}), started,
-        {"partitions": [f"{d}|{t}" for d, t in sorted(partitions)], "ranges": [run.label for run in planned]},
-    )
+    scope = scope_config(sorted(days), again=again)
+    results, planned = runs.consolidate(runs.defs(), runs.instance(), tenants, scope) if tenants else ([], [])
+    summary = runs.summarize(results, tenants, started, {"ranges": [run.label for run in planned]})
     if as_json:
         print_json(summary)
-    elif not partitions:
+    elif not tenants:
         say("no completed session to consolidate")
     else:
-        runs.print_summary(f"consolidate: {len(partitions)} day x tenant partition(s)", summary)
+        episodes = summary["assets"].get("episodic_summaries", {})
+        runs.print_summary(
+            f"consolidate: {episodes.get('sessions_complete', 0)} session(s) consolidated, "
+            f"{episodes.get('sessions_unchanged', 0)} unchanged",
+            summary,
+        )
 
 
 @app.command("dream")

@@ -80,7 +80,7 @@ def _consolidation(defs, instance, tenant_keys: list[str], focus: str) -> None:
     import time
 
     from memory_pipeline.config import get_settings
-    from memory_pipeline.consolidation.launch import completed_partitions, run_dreaming, tenants_to_dream
+    from memory_pipeline.consolidation.launch import completed_tenants, run_dreaming, tenants_to_dream
     from memory_pipeline.consolidation.store import ConsolidationStore
     from memory_pipeline.embedding import EMBEDDER_IDENTITY
     from memory_pipeline.orchestration.runs import run_partitioned_jobs
@@ -88,11 +88,10 @@ def _consolidation(defs, instance, tenant_keys: list[str], focus: str) -> None:
     settings = get_settings()
     dim = EMBEDDER_IDENTITY[settings.embedder][1]
     console().rule("[bold]Consolidation: sessions -> episodes -> knowledge graph")
-    partitions = completed_partitions(settings.root, settings.session_idle_minutes, tenant_keys)
+    tenants = completed_tenants(settings.root, settings.session_idle_minutes, tenant_keys)
     started = time.perf_counter()
-    tenants = sorted({t for _, t in partitions})
-    results, _ = runs.consolidate(defs, instance, partitions)  # one run per tenant, as the CLI and the sensor
-    runs.print_summary(f"{len(partitions)} day x tenant partitions consolidated in {len(results)} runs",
+    results, _ = runs.consolidate(defs, instance, tenants)  # many tenants per run, as the CLI and the sensor
+    runs.print_summary(f"{len(tenants)} tenants consolidated in {len(results)} run(s)",
                        runs.summarize(results, tenants, started))
     store = ConsolidationStore(settings.lancedb_uri, dim)
     for key in tenants:

@@ -1,7 +1,7 @@
 """Dagster runs as a command makes them: quiet, with progress, summed up over every run.
 
-A command may make several runs (one per tenant over its days, or one per tenant when the tenants
-are not neighbours among the partitions); its summary covers all of them, never only the last.
+A command may make several runs (one per stretch of tenants that are neighbours among the
+partitions); its summary covers all of them, never only the last.
 """
 
 from __future__ import annotations
@@ -100,20 +100,19 @@ def progress(description: str, total: int | None, unit: str) -> Iterator[Bars]:
             yield bars
 
 
-def consolidate(defs, instance, partitions: list[tuple[str, str]], held: list[tuple[str, str]] = ()) -> tuple[list, list]:
-    """The consolidation runs of the (day, tenant) ``partitions``, one per tenant over its days
-    (``plan_runs``; a day of ``held`` splits a range), with a bar of runs: (results, runs)."""
-    from memory_pipeline.consolidation.launch import run_consolidation
-    from memory_pipeline.consolidation.sensors import plan_runs
+def consolidate(defs, instance, tenants: list[str], scope: dict | None = None) -> tuple[list, list]:
+    """The consolidation runs of ``tenants``, as few as their partitions allow (one per stretch of
+    neighbours: ``plan_tenant_runs``), with a bar of runs: (results, runs)."""
+    from memory_pipeline.consolidation.launch import plan_tenant_runs, run_consolidation
 
-    planned = plan_runs(partitions, held)
+    planned = plan_tenant_runs(instance, tenants)
     with progress("consolidating", len(planned), "runs") as bars:
         def starting(run) -> None:
             if run != planned[0]:
                 bars.advance(1)
-            bars.advance(0, f"consolidating {run.label} ({len(run.days)} day(s) with sessions)")
+            bars.advance(0, f"consolidating {run.label}")
 
-        results = run_consolidation(defs, instance, partitions, run_config(), held=held, on_run=starting)
+        results = run_consolidation(defs, instance, tenants, scope, run_config(), on_run=starting)
         bars.advance(1 if planned else 0)
     return results, planned
 

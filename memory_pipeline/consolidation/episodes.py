@@ -18,8 +18,6 @@ from memory_pipeline.text.summarize import Summary, shorten, split_sentences, su
 from memory_pipeline.text.turns import Turn
 
 LLM_INPUT_CHARS = 24_000
-EPISODE_STEP = "episode"
-"""The step name under which ``consolidation_inputs`` records what each episode was built from."""
 
 
 @dataclass
@@ -41,30 +39,17 @@ def episode_id(tenant_key: str, source_id: str) -> str:
     return stable_id("episode", tenant_key, source_id)
 
 
-def summary_path(llm: LLMClient | None) -> str:
-    """Which path writes summaries in this run: the endpoint's model, or the extractive one."""
-    return f"llm:{llm.model}" if llm is not None and llm.available else "extractive"
-
-
-def episode_digest(session: Session, model: str, path: str) -> str:
-    """What a session's episode is built from: the transcript's text, when and how it completed,
-    whose it is, the embedding model and the summary path (``summary_path``)."""
-    completed = session.completed_at.isoformat() if session.completed_at else ""
-    return stable_id(EPISODE_STEP, session.text_hash, completed, session.completed_by or "",
-                     session.file.tenant.key, model, path)
-
-
-def built_as_asked(draft: "EpisodeDraft", path: str) -> bool:
-    """Whether the episode is what the run set out to write: an endpoint's summary that fell back
-    to the extractive one is asked for again by the next run."""
-    return path == "extractive" or draft.row["produced_by"] != "extractive"
-
-
 def scrubbed_session(session: Session) -> tuple[tuple[Turn, ...], tuple, Counter]:
     """The session's turns and compactions (``parse_transcript`` scrubbed them) and the number
     of secrets redacted from them, by type."""
     transcript = session.transcript
     return transcript.turns, transcript.compactions, Counter(transcript.secrets)
+
+
+def last_line(session: Session) -> int | None:
+    """The last transcript line an episode of the session covers (None: nothing to summarize)."""
+    lines = [t.line for t in session.transcript.turns] + [c[0] for c in session.transcript.compactions]
+    return max(lines, default=None)
 
 
 def llm_summary(
@@ -102,7 +87,7 @@ def build_episode(
             llm_model = llm.model
         except LLMError as exc:
             llm_error = str(exc)
-    lines = [t.line for t in turns] + [c[0] for c in compactions]
+    lines = [t.line for t in turns] + [c[0] for c in compactions]  # last_line(session): the same turns
     tenant = session.file.tenant
     row = {
         "id": episode_id(tenant_key, session.source_id),
@@ -128,6 +113,7 @@ def build_episode(
         "llm_model": llm_model,
         "model": model,
         "vector": None,
+        "graph_pending": True,
     }
     return EpisodeDraft(row, turns, compactions, secrets, llm_error)
 

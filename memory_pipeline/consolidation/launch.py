@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
 
+from memory_pipeline.consolidation.assets import scope_config
 from memory_pipeline.consolidation.dreaming import THRESHOLD
 from memory_pipeline.consolidation.sensors import ConsolidationRun, plan_consolidation, plan_dreaming, plan_runs
 from memory_pipeline.consolidation.store import ConsolidationStore
@@ -16,36 +17,46 @@ from memory_pipeline.orchestration.run_workers import worker_tags
 from memory_pipeline.orchestration.runs import range_tags, register_tenants
 
 
-def completed_partitions(root: str | Path, idle_minutes: int, tenants: Sequence[str] | None = None) -> list[tuple[str, str]]:
-    """Every (day, tenant) holding a completed session, as the sensor would request them."""
+def completed_tenants(
+    root: str | Path, idle_minutes: int, tenants: Sequence[str] | None = None, days: Collection[str] = ()
+) -> list[str]:
+    """The tenants (of ``tenants``, every one if None) holding a completed session (completed on
+    one of ``days``, when given)."""
     due, _, _ = plan_consolidation(Path(root).resolve(), {}, datetime.now(UTC), timedelta(minutes=idle_minutes), horizon=None)
-    return sorted(key for key in due if tenants is None or key[1] in tenants)
+    return sorted({
+        tenant for day, tenant in due if (tenants is None or tenant in tenants) and (not days or day in days)
+    })
+
+
+def plan_tenant_runs(instance: dg.DagsterInstance, tenants: Sequence[str]) -> list[ConsolidationRun]:
+    """The runs over ``tenants`` once they are registered: one per stretch of neighbours among
+    the session-tenant partitions (every tenant of ``consolidate --all``: one run)."""
+    register_tenants(instance, sorted(tenants), SESSION_TENANTS_PARTITION)
+    return plan_runs(tenants, instance.get_dynamic_partitions(SESSION_TENANTS_PARTITION))
 
 
 def run_consolidation(
     defs: dg.Definitions,
     instance: dg.DagsterInstance,
-    partitions: Sequence[tuple[str, str]],
+    tenants: Sequence[str],
+    scope: dict | None = None,
     run_config: dict | None = None,
-    held: Sequence[tuple[str, str]] = (),
     on_run: Callable[[ConsolidationRun], None] | None = None,
 ) -> list[dg.ExecuteInProcessResult]:
-    """One consolidation run per tenant over its (day, tenant) ``partitions``, from its first day
-    to its last, as the sensor requests them: the models load and supersession runs once per
-    tenant, not once per day (each day of the range without a session costs Dagster's planned
-    and done materializations of it instead, two events per asset). ``held``: other days holding
-    sessions, which a range does not cover (they split it). ``on_run`` is told of each run
-    before it starts."""
-    runs = plan_runs(partitions, held)
-    register_tenants(instance, sorted({run.tenant for run in runs}), SESSION_TENANTS_PARTITION)
+    """Consolidate ``tenants`` in as few runs as their partitions allow (``plan_tenant_runs``), each
+    over a range of tenants, so the models load and supersession runs once per tenant and each
+    tenant gets its own figures and checks. ``scope``: which sessions (``scope_config``; by
+    default those not consolidated yet). ``on_run`` is told of each run before it starts."""
+    runs = plan_tenant_runs(instance, tenants)
     job = defs.resolve_job_def("consolidation_job")
+    config = {**(run_config or {}), **(scope or scope_config())}
     results = []
     for run in runs:
         if on_run:
             on_run(run)
         tags = {**(range_tags(*run.partition_range) if run.partition_range else {}), **worker_tags()}
         results.append(job.execute_in_process(
-            instance=instance, partition_key=run.partition_key, tags=tags, run_config=run_config, raise_on_error=True
+            instance=instance, partition_key=run.partition_key, tags=tags, run_config=config, raise_on_error=True
         ))
     return results
 

@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 import dagster as dg
 
 from memory_pipeline.consolidation.assets import (
-    BY_TENANT,
     CONSOLIDATION_WRITE_POOL,
     check_spec,
     consolidation_asset,
@@ -37,10 +36,7 @@ from memory_pipeline.tenancy import Tenant
     partitions_def=session_tenant_partitions,
     pool=CONSOLIDATION_WRITE_POOL,
     kinds={"python", "markdown"},
-    deps=[
-        dg.AssetDep(episodic_summaries, partition_mapping=BY_TENANT),
-        dg.AssetDep(entity_dedup, partition_mapping=BY_TENANT),
-    ],
+    deps=[episodic_summaries, entity_dedup],
     check_specs=[check_spec(DREAMING_CHECK, "dreaming", session_tenant_partitions)],
 )
 def dreaming(context: dg.AssetExecutionContext, workspace: WorkspaceResource, lancedb: LanceDBResource, embedder: EmbedderResource):

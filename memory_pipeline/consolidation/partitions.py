@@ -1,22 +1,19 @@
-"""Partition definitions of consolidation (names are stable: they live in the instance)."""
+"""Partition definitions of consolidation (names are stable: they live in the instance).
 
-import dagster as dg
+Consolidation is partitioned by tenant with sessions, the set dreaming and the compaction flush
+use: the partitions grow with the tenants, never with the days. A run chooses the sessions it
+consolidates itself (``ConsolidationScope``: by default those not consolidated yet), so a rerun or
+a backfill of a tenant writes the same rows, and a run over many tenants is one range of this set.
 
-from memory_pipeline.config import get_settings
+Until this version consolidation was partitioned by day x tenant: 1,320 partitions for 4 tenants
+after 330 days, a range run materialized every day between two sessions (66 day partitions for 17
+sessions, the empty ones without figures), and a run covered one tenant only. An instance that
+holds those materializations keeps them in its event log under the same asset keys; their keys
+("2026-11-16|bot~ann") are no partitions of this set, so the UI counts them in no partition's
+status and lists them only in the asset's history.
+"""
+
 from memory_pipeline.orchestration.partitions import session_tenant_partitions
 
-DAY = "day"
-TENANT = "tenant"
-FIRST_DAY = get_settings().first_day
-"""``MEMORY_PIPELINE_FIRST_DAY``: a recent start keeps the partition space to the days that can
-hold sessions (from 2020 it was 15,000 partitions, nearly all "missing" for ever)."""
-
-day_partitions = dg.DailyPartitionsDefinition(start_date=FIRST_DAY, end_offset=1)
-"""Days in UTC; ``end_offset=1`` so today, where sessions are completing, has a partition."""
-
-consolidation_partitions = dg.MultiPartitionsDefinition({DAY: day_partitions, TENANT: session_tenant_partitions})
-"""One partition per (day of session completion, tenant with sessions)."""
-
-
-def consolidation_key(day: str, tenant_key: str) -> dg.MultiPartitionKey:
-    return dg.MultiPartitionKey({DAY: day, TENANT: tenant_key})
+consolidation_partitions = session_tenant_partitions
+"""One partition per tenant with sessions (``<agent>~<user>``)."""

@@ -24,20 +24,10 @@ from memory_pipeline.consolidation.dreaming import (
     write_document,
 )
 from memory_pipeline.consolidation.dream_lines import collect_lines
-from memory_pipeline.consolidation.episodes import (
-    EPISODE_STEP,
-    EpisodeDraft,
-    attach_vectors,
-    build_episode,
-    built_as_asked,
-    episode_digest,
-    episode_id,
-    scrubbed_session,
-    summary_path,
-)
+from memory_pipeline.consolidation.episodes import EpisodeDraft, attach_vectors, build_episode, last_line, scrubbed_session
 from memory_pipeline.consolidation.llm import LLMClient, LLMError
 from memory_pipeline.consolidation.sessions import Session, SessionFile, load_session, session_files, tenant_sessions
-from memory_pipeline.consolidation.store import ConsolidationStore
+from memory_pipeline.consolidation.store import GRAPH_PENDING, ConsolidationStore
 from memory_pipeline.consolidation.timeline import supersession_rows
 from memory_pipeline.embedding import Embedder
 from memory_pipeline.knowledge.graph import graph_rows, resolver
@@ -50,8 +40,6 @@ from memory_pipeline.tenancy import Tenant
 log = logging.getLogger(__name__)
 PARSE_AHEAD_EPISODES = 16
 """Episodes whose turns the graph parses in one batch (16 sessions of 35 turns: 560 turns)."""
-GRAPH_STEP = "graph"
-"""The step name under which ``consolidation_inputs`` records what each episode's graph was read from."""
 
 
 @dataclass
@@ -66,7 +54,7 @@ class EpisodesReport:
     llm_failures: list[str] = field(default_factory=list)
     secrets: Counter = field(default_factory=Counter)
     embed_s: float = 0.0
-    unchanged: int = 0  # sessions whose stored episode was built from what they hold now
+    unchanged: int = 0  # complete sessions left alone: consolidated already, transcript unchanged
 
 
 def consolidate_episodes(
@@ -79,32 +67,26 @@ def consolidate_episodes(
     idle: timedelta,
     ttl: timedelta,
     llm: LLMClient | None = None,
+    *,
+    since: str | None = None,
+    only_new: bool = False,
 ) -> EpisodesReport:
-    """Write one episode per session of ``tenant`` completed on one of ``days`` (all days if None).
-
-    A session whose stored episode was built from the same text, completion, model and summary
-    path (``consolidation_inputs``) is not summarized again."""
+    """Write one episode per session of ``tenant`` completed on one of ``days`` (all days if None)
+    and on or after the day ``since``. ``only_new``: only the sessions with no episode yet, or
+    whose transcript grew since its episode was written (see ``ConsolidatedSessions``)."""
     report = EpisodesReport()
-    found = tenant_sessions(root, tenant, now, idle, days)
-    _remember_sessions(root, tenant, found.complete)
-    report.complete, report.open, report.unreadable = len(found.complete), len(found.open), found.unreadable
-    path = summary_path(llm)
-    built = store.built_from(tenant.key, EPISODE_STEP)
-    stored = set(store.episode_rows(tenant.key, columns=["id"])["id"].to_list()) if built else set()
-    digests: dict[str, str] = {}
-    for session in found.complete:
+    known = ConsolidatedSessions.of(store, tenant) if only_new else None
+    found = tenant_sessions(root, tenant, now, idle, days, since, skip=known.untouched if known else None)
+    complete = [s for s in found.complete if known is None or known.is_new(s)]
+    _remember_sessions(root, tenant, complete)
+    report.complete, report.open, report.unreadable = len(complete), len(found.open), found.unreadable
+    report.unchanged = len(found.complete) - len(complete) + (known.skipped if known else 0)
+    for session in complete:
         report.malformed_lines += [(session.file.path, n, why) for n, why in session.transcript.skipped]
-        digest = episode_digest(session, embedder.name, path)
-        eid = episode_id(tenant.key, session.source_id)
-        if built.get(eid) == digest and eid in stored:  # an expired episode, pruned, is written again
-            report.unchanged += 1
-            continue
         draft = build_episode(session, tenant.key, now, ttl, embedder.name, llm)
         if draft is None:
             continue
         report.drafts.append(draft)
-        if built_as_asked(draft, path):
-            digests[draft.row["id"]] = digest
         report.paths[draft.row["produced_by"]] += 1
         report.secrets.update(draft.secrets)
         if draft.llm_error:
@@ -114,9 +96,40 @@ def consolidate_episodes(
         vectors = embedder.embed([d.embed_text for d in report.drafts])
         report.embed_s = time.perf_counter() - started
         report.written.update(store.upsert_episodes(attach_vectors(report.drafts, vectors)))
-        store.forget_built(tenant.key, EPISODE_STEP, {d.row["id"] for d in report.drafts} - set(digests))
-        store.record_built(tenant.key, EPISODE_STEP, digests, now)
     return report
+
+
+@dataclass
+class ConsolidatedSessions:
+    """What the tenant's stored episodes say about its sessions: the last line each version of a
+    session covers (by ``source_id``: session and compaction count) and when each transcript was
+    first consolidated. A session is new when no episode has its ``source_id`` or its transcript
+    has lines past the episode's (a compaction makes a new ``source_id``). A transcript not written
+    since its episode was is not read at all (``untouched``), so a run over a long history reads
+    only what moved; one written since is read again each time, and consolidated only if it grew.
+    """
+
+    last_lines: dict[str, int]
+    written_at: dict[str, datetime]
+    skipped: int = 0
+
+    @classmethod
+    def of(cls, store: ConsolidationStore, tenant: Tenant) -> ConsolidatedSessions:
+        rows = store.episode_rows(tenant.key, columns=["path", "source_id", "end_line", "created_at"])
+        written: dict[str, datetime] = {}
+        for path, at in zip(rows["path"].to_list(), rows["created_at"].to_list(), strict=True):
+            written[path] = min(at, written.get(path, at))
+        return cls(dict(zip(rows["source_id"].to_list(), rows["end_line"].to_list(), strict=True)), written)
+
+    def untouched(self, file: SessionFile) -> bool:
+        at = self.written_at.get(file.path)
+        if at is None or file.modified_at > at:
+            return False
+        self.skipped += 1
+        return True
+
+    def is_new(self, session: Session) -> bool:
+        return self.last_lines.get(session.source_id) != last_line(session)
 
 
 @dataclass
@@ -131,7 +144,7 @@ class GraphReport:
     failures: list[str] = field(default_factory=list)
     nlp_s: float = 0.0
     secrets: Counter = field(default_factory=Counter)
-    unchanged: int = 0  # episodes read before as they are now: their entities and relations stand
+    episode_ids: list[str] = field(default_factory=list)
 
 
 _REMEMBERED_TENANTS = 16
@@ -190,20 +203,17 @@ def _parse_ahead(sessions: list, tenant: Tenant, nlp) -> None:
 
 
 def build_graph(
-    root: Path, store: ConsolidationStore, tenant: Tenant, days: set[str] | None, embedder: Embedder, nlp=None
+    root: Path, store: ConsolidationStore, tenant: Tenant, days: set[str] | None, embedder: Embedder, nlp=None,
+    *, pending_only: bool = False,
 ) -> GraphReport:
-    """Entities and relations of the tenant's episodes of ``days``; when each relation ends is
-    recorded after (consolidation/relation_ends.py), again by ``supersede_tenant`` with fresh statement decisions.
-
-    An episode the graph was last read from as it is now (its ``consolidation_inputs`` record is
-    the one its summary step made) keeps its entities and relations and is not read again."""
+    """Entities and relations of the tenant's episodes of ``days`` (every day if None), or only of
+    those written since the graph was last built from them (``pending_only``); when each relation
+    ends is recorded after (consolidation/relation_ends.py), again by ``supersede_tenant`` with
+    fresh statement decisions. The caller marks the episodes read (``episode_ids``) graphed once
+    supersession is done too; their extraction failures are reported here, not retried."""
     report = GraphReport()
-    where = sql_in("day", sorted(days)) if days else None
-    episodes = store.episode_rows(tenant.key, where)
-    built, read_before = store.built_from(tenant.key, EPISODE_STEP), store.built_from(tenant.key, GRAPH_STEP)
-    unchanged = {e for e, digest in read_before.items() if built.get(e) == digest}
-    report.unchanged = int(episodes["id"].is_in(list(unchanged)).sum()) if episodes.height else 0
-    episodes = episodes.filter(~episodes["id"].is_in(list(unchanged))) if episodes.height else episodes
+    where = " AND ".join(filter(None, [sql_in("day", sorted(days)) if days else None, GRAPH_PENDING if pending_only else None]))
+    episodes = store.episode_rows(tenant.key, where or None)
     if episodes.height == 0:
         return report
     existing = {r["id"]: r for r in store.entity_rows(tenant.key).iter_rows(named=True)}
@@ -211,7 +221,6 @@ def build_graph(
     tz = tenant_tz(root, tenant)
     touched: dict[str, dict] = {}
     relations: list[dict] = []
-    read: dict[str, str] = {}  # episode id -> the digest it was read as
     files = {f.path: f for f in session_files(root, tenant)}  # listed once: a scan per episode is quadratic
     ordered = list(episodes.sort("completed_at").iter_rows(named=True))
     remembered = _read_sessions.get((str(root), tenant.key), {})
@@ -248,8 +257,6 @@ def build_graph(
             continue
         touched.update(entities)
         relations += rels
-        if episode["id"] in built:
-            read[episode["id"]] = built[episode["id"]]
     new = [row for eid, row in touched.items() if eid not in existing]
     report.entities_new, report.entities_touched = len(new), len(touched)
     need_vectors = [row for row in touched.values() if row["vector"] is None]
@@ -272,8 +279,7 @@ def build_graph(
     report.relations, report.relations_removed = relations, len(stale)
     report.predicates.update(r["predicate"] for r in relations)
     report.validity_changed = relation_ends.refresh(store.uri, tenant.key, datetime.now(UTC))
-    store.forget_built(tenant.key, GRAPH_STEP, set(episode_ids) - set(read))
-    store.record_built(tenant.key, GRAPH_STEP, read, datetime.now(UTC))
+    report.episode_ids = episode_ids
     return report
 
 

@@ -2,12 +2,15 @@
 
 ``consolidation_sensor`` stats the transcripts every tick and reads only those whose size or
 modification time moved; a session still open is remembered with its last activity, so its idle
-timeout is noticed on a later tick without reading it again. It requests one run per tenant over
-the partitions (day of completion, tenant) of its newly completed sessions, from the first due day
-to the last (``plan_runs``): the run loads the models and decides supersession once for all of
-them. The run key names the tenant, the days and every due session's fingerprint, so a repeated
-tick asks for the same run and a new session on a consolidated day asks for a new one. The cursor
-only remembers transcripts written in the last 14 days, so it stays small however long the history.
+timeout is noticed on a later tick without reading it again. The tenants with newly completed
+sessions are consolidated in as few runs as Dagster allows (``plan_runs``): a run covers a range
+of the session-tenant partitions, so neighbouring tenants share one run, and at most
+``MAX_RUNS_PER_TICK`` runs are requested when the tenants between them can be covered too. Each
+run consolidates the sessions not consolidated yet, completed since the earliest newly completed
+one (``ConsolidationScope.since``): the models load and supersession runs once per tenant. The
+run key names the tenants and every due session's fingerprint, so a repeated tick asks for the
+same run and a new session asks for a new one. The cursor only remembers transcripts written in
+the last 14 days, so it stays small however long the history.
 
 ``dreaming_sensor`` counts unpromoted episodes per tenant (one two-column scan) and requests a
 dreaming run for a tenant with at least 5, at most once per 10 minutes per tenant: its cursor
@@ -18,29 +21,31 @@ from __future__ import annotations
 
 import hashlib
 import time
-from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
 
-from memory_pipeline.consolidation.assets import consolidation_job
+from memory_pipeline.consolidation.assets import consolidation_job, scope_config
 from memory_pipeline.consolidation.dreaming import THRESHOLD
 from memory_pipeline.consolidation.live_flush import FlushThresholds, plan_flushes
 from memory_pipeline.consolidation.notes_assets import compaction_flush, compaction_flush_job, dreaming_job
-from memory_pipeline.consolidation.partitions import FIRST_DAY, consolidation_key
 from memory_pipeline.consolidation.sessions import SessionFile, as_session_files, load_session
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.orchestration.partitions import session_tenant_partitions
+from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION, session_tenant_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sensor_ticks import pipeline_sensor, read_cursor, tagged_run_request, tick_result
 from memory_pipeline.sources.workspace import scan_workspace
 from memory_pipeline.tenancy import Tenant
 
 DREAM_DEBOUNCE = timedelta(minutes=10)
+MAX_RUNS_PER_TICK = 3
+"""Consolidation runs one tick requests when tenants with nothing due can join them: each run is a
+process that loads the models (about 10 s), a tenant with nothing new costs its stat and a few
+events, so neighbouring stretches are joined over the narrowest gaps first."""
 MAX_READS_PER_TICK = 2000  # transcripts parsed per tick; the rest wait for the next tick
 CURSOR_HORIZON = timedelta(days=14)
 """Transcripts untouched for longer leave the cursor once done, so it stays small on a deployment
@@ -99,8 +104,8 @@ def plan_consolidation(
                 new[file.path] = [file.fingerprint, OPEN, last.isoformat()]
                 continue
             day = session.day
-        if day < FIRST_DAY or day > today:
-            notes.append(f"{file.path}: completed on {day}, outside the day partitions ({FIRST_DAY} to {today})")
+        if day > today:
+            notes.append(f"{file.path}: completed on {day}, after today ({today}): a clock is wrong")
             new[file.path] = [file.fingerprint, DONE, day]
             continue
         new[file.path] = [file.fingerprint, DONE, day]
@@ -110,64 +115,66 @@ def plan_consolidation(
 
 @dataclass(frozen=True)
 class ConsolidationRun:
-    """One consolidation run: a tenant's due days, covered by the partitions from the first to the last."""
+    """One consolidation run: the session-tenant partitions from its first tenant to its last."""
 
-    tenant: str
-    days: tuple[str, ...]
-
-    @property
-    def partition_key(self) -> dg.MultiPartitionKey | None:
-        """The one partition of a run of one day (the run a person launches from the UI)."""
-        return consolidation_key(self.days[0], self.tenant) if len(self.days) == 1 else None
+    tenants: tuple[str, ...]
 
     @property
-    def partition_range(self) -> tuple[dg.MultiPartitionKey, dg.MultiPartitionKey] | None:
-        if len(self.days) == 1:
-            return None
-        return consolidation_key(self.days[0], self.tenant), consolidation_key(self.days[-1], self.tenant)
+    def partition_key(self) -> str | None:
+        """The one partition of a run of one tenant (the run a person launches from the UI)."""
+        return self.tenants[0] if len(self.tenants) == 1 else None
+
+    @property
+    def partition_range(self) -> tuple[str, str] | None:
+        return (self.tenants[0], self.tenants[-1]) if len(self.tenants) > 1 else None
 
     @property
     def label(self) -> str:
-        return f"{self.days[0]}|{self.tenant}" if len(self.days) == 1 else f"{self.days[0]}..{self.days[-1]}|{self.tenant}"
+        if len(self.tenants) == 1:
+            return self.tenants[0]
+        return f"{self.tenants[0]}..{self.tenants[-1]} ({len(self.tenants)} tenants)"
 
 
-def plan_runs(due: Iterable[tuple[str, str]], held: Iterable[tuple[str, str]] = ()) -> list[ConsolidationRun]:
-    """The runs that consolidate the (day, tenant) partitions ``due``: one per tenant, in day order.
+def plan_runs(
+    due: Iterable[str], registered: Sequence[str], bridgeable: Collection[str] = (), max_runs: int | None = None
+) -> list[ConsolidationRun]:
+    """The runs that consolidate the tenants ``due``: one per stretch of neighbours among the
+    ``registered`` partitions, in the instance's order (Dagster runs a range of a dynamic
+    partition set, not a set of keys; every due tenant must be registered).
 
-    A run covers the range of partitions from the tenant's first due day to its last (Dagster runs
-    a range, not a set), so the days between them with no session are materialized too, with no
-    figures of their own: nothing to read, idempotent. A day of ``held`` (it holds completed sessions but is
-    not due: consolidated already, or not asked for) splits the range instead, since covering it
-    would consolidate its sessions again for nothing.
+    With ``max_runs``, two stretches separated only by tenants of ``bridgeable`` (tenants of the
+    workspace with nothing due: a run over them consolidates nothing of theirs) are joined, the
+    narrowest gap first, until at most ``max_runs`` remain. A tenant that is not bridgeable (its
+    folder is gone: a run over it fails before any work) always splits.
     """
-    days: dict[str, set[str]] = defaultdict(set)
-    for day, tenant in due:
-        days[tenant].add(day)
-    stops: dict[str, set[str]] = defaultdict(set)
-    for day, tenant in held:
-        stops[tenant].add(day)
-    runs = []
-    for tenant in sorted(days):
-        blockers = sorted(stops[tenant] - days[tenant])
-        group: list[str] = []
-        for day in sorted(days[tenant]):
-            if group and bisect_right(blockers, group[-1]) < bisect_left(blockers, day):
-                runs.append(ConsolidationRun(tenant, tuple(group)))
-                group = []
-            group.append(day)
-        runs.append(ConsolidationRun(tenant, tuple(group)))
-    return runs
-
-
-def consolidated_days(cursor: dict) -> set[tuple[str, str]]:
-    """(day, tenant) of every completed session the cursor remembers."""
-    return {(value, _tenant_of(path)) for path, (_, state, value) in cursor.get("sessions", {}).items() if state == DONE}
+    index = {key: i for i, key in enumerate(registered)}
+    missing = sorted(set(due) - index.keys())
+    if missing:
+        raise ValueError(f"tenants not registered as session-tenant partitions: {missing[:5]}")
+    stretches: list[list[int]] = []
+    for i in sorted({index[key] for key in due}):
+        if stretches and stretches[-1][1] == i - 1:
+            stretches[-1][1] = i
+        else:
+            stretches.append([i, i])
+    allowed = set(bridgeable)
+    while max_runs is not None and len(stretches) > max_runs:
+        gaps = [
+            (stretches[n + 1][0] - stretches[n][1], n)
+            for n in range(len(stretches) - 1)
+            if all(key in allowed for key in registered[stretches[n][1] + 1 : stretches[n + 1][0]])
+        ]
+        if not gaps:
+            break
+        _, n = min(gaps)
+        stretches[n : n + 2] = [[stretches[n][0], stretches[n + 1][1]]]
+    return [ConsolidationRun(tuple(registered[first : last + 1])) for first, last in stretches]
 
 
 @pipeline_sensor(
     consolidation_job, 60,
-    "Requests one consolidation run per tenant over the days (partitions day x tenant) of its newly "
-    "completed sessions.",
+    "Requests consolidation of the tenants with newly completed sessions: as few runs as the "
+    "session-tenant partitions allow (a run covers a range of them), at most 3 when they can be joined.",
 )
 def consolidation_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:
     started = time.perf_counter()
@@ -177,26 +184,30 @@ def consolidation_sensor(context: dg.SensorEvaluationContext, workspace: Workspa
     )
     for note in notes[:20]:
         context.log.warning(note)
-    requests = []
-    for run in plan_runs(due, held=consolidated_days(new_cursor)):
-        paths = sorted(p for day in run.days for p in due[(day, run.tenant)])
-        digest = hashlib.blake2b(
-            "\n".join(f"{p}:{new_cursor['sessions'][p][0]}" for p in paths).encode(), digest_size=8
-        ).hexdigest()
-        requests.append(
-            tagged_run_request(
-                run.partition_key,
-                f"consolidate:{run.label}:{digest}",
-                trigger="consolidation_sensor",
-                partition_range=run.partition_range,
-                sessions=len(paths),
-                due_days=len(run.days),
-            )
-        )
-    tracked = len(new_cursor["sessions"])
-    context.log.info(f"checked {tracked} transcripts in {time.perf_counter() - started:.2f}s")
     # Only tenants with transcripts are consolidation partitions (paths are <agent>/sessions/<user>/...).
     with_sessions = {tenant for _, tenant in due} | {_tenant_of(path) for path in new_cursor["sessions"]}
+    known = context.instance.get_dynamic_partitions(SESSION_TENANTS_PARTITION)
+    registered = [*known, *sorted(with_sessions - set(known))]  # the order tick_result registers them in
+    requests = []
+    by_tenant: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for (day, tenant), paths in due.items():
+        by_tenant[tenant] += [(day, p) for p in paths]
+    for run in plan_runs(by_tenant, registered, bridgeable=with_sessions, max_runs=MAX_RUNS_PER_TICK):
+        items = sorted(item for tenant in run.tenants for item in by_tenant.get(tenant, []))
+        digest = hashlib.blake2b(
+            "\n".join(f"{p}:{new_cursor['sessions'][p][0]}" for _, p in items).encode(), digest_size=8
+        ).hexdigest()
+        request = tagged_run_request(
+            run.partition_key,
+            f"consolidate:{run.label}:{digest}",
+            trigger="consolidation_sensor",
+            partition_range=run.partition_range,
+            sessions=len(items),
+            tenants=len(run.tenants),
+        )
+        requests.append(request.with_replaced_attrs(run_config=scope_config(since=items[0][0])))
+    tracked = len(new_cursor["sessions"])
+    context.log.info(f"checked {tracked} transcripts in {time.perf_counter() - started:.2f}s")
     return tick_result(
         context,
         requests,

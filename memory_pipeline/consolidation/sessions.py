@@ -9,7 +9,7 @@ with a new ``source_id`` only if a compaction was added.
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -55,7 +55,6 @@ class Session:
     transcript: Transcript
     completed_at: datetime | None
     completed_by: str | None  # marker | idle | None while the session is open
-    text_hash: str = ""  # of the file's text: what the session was read from
 
     @property
     def is_complete(self) -> bool:
@@ -112,8 +111,7 @@ def load_session(root: Path, file: SessionFile, now: datetime, idle: timedelta) 
         return read.reason or "unreadable"
     transcript = parse_transcript(read.text)
     completed_at, completed_by = completion(transcript, file.modified_at, now, idle)
-    text_hash = hashlib.sha256(read.text.encode("utf-8", "surrogateescape")).hexdigest()
-    return Session(file, transcript, completed_at, completed_by, text_hash)
+    return Session(file, transcript, completed_at, completed_by)
 
 
 @dataclass
@@ -124,25 +122,32 @@ class TenantSessions:
 
 
 def tenant_sessions(
-    root: Path, tenant: Tenant, now: datetime, idle: timedelta, days: set[str] | None = None
+    root: Path,
+    tenant: Tenant,
+    now: datetime,
+    idle: timedelta,
+    days: set[str] | None = None,
+    since: str | None = None,
+    skip: Callable[[SessionFile], bool] | None = None,
 ) -> TenantSessions:
-    """The tenant's sessions, split into complete (optionally only those of ``days``) and open."""
+    """The tenant's sessions, split into complete and open. Complete ones only of ``days`` when
+    given, and only completed on or after the day ``since``; a transcript ``skip`` names (stat
+    only) is not read at all."""
     result = TenantSessions([], [], [])
     # A session completes no later than its file was last written (the closing line, or the last
     # turn before the idle timeout), so files untouched since before the first day cannot belong to
     # these days: skipping them keeps a daily run from re-reading a tenant's whole history. A day of
     # slack covers clocks that disagree.
-    since = None
-    if days:
-        since = datetime.fromisoformat(min(days)).replace(tzinfo=UTC) - timedelta(days=1)
+    first = min([*(days or []), *([since] if since else [])], default=None)
+    oldest = datetime.fromisoformat(first).replace(tzinfo=UTC) - timedelta(days=1) if first else None
     for file in session_files(root, tenant):
-        if since is not None and file.modified_at < since:
+        if (oldest is not None and file.modified_at < oldest) or (skip is not None and skip(file)):
             continue
         session = load_session(root, file, now, idle)
         if isinstance(session, str):
             result.unreadable.append((file.path, session))
         elif not session.is_complete:
             result.open.append(session)
-        elif days is None or session.day in days:
+        elif (not days or session.day in days) and (since is None or session.day >= since):
             result.complete.append(session)
     return result

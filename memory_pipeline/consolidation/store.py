@@ -21,6 +21,8 @@ from memory_pipeline.store.base import LanceBase, retry_commit, sql_in, sql_str,
 from memory_pipeline.store.tables import BUILT_FROM, ENTITIES, ENTITY_MERGES, EPISODES, MEMORIES, RELATIONS
 
 _KEEP_ON_RERUN = ("created_at", "expires_at", "promoted_at")
+GRAPH_PENDING = "graph_pending = true"
+"""The episodes written since the knowledge graph was last built from them."""
 
 
 class ConsolidationStore(LanceBase):
@@ -111,6 +113,12 @@ class ConsolidationStore(LanceBase):
     def mark_promoted(self, ids: Sequence[str], at: datetime) -> None:
         if ids:
             self.episodes().update(where=sql_in("id", ids), values={"promoted_at": at})
+
+    @retry_commit
+    def mark_graphed(self, ids: Sequence[str]) -> None:
+        """The graph is built from these episodes: ``semantic_graph`` no longer reads them."""
+        if ids:
+            self.episodes().update(where=sql_in("id", ids), values={"graph_pending": False})
 
     @retry_commit
     def delete_expired_episodes(self, now: datetime) -> int:

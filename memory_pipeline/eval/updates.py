@@ -315,12 +315,9 @@ def run_longmemeval_updates(data: Path, out: Path, *, embedder: str = "minilm", 
         for q in queries:
             (picked / q["conversation_id"]).symlink_to((data / "sessions" / q["conversation_id"]).resolve())
         stage_workspace(picked.parent, workdir)
-        first = f"{min(_question_day(q) for q in queries).year - 2}-01-01"
         log_path = out / "longmemeval.log"
         log_path.write_text("", encoding="utf-8")
-        # Sessions before the configured first day are left out of consolidation: this set's are years old.
-        timings = run_pipeline(workdir / "agents", workdir, embedder, log_path,
-                               extra_env={"MEMORY_PIPELINE_FIRST_DAY": first})
+        timings = run_pipeline(workdir / "agents", workdir, embedder, log_path)
         model = make_embedder(embedder)
         lance = str(workdir / "lancedb")
         settings = get_settings().model_copy(update={"embedder": embedder, "root": str(workdir / "agents"), "lancedb_uri": lance})

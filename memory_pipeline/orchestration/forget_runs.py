@@ -53,13 +53,13 @@ def forget_in_instance(instance, tenants: list[str]) -> InstanceForgetReport:
     """Delete the tenants' partitions, their own runs, and their records in shared runs."""
     from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION, TENANTS_PARTITION
 
-    ordered = list(instance.get_dynamic_partitions(TENANTS_PARTITION))
-    position = {k: i for i, k in enumerate(ordered)}
+    orders = _orders(instance)
+    position = orders[TENANTS_PARTITION][1]
     wanted = set(tenants)
     report = InstanceForgetReport()
     own, shared = set(), set()
     for record in instance.get_run_records():
-        covered = _run_tenants(record.dagster_run.tags, ordered, position)
+        covered = _run_tenants(record.dagster_run, orders)
         if covered & wanted:
             (own if covered <= wanted else shared).add(record.dagster_run.run_id)
     for run_id in sorted(own):
@@ -67,7 +67,7 @@ def forget_in_instance(instance, tenants: list[str]) -> InstanceForgetReport:
     _delete_check_executions(instance, own)
     for record in instance.get_run_records():
         if record.dagster_run.run_id in shared:
-            _narrow_range(instance, record.dagster_run, ordered, position, wanted)
+            _narrow_range(instance, record.dagster_run, *_order_of(record.dagster_run, orders), wanted)
     for run_id in sorted(own | shared):
         if _delete_compute_logs(instance, run_id):
             report.compute_logs_deleted += 1
@@ -86,23 +86,49 @@ def forget_in_instance(instance, tenants: list[str]) -> InstanceForgetReport:
 
 def runs_covering(instance, wanted: Callable[[str], bool]) -> Callable[[DagsterRun], bool]:
     """Whether a run covers a tenant key ``wanted`` selects (partitions as registered now)."""
+    orders = _orders(instance)
+    return lambda run: any(wanted(key) for key in _run_tenants(run, orders))
+
+
+Order = tuple[list[str], dict[str, int]]  # partition keys in the instance's order, and each one's index
+
+
+def _orders(instance) -> dict[str, Order]:
+    """The keys of both tenant partition sets, in the instance's order (a range covers the keys
+    between its ends in the order of its own set)."""
+    from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION, TENANTS_PARTITION
+
+    orders = {}
+    for name in (TENANTS_PARTITION, SESSION_TENANTS_PARTITION):
+        keys = list(instance.get_dynamic_partitions(name))
+        orders[name] = (keys, {k: i for i, k in enumerate(keys)})
+    return orders
+
+
+def _order_of(run: DagsterRun, orders: dict[str, Order]) -> Order:
+    """The partition set a run's keys belong to: the session tenants for the jobs partitioned by
+    them (a range of session tenants covers other keys than the same range of tenants)."""
+    from memory_pipeline.orchestration.partitions import SESSION_TENANT_JOBS, SESSION_TENANTS_PARTITION, TENANTS_PARTITION
+
+    return orders[SESSION_TENANTS_PARTITION if run.job_name in SESSION_TENANT_JOBS else TENANTS_PARTITION]
+
+
+def _run_tenants(run: DagsterRun, orders: dict[str, Order]) -> set[str]:
+    """The tenant partitions a run covered, from its tags."""
     from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 
-    ordered = list(instance.get_dynamic_partitions(TENANTS_PARTITION))
-    position = {k: i for i, k in enumerate(ordered)}
-    return lambda run: any(wanted(key) for key in _run_tenants(run.tags, ordered, position))
-
-
-def _run_tenants(tags, ordered: list[str], position: dict[str, int]) -> set[str]:
-    """The tenant partitions a run covered, from its tags."""
+    tags = run.tags
+    ordered, position = _order_of(run, orders)
     for tag in (PARTITION_TAG, TENANT_DIMENSION_TAG):
         if tag in tags and tags[tag] in position:
             return {tags[tag]}
     start, end = tags.get(RANGE_START_TAG, ""), tags.get(RANGE_END_TAG, "")
     if start in position and end in position:
         return set(ordered[position[start] : position[end] + 1])
-    # A range of (day, tenant) keys ("2026-10-01|bot~bob" to "2026-10-09|bot~bob"): consolidation
-    # launches one per tenant; a range spanning tenants covers those between its ends.
+    # A range of (day, tenant) keys ("2026-10-01|bot~bob" to "2026-10-09|bot~bob"), as consolidation
+    # launched them while it was partitioned by day x tenant: one per tenant; a range spanning
+    # tenants covers those between its ends.
+    ordered, position = orders[TENANTS_PARTITION]
     first, last = start.rpartition("|")[2], end.rpartition("|")[2]
     if "|" in start and first == last:
         return {first}

@@ -6,7 +6,7 @@ tenants) and the per-partition plots would be wrong. Dagster records its own mat
 every partition of the run when the step's result arrives; each partition the asset reports on
 gets its own figures on that materialization, and nothing else: the partition's latest
 materialization, the one the UI shows, is its own, and a partition the asset does not report on
-(a day of a consolidation range without a session) carries no figures. What is true of the whole
+carries no figures. What is true of the whole
 run (``partitions``, ``seconds``, previews, counts known only per run such as episodes inserted)
 is an observation of the asset, one per run. Checks declared per partition get one evaluation
 per partition as well.
@@ -43,7 +43,7 @@ PARTITIONS_FIGURE = "partitions"  # on the run-wide observation of a run over se
 class PartitionReport:
     """What a multi-partition asset hands to ``report_partitions``: the run's partition keys, read
     once (``context.partition_keys`` lists every key of the run's range at each read: about 10 ms
-    for a range of 600 (day, tenant) keys); per partition, its metadata and its check outcomes
+    for a range of 600 keys); per partition, its metadata and its check outcomes
     (check name -> (passed, metadata)); the failed partitions with the reason."""
 
     partition_keys: list[str]

@@ -14,6 +14,10 @@ session_tenant_partitions = dg.DynamicPartitionsDefinition(name=SESSION_TENANTS_
 with only notes never have a session to consolidate, so consolidation and dreaming do not offer
 them. Registered by the workspace and consolidation sensors."""
 
+SESSION_TENANT_JOBS = frozenset({"consolidation_job", "dreaming_job", "compaction_flush_job"})
+"""The jobs partitioned by ``session_tenant_partitions`` (names are stable: runs carry them): a
+range in one of their runs names session-tenant keys (``forget_runs``)."""
+
 LINEAGE_ONLY = dg.SpecificPartitionsPartitionMapping([])
 """For a tenant-partitioned asset that reads a session-tenant one (transcripts, flushed and dreamed
 notes): the edge shows where the data comes from, without a partition dependency. An identity

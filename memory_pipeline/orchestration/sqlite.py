@@ -32,9 +32,9 @@ in these ways:
 - **A new run's file made with the migration scripts read once.** The stock init reads all of
   Dagster's migration scripts twice for every run's new file, to stamp it with their head.
 
-A (day, tenant) partition of a consolidation range without a session still costs a planned and a
-done materialization per asset: the 70 LoCoMo dev sessions' runs store 3,870 events, and how
-long they take against the stock storage is in ``bench/README.md`` (``bench/consolidate.py``).
+Every partition of a run costs a planned and a done materialization per asset (and a check
+evaluation per check): how long the consolidation runs of the 70 LoCoMo dev sessions take against
+the stock storage is in ``bench/README.md`` (``bench/consolidate.py``).
 """
 
 from __future__ import annotations

@@ -125,15 +125,19 @@ FILES = TableSpec(
 EMBEDDING_CACHE = TableSpec("embedding_cache", "id str!, model str!, text_hash str!, vector floats")
 
 # -- consolidation: episodes (L1) and the knowledge graph (L2) -------------------------------
-_REMATERIALIZE = "drop the {name} table and re-materialize the consolidation partitions"
+_REMATERIALIZE = "drop the {name} table and consolidate again ('memory-pipeline consolidate --all --again')"
 EPISODES = TableSpec(
     "episodes",
     "id str!, tenant str!, agent_id str!, user_id str!, path str!, start_line i32!, end_line i32!, "
     "turn_ids strs, summary str!, l0_abstract str!, key_topics strs, source_id str!, session_id str!, "
     "day str!, created_at ts!, completed_at ts!, completed_by str!, expires_at ts!, promoted_at ts, "
-    "produced_by str!, llm_model str, model str!, vector vec",
+    "produced_by str!, llm_model str, model str!, vector vec, graph_pending bool",
     fts="summary",
     after_new_model=_REMATERIALIZE.format(name="episodes"),
+    version=2,
+    # Episodes written before the graph step chose its work by this flag were graphed in the run
+    # that wrote them: null, not pending.
+    migrations=(Migration(2, "episodes_graph_pending", (("graph_pending", "CAST(NULL AS BOOLEAN)"),)),),
 )
 ENTITIES = TableSpec(
     "entities",

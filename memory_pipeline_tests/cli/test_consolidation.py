@@ -1,7 +1,8 @@
-"""The ``consolidate`` and ``dream`` commands as a user runs them on the sample workspace:
-``consolidate`` launches one run per tenant over the range of its days (split only by a day with
-sessions that was not asked for), its summary adds each asset's figures up over the runs and the
-partitions and leaves timings and flags out; ``dream`` keeps the sensor's rules (5 unpromoted
+"""Proves: the ``consolidate`` and ``dream`` commands work as a user runs them on the sample
+workspace. ``consolidate`` launches one run over every tenant it consolidates (neighbours among
+the partitions), consolidates only the days asked for and, by default, only sessions not
+consolidated yet (``--again``: all of them, to the same rows); its summary adds each asset's
+figures up over the runs and the tenants and leaves timings and flags out; ``dream`` keeps the sensor's rules (5 unpromoted
 episodes, 10 minutes between a tenant's runs) unless ``--force``, reports what the dreaming run
 promoted and wrote, and indexes the dreamed document so a search finds it at once.
 """
@@ -32,7 +33,7 @@ WHO = ("--agent", ALICE.split("~")[0], "--user", ALICE.split("~")[1])
 
 @pytest.fixture
 def dagster_home(in_memory_path):
-    """On tmpfs: a run over a tenant's days stores ~12 events per day of its range, each a commit."""
+    """On tmpfs: a run stores a few dozen events per tenant, each a commit."""
     return in_memory_path / "dagster_home"
 
 
@@ -50,9 +51,7 @@ def test_consolidate_adds_figures_up_over_runs_then_dream_reports_the_promotion(
     days = [arg for day in DAYS for arg in ("--day", day)]
     summary = json.loads(run(app, "consolidate", *WHO, *days, "--json"))
 
-    assert summary["partitions"] == [f"{day}|{ALICE}" for day in DAYS]
-    # One run over 10-26..10-30: the days between hold no session and report 0 sessions.
-    assert summary["ranges"] == [f"{DAYS[0]}..{DAYS[1]}|{ALICE}"] and len(summary["runs"]) == 1
+    assert summary["ranges"] == [ALICE] and len(summary["runs"]) == 1
     assert set(summary["assets"]) == {"episodic_summaries", "semantic_graph", "entity_dedup"}
     episodes = summary["assets"]["episodic_summaries"]
     # Two days of one completed session each: the totals are of both partitions, not of the last.
@@ -89,25 +88,28 @@ def test_consolidate_with_nothing_completed_says_so(app):
     assert run(app, "consolidate", *WHO, "--day", "2020-01-01") == "no completed session to consolidate\n"
 
 
-def test_consolidate_runs_once_per_tenant_and_never_covers_a_day_not_asked_for(app, lance_uri, dagster_home):
-    # 10-30 holds a session of alice but is not asked for: it splits her days into two runs.
+def test_consolidate_all_is_one_run_and_consolidates_only_what_is_new(app, lance_uri, dagster_home):
+    # 10-30 holds a session of alice but is not asked for: it is left alone.
     summary = json.loads(run(app, "consolidate", *WHO, "--day", "2026-10-26", "--day", "2026-11-04", "--json"))
-    assert summary["ranges"] == [f"2026-10-26|{ALICE}", f"2026-11-04|{ALICE}"] and len(summary["runs"]) == 2
+    assert summary["ranges"] == [ALICE] and len(summary["runs"]) == 1
     assert sorted(store_for(lance_uri).episode_rows(ALICE)["day"].to_list()) == ["2026-10-26", "2026-11-04"]
 
+    tenants = ["research-assistant~alice", "research-assistant~carol", ALICE, "support-bot~bob"]
     everyone = json.loads(run(app, "consolidate", "--all", "--json"))
-    assert everyone["ranges"] == [
-        "2026-10-27..2026-11-09|research-assistant~alice", "2026-10-31..2026-11-10|research-assistant~carol",
-        f"2026-10-26..2026-11-18|{ALICE}", "2026-10-29..2026-11-13|support-bot~bob",
-    ]
-    assert everyone["success"] and len(everyone["runs"]) == 4
-    assert everyone["assets"]["episodic_summaries"]["sessions_complete"] == 11
+    # Alice was registered by the first command, the others after her: one range from her to bob.
+    assert everyone["ranges"] == [f"{ALICE}..support-bot~bob (4 tenants)"]
+    assert everyone["success"] and len(everyone["runs"]) == 1 and everyone["tenants"] == tenants
+    # 11 completed sessions, 2 of them consolidated by the first command: 9 new.
+    episodes = everyone["assets"]["episodic_summaries"]
+    assert (episodes["sessions_complete"], episodes["sessions_unchanged"]) == (9, 2)
     with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
-        ranges = [
-            (r.tags.get("dagster/asset_partition_range_start"), r.tags.get("dagster/asset_partition_range_end"))
-            for r in instance.get_runs(dg.RunsFilter(run_ids=everyone["runs"]))
-        ]
-    assert sorted(ranges) == sorted(
-        (f"{first}|{tenant}", f"{last}|{tenant}")
-        for first, last, tenant in (r.replace("..", "|").split("|") for r in everyone["ranges"])
-    )
+        [record] = instance.get_runs(dg.RunsFilter(run_ids=everyone["runs"]))
+        registered = instance.get_dynamic_partitions("session_tenants")
+    first, last = everyone["ranges"][0].split(" ")[0].split("..")
+    assert (record.tags["dagster/asset_partition_range_start"], record.tags["dagster/asset_partition_range_end"]) == (first, last)
+    assert sorted(registered[registered.index(first) : registered.index(last) + 1]) == tenants
+
+    before = store_for(lance_uri).episode_rows(ALICE).sort("id")
+    again = json.loads(run(app, "consolidate", "--all", "--again", "--json"))
+    assert (again["assets"]["episodic_summaries"]["episodes_updated"], len(again["runs"])) == (11, 1)
+    assert store_for(lance_uri).episode_rows(ALICE).sort("id").equals(before)

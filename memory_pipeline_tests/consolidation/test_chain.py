@@ -6,7 +6,8 @@ import dagster as dg
 import pytest
 
 from memory_pipeline.consolidation import defs as consolidation
-from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation, run_dreaming
+from memory_pipeline.consolidation.assets import scope_config
+from memory_pipeline.consolidation.launch import completed_tenants, run_consolidation, run_dreaming
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
 from memory_pipeline.l0.store import MemoryStore
@@ -27,9 +28,8 @@ def test_transcripts_to_dreamed_file_to_search(sample_root, lance_uri):
         resources=make_resources(sample_root, lance_uri),
     )
     before = human_files(sample_root)
-    partitions = completed_partitions(sample_root, 30, [ALICE])
-    assert len(partitions) == 5
-    consolidated = run_consolidation(defs, instance, partitions)
+    assert completed_tenants(sample_root, 30, [ALICE]) == [ALICE]
+    consolidated = run_consolidation(defs, instance, [ALICE])
     assert consolidated and all(r.success for r in consolidated)
     dreamed = run_dreaming(defs, instance, [ALICE])
     assert dreamed and all(r.success for r in dreamed)
@@ -57,7 +57,8 @@ def test_transcripts_to_dreamed_file_to_search(sample_root, lance_uri):
 
     graph = store_for(lance_uri)
     snapshot = (graph.relation_rows(ALICE).sort("id"), graph.entity_rows(ALICE).sort("id"), graph.episode_rows(ALICE).sort("id"))
-    run_consolidation(defs, instance, partitions)  # a second pass over every day changes nothing
+    # A second pass consolidating every session again changes nothing.
+    run_consolidation(defs, instance, [ALICE], scope_config(again=True))
     run_dreaming(defs, instance, [ALICE])
     again = (graph.relation_rows(ALICE).sort("id"), graph.entity_rows(ALICE).sort("id"), graph.episode_rows(ALICE).sort("id"))
     for a, b in zip(snapshot, again):

@@ -76,17 +76,7 @@ def test_at_most_ten_oldest_episodes_per_run(root, lance_uri, instance):
         write(root, f"bot/sessions/ann/s{i:02d}.jsonl", jsonl(
             say("user", f"Note {i}: the Falcon deployment number {i} went fine.", f"{day}T09:00:00Z"), completed=f"{day}T09:05:00Z"
         ))
-    import dagster as dg
-
-    from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG
-
-    instance.add_dynamic_partitions("session_tenants", ["bot~ann"])
-    job = dg.Definitions(
-        assets=[episodic_summaries],
-        jobs=[dg.define_asset_job("b", selection=[episodic_summaries], partitions_def=episodic_summaries.partitions_def)],
-        resources=res,
-    ).resolve_job_def("b")
-    job.execute_in_process(instance=instance, tags={RANGE_START_TAG: "2026-10-01|bot~ann", RANGE_END_TAG: "2026-10-12|bot~ann"})
+    consolidate(instance, res, None, tenant="bot~ann", assets=[episodic_summaries])  # all twelve in one run
     first = run_dreaming(instance, res, tenant="bot~ann")
     assert metadata(first, "dreaming")["episodes_promoted"] == 10
     pending = store_for(lance_uri).episode_rows("bot~ann", "promoted_at IS NULL")

@@ -1,7 +1,9 @@
-"""episodic_summaries: one row per completed session of the partition's day, idempotent by
-source_id (a rerun changes nothing and summarizes nothing again, an edited transcript is
-summarized again, a new compaction replaces the row), a backfill over a range of
-days in one run (each day holding a session reports its own figures, the days between nothing), secrets scrubbed, malformed transcripts consolidated from their good lines."""
+"""Proves: episodic_summaries writes one row per completed session of the tenant (of the days the
+run asks for), idempotent by source_id (a rerun changes nothing, a new compaction replaces the
+row); by default a run consolidates only sessions not consolidated yet or whose transcript grew,
+so a rerun reads nothing and a failed run is caught up; a run over a range of tenants reports
+each tenant's own figures and check; secrets are scrubbed, malformed transcripts consolidated
+from their good lines."""
 
 from datetime import timedelta
 
@@ -65,36 +67,47 @@ def test_rematerializing_a_day_changes_nothing(sample_root, lance_uri, instance)
     assert metadata(result, "episodic_summaries")["episodes_unchanged"] == 1
 
 
-def test_backfill_over_a_range_of_days_in_one_run(sample_root, lance_uri, instance):
+def test_by_default_only_sessions_not_consolidated_yet(sample_root, lance_uri, instance):
     res = make_resources(sample_root, lance_uri)
-    instance.add_dynamic_partitions(SESSION_TENANTS_PARTITION, [ALICE])
+    first = consolidate(instance, res, None, assets=ONLY_EPISODES, again=False)
+    assert metadata(first, "episodic_summaries")["sessions_complete"] == len(ALICE_DAYS)
+    assert metadata(first, "episodic_summaries")["days"] == f"{ALICE_DAYS[0]}..{ALICE_DAYS[-1]} (5 days)"
+    before = episodes(lance_uri)
+    # Nothing new: no transcript is even read again, and the rows stay as they were.
+    rerun = consolidate(instance, res, None, assets=ONLY_EPISODES, again=False)
+    figures = metadata(rerun, "episodic_summaries")
+    assert (figures["sessions_complete"], figures["sessions_unchanged"], figures["episodes_updated"]) == (0, 5, 0)
+    assert episodes(lance_uri).equals(before)
+    # A transcript that grew (a line after its closing one) is consolidated again, the others not.
+    path = sample_root / before.row(0, named=True)["path"]
+    with path.open("a") as handle:
+        handle.write(jsonl(say("user", "One more thing: Dana approved the Lisbon trip.", "2026-10-26T18:00:00Z")))
+    grown = metadata(consolidate(instance, res, None, assets=ONLY_EPISODES, again=False), "episodic_summaries")
+    assert (grown["sessions_complete"], grown["episodes_updated"], grown["sessions_unchanged"]) == (1, 1, 4)
+    assert episodes(lance_uri)["end_line"].to_list()[0] > before["end_line"].to_list()[0]
+
+
+def test_a_run_over_a_range_of_tenants_reports_each_tenant(sample_root, lance_uri, instance):
+    res = make_resources(sample_root, lance_uri)
+    tenants = ["support-bot~alice", "support-bot~bob"]
+    instance.add_dynamic_partitions(SESSION_TENANTS_PARTITION, tenants)
     job = dg.Definitions(assets=[episodic_summaries], jobs=[dg.define_asset_job(
         "backfill", selection=[episodic_summaries], partitions_def=episodic_summaries.partitions_def)], resources=res).resolve_job_def("backfill")
-    result = job.execute_in_process(
-        instance=instance,
-        tags={RANGE_START_TAG: f"{ALICE_DAYS[0]}|{ALICE}", RANGE_END_TAG: f"{ALICE_DAYS[-1]}|{ALICE}"},
-    )
+    result = job.execute_in_process(instance=instance, tags={RANGE_START_TAG: tenants[0], RANGE_END_TAG: tenants[1]})
     assert result.success
-    rows = episodes(lance_uri)
-    assert rows["day"].to_list() == list(ALICE_DAYS)
-    assert rows["source_id"].n_unique() == 5
-    # Each day holding a session reports its own figures and check; the days between carry no
-    # figures; the run's own figures are one observation of the asset.
+    assert sorted(store_for(lance_uri).episode_rows(tenants[1])["day"].to_list()) == ["2026-10-29", "2026-11-13"]
     own = {
-        e.partition: e.step_materialization_data.materialization.metadata
-        for e in result.get_asset_materialization_events() if "sessions_complete" in e.step_materialization_data.materialization.metadata
+        e.partition: {k: v.value for k, v in e.step_materialization_data.materialization.metadata.items()}
+        for e in result.get_asset_materialization_events()
     }
-    assert sorted(own) == [f"{day}|{ALICE}" for day in ALICE_DAYS]
-    assert {m["sessions_complete"].value for m in own.values()} == {1}
-    checked = sorted(e.partition for e in result.get_asset_check_evaluations() if e.partition)
-    assert checked == sorted(own)
-    between = f"2026-10-27|{ALICE}"
-    latest = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=dg.AssetKey("episodic_summaries"), asset_partitions=[between]), limit=1
-    ).records[0].asset_materialization.metadata
-    assert not any(not key.startswith("dagster/") for key in latest), latest
+    assert {k: (m["sessions_complete"], m["dagster/row_count"]) for k, m in own.items()} == {
+        tenants[0]: (5, 5), tenants[1]: (2, 2),
+    }
+    checked = sorted((e.partition, e.passed) for e in result.get_asset_check_evaluations() if e.partition)
+    assert checked == [(tenants[0], True), (tenants[1], True)]
+    # The run's own figures (timings, previews) are one observation of the asset, not per tenant.
     [run_wide] = [e.asset_observation_data.asset_observation.metadata for e in result.get_asset_observation_events()]
-    assert run_wide[PARTITIONS_FIGURE].value == len(ALICE_DAYS) and run_wide["episodes_inserted"].value == len(ALICE_DAYS)
+    assert run_wide[PARTITIONS_FIGURE].value == 2 and "sessions_complete" not in run_wide
 
 
 def test_new_compaction_replaces_the_episode(root, lance_uri, instance):
@@ -159,3 +172,47 @@ def test_open_session_is_not_consolidated(root, lance_uri, instance):
     result = consolidate(instance, res, now.date().isoformat(), tenant="bot~ann", assets=ONLY_EPISODES)
     assert metadata(result, "episodic_summaries")["sessions_open"] == 1
     assert episodes(lance_uri, "bot~ann").height == 0
+
+
+def test_a_tenant_failing_in_a_run_of_two_is_not_materialized_and_the_next_run_catches_up(
+    sample_root, lance_uri, instance, monkeypatch
+):
+    from memory_pipeline.consolidation import assets
+    from memory_pipeline.consolidation.assets import consolidation_assets, consolidation_job
+
+    alice, bob = "support-bot~alice", "support-bot~bob"
+    instance.add_dynamic_partitions(SESSION_TENANTS_PARTITION, [alice, bob])
+    job = dg.Definitions(
+        assets=consolidation_assets, jobs=[consolidation_job], resources=make_resources(sample_root, lance_uri)
+    ).resolve_job_def("consolidation_job")
+    real = assets.consolidate_episodes
+
+    def failing_for_bob(root, store, tenant, *args, **kwargs):
+        if tenant.key == bob:
+            raise OSError("disk full")
+        return real(root, store, tenant, *args, **kwargs)
+
+    monkeypatch.setattr(assets, "consolidate_episodes", failing_for_bob)
+    tags = {RANGE_START_TAG: alice, RANGE_END_TAG: bob}
+    failed = job.execute_in_process(instance=instance, tags=tags, raise_on_error=False)
+    assert not failed.success
+    # Alice's episodes are written and hers alone materialized, with her check; bob's partition is
+    # not; the graph steps did not run.
+    assert instance.get_materialized_partitions(dg.AssetKey("episodic_summaries")) == {alice}
+    assert [(e.partition, e.passed) for e in failed.get_asset_check_evaluations() if e.partition] == [(alice, True)]
+    assert instance.get_materialized_partitions(dg.AssetKey("semantic_graph")) == set()
+    assert "support-bot~bob: OSError: disk full" in str(failed.all_events)
+
+    monkeypatch.setattr(assets, "consolidate_episodes", real)
+    caught_up = job.execute_in_process(instance=instance, tags=tags)
+    assert caught_up.success
+    figures = {
+        (e.asset_key.to_user_string(), e.partition): e.step_materialization_data.materialization.metadata
+        for e in caught_up.get_asset_materialization_events()
+    }
+    # Bob's sessions are consolidated now; alice's are not again, but her graph, which the failed
+    # run never built, is built from her five episodes.
+    assert figures[("episodic_summaries", bob)]["sessions_complete"].value == 2
+    assert figures[("episodic_summaries", alice)]["sessions_complete"].value == 0
+    assert figures[("semantic_graph", alice)]["episodes_read"].value == 5
+    assert figures[("semantic_graph", bob)]["episodes_read"].value == 2

@@ -197,7 +197,8 @@ def test_a_run_shared_by_two_tenants_keeps_the_other_tenants_records(copy):
     report = forget_tenant("ops-bot", "bob", root=root, lancedb_uri=lance_uri, io_dir=base / "io", instance=instance)
 
     assert report.runs_split == len(shared) and report.events_deleted >= sum(bob_before[r] for r in shared)
-    # Bob's own runs go whole: his consolidation runs (day x tenant) and any run of him alone.
+    # Bob's own runs go whole (his dreaming run, any run of him alone); the consolidation run over
+    # every tenant with sessions is shared, a range of session tenants.
     assert report.runs_deleted >= len(set(bob_before) - shared) and report.runs_deleted > 0
     assert _materializations(instance, "ops-bot~alice") == alice_before  # every record of Alice stays
     assert _materializations(instance, BOB) == {}

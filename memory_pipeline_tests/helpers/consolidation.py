@@ -9,10 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
-from memory_pipeline.consolidation.assets import consolidation_assets
+from memory_pipeline.consolidation.assets import consolidation_assets, episodic_summaries, scope_config
 from memory_pipeline.consolidation.episodes import episode_id
 from memory_pipeline.consolidation.notes_assets import dreaming
-from memory_pipeline.consolidation.partitions import consolidation_key
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.embedding import EMBEDDER_IDENTITY
@@ -39,13 +38,17 @@ def say(role: str, content: str, ts: str, turn_id: str | None = None) -> dict:
     return record
 
 
-def consolidate(instance, resources, day: str, tenant: str = ALICE, assets=None) -> dg.ExecuteInProcessResult:
+def consolidate(
+    instance, resources, day: str | None, tenant: str = ALICE, assets=None, again: bool = True
+) -> dg.ExecuteInProcessResult:
+    """A consolidation run of ``tenant`` over the sessions completed on ``day`` (every day if None),
+    consolidated again if they were already (``again``), as a rerun of that day would."""
     known = instance.get_dynamic_partitions(SESSION_TENANTS_PARTITION)
     if tenant not in known:
         instance.add_dynamic_partitions(SESSION_TENANTS_PARTITION, [tenant])
-    return dg.materialize(
-        assets or consolidation_assets, instance=instance, resources=resources, partition_key=consolidation_key(day, tenant)
-    )
+    assets = assets or consolidation_assets
+    config = scope_config([day] if day else (), again=again) if episodic_summaries in assets else None
+    return dg.materialize(assets, instance=instance, resources=resources, partition_key=tenant, run_config=config)
 
 
 def run_dreaming(instance, resources, tenant: str = ALICE) -> dg.ExecuteInProcessResult:

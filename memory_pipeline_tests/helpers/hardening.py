@@ -17,7 +17,7 @@ from pyarrow import fs
 
 from memory_pipeline.consolidation import defs as consolidation
 from memory_pipeline.consolidation.flush import flush
-from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation, run_dreaming
+from memory_pipeline.consolidation.launch import completed_tenants, run_consolidation, run_dreaming
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
 from memory_pipeline.l0.checks import check_tenant
@@ -221,7 +221,7 @@ def run_everything(root: Path, lance_uri: str, instance: dg.DagsterInstance) -> 
     results: dict[str, list] = {"mcp": mcp_writes(root, lance_uri)}
     tenants = discover_tenants(root)
     results["l0"] = [run_partitioned_job(defs, "l0_index_job", instance, tenants)]
-    results["consolidation"] = run_consolidation(defs, instance, completed_partitions(root, 30))
+    results["consolidation"] = run_consolidation(defs, instance, completed_tenants(root, 30))
     results["dreaming"] = run_dreaming(defs, instance, tenants)
     results["typed_memories"] = [run_partitioned_job(defs, "graph_ingest_job", instance, tenants)]
     results["l0_again"] = [run_partitioned_job(defs, "l0_index_job", instance, tenants)]

@@ -15,8 +15,8 @@ import gc
 import dagster as dg
 import pytest
 
-from memory_pipeline.consolidation.assets import consolidation_assets, consolidation_job
-from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation
+from memory_pipeline.consolidation.assets import consolidation_assets, consolidation_job, scope_config
+from memory_pipeline.consolidation.launch import run_consolidation
 from memory_pipeline.orchestration import resources
 from memory_pipeline.orchestration.resources import EmbedderResource
 from memory_pipeline.text import memory_types, statements
@@ -42,12 +42,12 @@ def test_a_loaded_model_is_out_of_the_collectors_passes():
 @pytest.mark.slow
 def test_runs_after_the_first_load_no_model(sample_root, lance_uri, instance):
     defs = dg.Definitions(assets=consolidation_assets, jobs=[consolidation_job], resources=make_resources(sample_root, lance_uri))
-    days = completed_partitions(sample_root, 30, [ALICE])
+    days = ["2026-10-26", "2026-10-30", "2026-11-11"]
     before = {name: load.cache_info().misses for name, load in LOADERS.items()}
-    assert all(r.success for r in run_consolidation(defs, instance, days[:1]))
+    assert all(r.success for r in run_consolidation(defs, instance, [ALICE], scope_config(days[:1])))
     first = {name: load.cache_info().misses for name, load in LOADERS.items()}
-    # Two more runs (10-30 and 11-11, split by 11-04 held back): each builds its resources again.
-    more = run_consolidation(defs, instance, [days[1], days[3]], held=[days[2]])
+    # Two more runs (10-30, then 11-11): each builds its resources again.
+    more = [r for day in days[1:] for r in run_consolidation(defs, instance, [ALICE], scope_config([day]))]
     assert len(more) == 2 and all(r.success for r in more)
     assert {name: load.cache_info().misses for name, load in LOADERS.items()} == first
     assert all(first[name] - before[name] <= 1 for name in LOADERS)  # loaded at most once, by the first run

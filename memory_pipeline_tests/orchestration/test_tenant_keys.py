@@ -61,12 +61,11 @@ def test_a_run_with_a_bad_key_materializes_nothing(instance, workspace, lance_ur
 
 def test_a_consolidation_run_for_an_unknown_tenant_materializes_nothing(instance, workspace, lance_uri):
     from memory_pipeline.consolidation.assets import consolidation_assets
-    from memory_pipeline.consolidation.partitions import consolidation_key
 
     instance.add_dynamic_partitions(SESSION_TENANTS_PARTITION, ["bot~zed"])
     result = dg.materialize(
         consolidation_assets, instance=instance, resources=make_resources(workspace, lance_uri),
-        partition_key=consolidation_key("2026-11-02", "bot~zed"), raise_on_error=False,
+        partition_key="bot~zed", raise_on_error=False,
     )
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")

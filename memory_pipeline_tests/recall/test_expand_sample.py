@@ -12,7 +12,7 @@ import dagster as dg
 import pytest
 
 from memory_pipeline.consolidation import defs as consolidation
-from memory_pipeline.consolidation.launch import completed_partitions, run_consolidation, run_dreaming, tenants_to_dream
+from memory_pipeline.consolidation.launch import completed_tenants, run_consolidation, run_dreaming, tenants_to_dream
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.pipeline import ingest_tenant
@@ -35,7 +35,7 @@ def sample(tmp_path_factory):
     shutil.copytree(SAMPLE_ROOT, root)
     instance = dg.DagsterInstance.ephemeral()
     defs = dg.Definitions(assets=consolidation.ASSETS, jobs=consolidation.JOBS, resources=make_resources(root, lance_uri))
-    run_consolidation(defs, instance, completed_partitions(root, 30))
+    run_consolidation(defs, instance, completed_tenants(root, 30))
     dreamers = sorted(tenants_to_dream(lance_uri, HashEmbedder().dim))
     assert dreamers == ["support-bot~alice"]  # the only tenant with five sessions
     run_dreaming(defs, instance, dreamers)
