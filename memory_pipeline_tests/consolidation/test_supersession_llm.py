@@ -101,8 +101,8 @@ def decided(tmp_path, lance_uri, minilm, nlp, llm) -> dict[tuple[str, str], str]
     return {(r["old_ref"], r["new_ref"]): r["decided_by"] for r in SupersessionStore(lance_uri).rows(KIM.key).iter_rows(named=True)}
 
 
-def client(url: str) -> LLMClient:
-    return LLMClient(url, "judge", attempts=2, backoff=0.01, timeout=10)
+def client(url: str, model: str = "judge") -> LLMClient:
+    return LLMClient(url, model, attempts=2, backoff=0.01, timeout=10)
 
 
 def test_the_judge_confirms_and_rejects_pairs(tmp_path, plans, judge, minilm, statement_nlp):
@@ -114,10 +114,15 @@ def test_the_judge_confirms_and_rejects_pairs(tmp_path, plans, judge, minilm, st
     assert decided(tmp_path, lance_uri, minilm, statement_nlp, client(judge.url)) == {offsite: "llm", standup: "llm"}
     assert sorted(judge.asked[-1]) == sorted([(PLANS[0][0], PLANS[2][0]), (PLANS[1][0], PLANS[3][0])])
 
+    # Records stand while the statements, relations and the deciding model are unchanged: the same
+    # model is not asked again; another model decides afresh.
     judge.verdict = lambda earlier, later: "standup" not in later
-    assert decided(tmp_path, lance_uri, minilm, statement_nlp, client(judge.url)) == {offsite: "llm"}
+    asked = len(judge.asked)
+    assert decided(tmp_path, lance_uri, minilm, statement_nlp, client(judge.url)) == {offsite: "llm", standup: "llm"}
+    assert len(judge.asked) == asked
+    assert decided(tmp_path, lance_uri, minilm, statement_nlp, client(judge.url, "judge-2")) == {offsite: "llm"}
     judge.verdict = lambda earlier, later: "offsite" not in later
-    assert decided(tmp_path, lance_uri, minilm, statement_nlp, client(judge.url)) == {standup: "llm"}
+    assert decided(tmp_path, lance_uri, minilm, statement_nlp, client(judge.url, "judge-3")) == {standup: "llm"}
 
 
 def _closed_port() -> str:
