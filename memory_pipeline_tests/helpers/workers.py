@@ -19,8 +19,7 @@ import dagster as dg
 import pytest
 
 from memory_pipeline.consolidation.assets import consolidation_assets, consolidation_job
-from memory_pipeline.consolidation.launch import completed_partitions
-from memory_pipeline.consolidation.partitions import consolidation_key
+from memory_pipeline.consolidation.launch import completed_tenants
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION, TENANTS_PARTITION
 from memory_pipeline.orchestration.resources import CELERY_SETTINGS
@@ -65,7 +64,7 @@ def run_plan(root: Path, runs_per_stage: int = 2) -> dict:
     """The L0 index of the tenants, then their consolidation, each stage ``runs_per_stage`` runs
     over ranges of partitions (as a single-run backfill makes them), the runs of a stage at once."""
     keys = [f"bot~{u}" for u in TENANTS]
-    assert {day for day, _ in completed_partitions(root, idle_minutes=30)} == {DAY}
+    assert completed_tenants(root, idle_minutes=30, days=[DAY]) == sorted(keys)
     size = -(-len(keys) // runs_per_stage)
     parts = [keys[i : i + size] for i in range(0, len(keys), size)]
     return {
@@ -73,8 +72,7 @@ def run_plan(root: Path, runs_per_stage: int = 2) -> dict:
         "pools": dict.fromkeys(POOLS, 1),
         "stages": [
             [{"job": "l0_index_job", "tags": range_tags(p[0], p[-1])} for p in parts],
-            [{"job": "consolidation_job", "tags": range_tags(consolidation_key(DAY, p[0]), consolidation_key(DAY, p[-1]))}
-             for p in parts],
+            [{"job": "consolidation_job", "tags": range_tags(p[0], p[-1])} for p in parts],
         ],
     }
 
