@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from memory_pipeline.store.lance_files import is_local
 from memory_pipeline.store.tables import TableSpec
@@ -52,14 +51,28 @@ def _is_commit_conflict(exc: BaseException) -> bool:
     return "conflict" in text or "retryable" in text or "concurrent" in text
 
 
-# Two writers committing to one table at once can conflict; LanceDB reports it and the write is
-# safe to retry because every write here is an idempotent upsert or delete.
-retry_on_conflict = retry(
-    retry=retry_if_exception(_is_commit_conflict),
-    stop=stop_after_attempt(8),
-    wait=wait_exponential_jitter(initial=0.05, max=2.0),
-    reraise=True,
-)
+def retry_on_conflict(write):
+    """``write``, retried when it meets a concurrent commit: two writers committing to one table at
+    once can conflict; LanceDB reports it and the write is safe to retry because every write here
+    is an idempotent upsert or delete. (tenacity is imported on the first write: a one-shot query
+    writes nothing and skips its import, 0.03 s.)"""
+    retrying = None
+
+    @functools.wraps(write)
+    def retried(*args, **kwargs):
+        nonlocal retrying
+        if retrying is None:
+            from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+            retrying = retry(
+                retry=retry_if_exception(_is_commit_conflict),
+                stop=stop_after_attempt(8),
+                wait=wait_exponential_jitter(initial=0.05, max=2.0),
+                reraise=True,
+            )(write)
+        return retrying(*args, **kwargs)
+
+    return retried
 
 COMMIT_LOCK = ".commit.lock"
 _locks_held = threading.local()

@@ -26,7 +26,7 @@ from memory_pipeline_tests.helpers.recall import indexed_workspace, recall_setti
 pytestmark = pytest.mark.slow
 
 MODELS = ("torch", "sentence_transformers", "spacy", "dagster")
-ONE_SHOT_SPARES = ("detect_secrets", "memory_pipeline.text.scrub", "pydantic_settings", "rich")
+ONE_SHOT_SPARES = ("detect_secrets", "memory_pipeline.text.scrub", "pydantic_settings", "rich", "tenacity")
 QUERY = "What is the refund policy for annual plans?"
 PROBE = f"""
 import json, sys
