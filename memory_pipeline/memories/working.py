@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo
 
 import polars as pl
 
-from memory_pipeline.memories.bulletin import TIME_SENSITIVE_DAYS, current_memories, same_item, when_text
+from memory_pipeline.memories.bulletin import TIME_SENSITIVE_DAYS, current_memories, distinct, when_text
 from memory_pipeline.memories.operations import MemoryOperationError
 from memory_pipeline.memories.query import ReadScope
 from memory_pipeline.memories.store import GraphStore, now_utc
@@ -185,14 +185,7 @@ def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int,
             # A capped section is chosen used-first (a stable sort keeps newest first within a tier)...
             order = {row["id"]: i for i, row in enumerate(rows)}
             rows.sort(key=lambda row: _TIER_RANK.get(tiers.get(row["id"], ""), 2))
-        chosen = []
-        for row in rows:
-            if cap is not None and len(chosen) >= cap:
-                break
-            if any(same_item(row, other) for other in seen):
-                continue
-            seen.append(row)
-            chosen.append(row)
+        chosen = distinct(rows, cap, seen)
         if cap is not None and tiers:
             chosen.sort(key=lambda row: order[row["id"]])  # ...and read newest first
         out[key] = [ContextItem(

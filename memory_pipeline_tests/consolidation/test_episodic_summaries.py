@@ -108,7 +108,8 @@ def test_a_run_over_a_range_of_tenants_reports_each_tenant(sample_root, lance_ur
     assert run_wide[PARTITIONS_FIGURE].value == 2 and "sessions_complete" not in run_wide
 
 
-def test_new_compaction_replaces_the_episode(root, lance_uri, instance):
+def _falcon_consolidated(root, lance_uri, instance):
+    """One completed session of bot~ann, consolidated: the resources and the transcript's path."""
     res = make_resources(root, lance_uri)
     path = write(root, "bot/sessions/ann/s1.jsonl", jsonl(
         say("user", "We decided to ship the Falcon release on Friday.", "2026-11-02T10:00:00Z", "t1"),
@@ -116,6 +117,11 @@ def test_new_compaction_replaces_the_episode(root, lance_uri, instance):
         completed="2026-11-02T10:05:00Z",
     ))
     consolidate(instance, res, "2026-11-02", tenant="bot~ann", assets=ONLY_EPISODES)
+    return res, path
+
+
+def test_new_compaction_replaces_the_episode(root, lance_uri, instance):
+    res, path = _falcon_consolidated(root, lance_uri, instance)
     text = path.read_text().replace(
         '{"type": "session.completed"',
         '{"type": "compaction", "summary": "Falcon ships on Friday after QA.", "ts": "2026-11-02T10:04:00Z"}\n{"type": "session.completed"',
@@ -129,13 +135,7 @@ def test_new_compaction_replaces_the_episode(root, lance_uri, instance):
 
 
 def test_an_edited_transcript_is_summarized_again(root, lance_uri, instance):
-    res = make_resources(root, lance_uri)
-    path = write(root, "bot/sessions/ann/s1.jsonl", jsonl(
-        say("user", "We decided to ship the Falcon release on Friday.", "2026-11-02T10:00:00Z", "t1"),
-        say("assistant", "Noted, Falcon ships Friday after the QA sign-off.", "2026-11-02T10:01:00Z", "t2"),
-        completed="2026-11-02T10:05:00Z",
-    ))
-    consolidate(instance, res, "2026-11-02", tenant="bot~ann", assets=ONLY_EPISODES)
+    res, path = _falcon_consolidated(root, lance_uri, instance)
     path.write_text(path.read_text().replace("Falcon", "Osprey"))
     edited = consolidate(instance, res, "2026-11-02", tenant="bot~ann", assets=ONLY_EPISODES)
     rows = episodes(lance_uri, "bot~ann")
