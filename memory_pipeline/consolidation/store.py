@@ -5,9 +5,10 @@ Every write is an upsert keyed by a deterministic ``id``, so re-materializing a 
 same rows. Timestamps that record when something first happened (an episode's ``created_at``,
 ``expires_at`` and ``promoted_at``) are carried over from the stored row, never reset by a rerun.
 
-``consolidation_inputs`` records what each step built each unit from (a digest per episode for
-the summaries and the graph, one per tenant for supersession), so a rerun with nothing new
-rebuilds nothing; the rows of a forgotten tenant go with every other table's.
+``consolidation_inputs`` records what supersession decided each tenant's records from (one digest
+per tenant), so a run with nothing new to decide keeps them; which sessions a run summarizes and
+which episodes the graph reads are told by the episodes themselves (``ConsolidatedSessions``,
+``graph_pending``). The rows of a forgotten tenant go with every other table's.
 """
 
 from __future__ import annotations

@@ -210,9 +210,9 @@ STATEMENT_PARSES = TableSpec(
 
 BUILT_FROM = TableSpec(
     "consolidation_inputs",
-    # What a consolidation step last built each unit from (consolidation/store.py): step episode or
-    # graph with unit an episode id, step supersession with unit the tenant; digest: a hash of
-    # what the step read and the settings that shaped it (never the text). Equal: nothing to redo.
+    # What a consolidation step last built each unit from (consolidation/store.py): today step
+    # supersession with unit the tenant; digest: a hash of what the step read and the settings
+    # that shaped it (never the text). Equal: nothing to redo.
     "id str!, tenant str!, step str!, unit str!, digest str!, built_at ts!",
 )
 
