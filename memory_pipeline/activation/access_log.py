@@ -13,9 +13,10 @@ text. A citation recall built from its rows (one that names them) is stored as i
 was screened for secrets when it was indexed (``sources/workspace.py`` skips a file or folder whose
 name holds one) and is stored in the index already, and its other citations are record ids. Any
 other citation (a path a caller asked ``get`` for) is scrubbed first. So a one-shot search never
-imports the scrubber (0.13 CPU s of a 1 s process). Recording never fails a recall: a write that fails is logged and dropped. The rows
-go with their tenant when it is forgotten (``forget_tenant`` clears every table with a tenant
-column); the nightly activation run drops rows older than ``decay.WINDOW_DAYS``.
+imports the scrubber (0.13 CPU s of a 1 s process). Recording never fails a recall: a write that
+fails is logged and dropped. The rows go with their tenant when it is forgotten (``forget_tenant``
+clears every table with a tenant column); the nightly activation run drops rows older than
+``decay.WINDOW_DAYS``.
 """
 
 from __future__ import annotations
