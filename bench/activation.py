@@ -8,7 +8,8 @@ one of the two notes (chosen at random per fact, once) with ``get``, logged as u
 week the nightly activation runs (``activation/pipeline.py``) and the questions are asked again.
 
 Figures, all measured in this run:
-- near-ties won: among facts whose two notes score within ``MAX_LIFT`` of each other, the share
+- near-ties won: among facts whose two notes score within ``MAX_LIFT`` of each other (the score
+  recall orders by, ``parts["ranked"]``, not the reported one, which stops at 1.0), the share
   where the used note ranks above the unused one, before the week (chance) and after (target >= 0.90);
 - flips outside near-ties: pairs whose order changed although their scores are further apart
   (target 0: activation never lifts a less relevant result past a clearly better one);
@@ -64,8 +65,9 @@ def build_workspace(root: Path, topics: int, rng: random.Random) -> list[dict]:
         team, thing, value = TEAMS[i % len(TEAMS)], THINGS[(i // len(TEAMS)) % len(THINGS)], rng.choice(VALUES)
         team = f"{team}-{i // (len(TEAMS) * len(THINGS))}" if i >= len(TEAMS) * len(THINGS) else team
         a, b = f"facts-a-{i:03d}.md", f"facts-b-{i:03d}.md"
-        (folder / a).write_text(f"# {team}\n\nThe {thing} of the {team} team is {value}.\n")
-        (folder / b).write_text(f"# {team}\n\nThe {thing} of the {team} team is {value}, as agreed.\n")
+        # Equally relevant: the same words but one, which no question asks about.
+        (folder / a).write_text(f"# {team}\n\nThe {thing} of the {team} team is {value}, as agreed.\n")
+        (folder / b).write_text(f"# {team}\n\nThe {thing} of the {team} team is {value}, as decided.\n")
         (folder / f"filler-{i:03d}.md").write_text(f"# Log {i}\n\nThe {team} team met to talk about hiring and snacks.\n")
         facts.append({"questions": [f"What is the {thing} of the {team} team?", f"{team} team {thing}?"],
                       "notes": (a, b), "used": rng.choice((a, b))})
@@ -88,7 +90,9 @@ def ask(facts, settings, embedder) -> tuple[dict, list[float]]:
             started = time.perf_counter()
             results = search(question, AGENT, USER, settings=settings, embedder=embedder, k=10, min_score=0.0)
             times.append(time.perf_counter() - started)
-            ranks = {r.path.rsplit("/", 1)[1]: (i, r.score, r) for i, r in enumerate(results)}
+            # The score recall orders by: the reported score stops at 1.0, so two notes shown as 1.0
+            # may be further apart than a near-tie.
+            ranks = {r.path.rsplit("/", 1)[1]: (i, r.parts["ranked"], r) for i, r in enumerate(results)}
             out[(f, q)] = (ranks, results[0].path.rsplit("/", 1)[1] if results else None)
     return out, times
 

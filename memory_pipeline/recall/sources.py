@@ -197,6 +197,7 @@ class TenantCache:
         self._connecting = threading.Lock()
         self._tables: dict[str, object] = {}
         self._rows: OrderedDict[tuple[str, str], tuple[int, Rows]] = OrderedDict()
+        self._reads: OrderedDict[tuple, pa.Table] = OrderedDict()
         self._lock = threading.Lock()
         self._loading: dict[tuple[str, str], threading.Lock] = {}
         self._pinned = threading.local()
@@ -297,11 +298,28 @@ class TenantCache:
     def read_tenant(self, name: str, tenant: str, columns: list[str]) -> pa.Table:
         """The tenant's rows of table ``name``, the ``columns`` of them the table has. A read of
         fewer than ``persist_min_rows`` rows is kept with the table's version, and read back
-        instead of LanceDB until the table moves (local databases, persistence on)."""
+        instead of LanceDB until the table moves (local databases, persistence on); in a process
+        that stays up, it is also kept in memory for that version."""
+        version = self.version(name)
+        memo = (name, tenant, tuple(columns), version)
+        with self._lock:
+            hit = self._reads.get(memo)
+            if hit is not None:
+                self._reads.move_to_end(memo)
+                return hit
+        arrow = self._read_tenant(name, tenant, columns, version)
+        if arrow.num_rows < (self.persist_min_rows or self.fingerprint_min_rows):
+            with self._lock:
+                self._reads[memo] = arrow
+                while len(self._reads) > self.max_entries:
+                    self._reads.popitem(last=False)
+        return arrow
+
+    def _read_tenant(self, name: str, tenant: str, columns: list[str], version: int | None) -> pa.Table:
         files = None
         if self.persist_min_rows is not None:
             files = index_files.tenant_files(self.uri, name, tenant)
-        stamp = index_files.table_stamp(self.uri, name, self.version(name)) if files is not None else None
+        stamp = index_files.table_stamp(self.uri, name, version) if files is not None else None
         kept = files.kept_read(stamp, columns) if files is not None else None
         if kept is not None:
             return kept
@@ -391,7 +409,8 @@ class TenantCache:
             return None
 
     def _read_rows(self, source: RecallSource, tenant: str) -> Rows:
-        arrow = self.read_tenant(source.table, tenant, list(dict.fromkeys(source.columns + source.fingerprint)))
+        columns = list(dict.fromkeys(source.columns + source.fingerprint))
+        arrow = self._read_tenant(source.table, tenant, columns, self.version(source.table))
         rows = source.to_rows(tenant, arrow)
         rows.fingerprint = _fingerprint(arrow, source.fingerprint)
         del arrow

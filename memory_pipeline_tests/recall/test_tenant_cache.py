@@ -39,3 +39,18 @@ def test_another_tenants_write_keeps_the_cached_rows_and_an_own_write_reloads(tm
     (root / "support-bot/users/alice/memory/tea.md").unlink()
     ingest(root, uri)
     assert not any("black coffee" in t for t in cache.rows(source, ALICE).text)
+
+
+def test_a_tenant_read_is_kept_in_memory_until_its_table_moves(tmp_path):
+    root, uri = tmp_path / "agents", str(tmp_path / "lancedb")
+    root.mkdir()
+    build_workspace(root)
+    ingest(root, uri)
+    cache = TenantCache(uri)
+    first = cache.read_tenant("chunks", ALICE, ["path", "text"])
+    assert first.num_rows and cache.read_tenant("chunks", ALICE, ["path", "text"]) is first  # no second read
+
+    write(root, "support-bot/users/alice/memory/tea.md", "# Tea\n\nAlice drinks black coffee at nine.\n")
+    ingest(root, uri)
+    fresh = cache.read_tenant("chunks", ALICE, ["path", "text"])
+    assert fresh is not first and any("black coffee" in t for t in fresh.column("text").to_pylist())
