@@ -36,7 +36,14 @@ from memory_pipeline.consolidation.pipeline import build_graph, consolidate_epis
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.consolidation.timeline import SupersessionReport, supersede_tenant, supersession_rows
 from memory_pipeline.embedding import EMBEDDER_IDENTITY
-from memory_pipeline.orchestration.materializations import PartitionReport, column_schema, layer_asset, report_partitions
+from memory_pipeline.orchestration.materializations import (
+    PartitionReport,
+    checks_only,
+    column_schema,
+    layer_asset,
+    report_checks,
+    report_partitions,
+)
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sources import session_transcripts
 from memory_pipeline.orchestration.tenant_keys import require_known_tenants
@@ -148,6 +155,9 @@ def episodic_summaries(
     settings = workspace.settings()
     days, since = config.checked_days()
     store = _store(lancedb, embedder)
+    if checks_only(context):
+        yield from report_checks(context, {EPISODES_CHECK: {k: check_episodes(store, k) for k in context.partition_keys}})
+        return
     llm = LLMClient.from_env()
     now = datetime.now(UTC)
     report = PartitionReport(context.partition_keys)
@@ -227,6 +237,9 @@ def semantic_graph(
     (supersession), recorded once, here."""
     started = time.perf_counter()
     store = _store(lancedb, embedder)
+    if checks_only(context):
+        yield from report_checks(context, {RELATIONS_CHECK: {k: check_relations(store, k) for k in context.partition_keys}})
+        return
     llm = LLMClient.from_env()
     report = PartitionReport(context.partition_keys)
     nlp_ms = 0
@@ -310,6 +323,9 @@ def entity_dedup(context: dg.AssetExecutionContext, lancedb: LanceDBResource, em
     """The tenant's entities with duplicates merged, ambiguous pairs flagged and relations re-pointed."""
     started = time.perf_counter()
     store = _store(lancedb, embedder)
+    if checks_only(context):
+        yield from report_checks(context, {DEDUP_CHECK: {k: check_dedup(store, k) for k in context.partition_keys}})
+        return
     now = datetime.now(UTC)
     report = PartitionReport(context.partition_keys)
     merged, ambiguous = [], []

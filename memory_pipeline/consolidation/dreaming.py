@@ -69,6 +69,11 @@ def dreaming_path(root: Path, tenant: Tenant, day: datetime) -> Path:
     return memory_dir(root, tenant) / "_system" / "dreaming" / f"{day:%Y%m%d}-consolidated.md"
 
 
+def dreamed_files(root: Path, tenant: Tenant) -> list[Path]:
+    """The tenant's dreamed documents on disk."""
+    return sorted(dreaming_path(root, tenant, datetime.now()).parent.glob("*-consolidated.md"))
+
+
 def citation(episode: dict, start: int | None = None, end: int | None = None) -> str:
     if start is None:
         start, end = episode["start_line"], episode["end_line"]

@@ -22,10 +22,11 @@ from memory_pipeline.consolidation.assets import (
 from memory_pipeline.consolidation.checks import DREAMING_CHECK, check_dreaming
 from memory_pipeline.consolidation.flush import HEADINGS, flush_session
 from memory_pipeline.consolidation.llm import LLMClient
+from memory_pipeline.consolidation.dreaming import dreamed_files
 from memory_pipeline.consolidation.pipeline import dream
 from memory_pipeline.consolidation.sessions import session_files
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.orchestration.materializations import PartitionReport, report_partitions
+from memory_pipeline.orchestration.materializations import PartitionReport, checks_only, report_checks, report_partitions
 from memory_pipeline.orchestration.partitions import session_tenant_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sources import session_transcripts
@@ -43,6 +44,11 @@ def dreaming(context: dg.AssetExecutionContext, workspace: WorkspaceResource, la
     """The tenant's oldest unpromoted episodes promoted into ``_system/dreaming/YYYYMMDD-consolidated.md``."""
     started = time.perf_counter()
     store = ConsolidationStore(lancedb.uri, embedder.dim)
+    if checks_only(context):  # the tenants' dreamed files as they are now
+        yield from report_checks(context, {DREAMING_CHECK: {
+            key: check_dreaming(workspace.root_path, store, key, dreamed_files(workspace.root_path, Tenant.from_key(key)), [])
+            for key in context.partition_keys}})
+        return
     llm = LLMClient.from_env()
     now = datetime.now(UTC)
     report = PartitionReport(context.partition_keys)

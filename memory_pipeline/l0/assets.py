@@ -27,7 +27,14 @@ from memory_pipeline.l0.pipeline import (
     write_tenant,
 )
 from memory_pipeline.l0.store import MemoryStore
-from memory_pipeline.orchestration.materializations import PartitionReport, column_schema, layer_asset, report_partitions
+from memory_pipeline.orchestration.materializations import (
+    PartitionReport,
+    checks_only,
+    column_schema,
+    layer_asset,
+    report_checks,
+    report_partitions,
+)
 from memory_pipeline.orchestration.partitions import LINEAGE_ONLY, tenant_partitions
 from memory_pipeline.orchestration.pools import EMBEDDING_POOL, LANCEDB_WRITE_POOL
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
@@ -200,6 +207,7 @@ class _NoModel:
     kinds={"lancedb"},
     pool=LANCEDB_WRITE_POOL,
     metadata={"dagster/column_schema": column_schema(CHUNKS.name, CHUNKS.schema(_DIM))},
+    deps=[memory_chunks, memory_embeddings],
     check_specs=[
         dg.AssetCheckSpec(name, asset="memory_index", description=DESCRIPTIONS[name], blocking=True, partitions_def=tenant_partitions)
         for name in ALL_CHECKS
@@ -215,6 +223,12 @@ def memory_index(
     """The tenant's searchable chunks in LanceDB (vector + full-text), matching its files exactly."""
     started = time.perf_counter()
     store = MemoryStore(lancedb.uri, dim=embedder.dim)
+    if checks_only(context):  # the tenants' rows as they are now; nothing is re-indexed
+        outcomes = {key: check_tenant(store, key, embedder.dim) for key in context.partition_keys}
+        yield from report_checks(context, {
+            name: {key: next((o.passed, o.details) for o in found if o.name == name) for key, found in outcomes.items()}
+            for name in ALL_CHECKS})
+        return
     prepared: dict[str, TenantChunks | None] = by_partition(context, memory_chunks)
     del memory_embeddings  # its vectors are read from the cache; the input orders the steps
     written = {key: write_tenant(store, batch, embedder.model_name) for key, batch in prepared.items() if batch is not None}

@@ -20,7 +20,14 @@ from memory_pipeline.embedding import EMBEDDER_IDENTITY
 from memory_pipeline.memories.checks import DESCRIPTION, MEMORIES_CHECK, check_memories
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.pipeline import SOURCE_KINDS, ingest_tenant
-from memory_pipeline.orchestration.materializations import PartitionReport, column_schema, layer_asset, report_partitions
+from memory_pipeline.orchestration.materializations import (
+    PartitionReport,
+    checks_only,
+    column_schema,
+    layer_asset,
+    report_checks,
+    report_partitions,
+)
 from memory_pipeline.orchestration.partitions import LINEAGE_ONLY, tenant_partitions
 from memory_pipeline.orchestration.pools import EMBEDDING_POOL
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
@@ -82,6 +89,9 @@ def typed_memories(
     started = time.perf_counter()
     source, max_age = _options(context)
     graph = MemoryGraph.open(lancedb.uri, _LazyEmbedder(embedder))
+    if checks_only(context):
+        yield from report_checks(context, {MEMORIES_CHECK: {k: check_memories(graph.store, k) for k in context.partition_keys}})
+        return
     report = PartitionReport(context.partition_keys)
     preview = []
     for key in report.partition_keys:

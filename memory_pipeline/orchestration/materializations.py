@@ -25,6 +25,7 @@ so a single-run backfill neither hides a failure nor loses the work of the tenan
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,20 +91,22 @@ def report_partitions(
             + "; ".join(f"{key}: {why}" for key, why in sorted(report.failed.items()))[:2000],
             metadata={"failed_partitions": sorted(report.failed), "completed_partitions": keys},
         )
-    # Dagster needs one result per declared check for the step; it records no partition in a run
-    # over several, so the UI's status per partition comes from the evaluations that follow.
-    results = [
-        dg.AssetCheckResult(
-            check_name=name, passed=all(passed for passed, _ in by.values()),
-            metadata={"failed_partitions": sorted(k for k, (passed, _) in by.items() if not passed)},
-        )
-        for name, by in report.checks.items()
-    ]
+    results = list(_run_results(report.checks))
     for key in keys:
         add_partition_metadata(context, key, report.metadata[key])
     yield dg.AssetObservation(asset_key=asset_key, metadata={**(run_totals or {}), **run_metadata, PARTITIONS_FIGURE: len(keys)})
     yield from _result({}, results, output)
     yield from check_evaluations(context, asset_key, report.checks, keys, blocking)
+
+
+def _run_results(checks: Mapping[str, Mapping[str, tuple[bool, dict]]], asset_key: dg.AssetKey | None = None):
+    """Dagster needs one result per declared check for the step; it records no partition in a run
+    over several, so the UI's status per partition comes from the evaluations that follow."""
+    for name, by in checks.items():
+        yield dg.AssetCheckResult(
+            asset_key=asset_key, check_name=name, passed=all(passed for passed, _ in by.values()),
+            metadata={"failed_partitions": sorted(k for k, (passed, _) in by.items() if not passed)},
+        )
 
 
 def _result(metadata: dict, checks: list[dg.AssetCheckResult], output: Any) -> Iterator[Any]:
@@ -143,14 +146,55 @@ OWNERS = ["team:memory-pipeline"]
 def layer_asset(group_name: str, tags: dict[str, str]):
     """The ``dg.asset`` decorator of one layer of the pipeline: a backfill of many partitions runs as
     one run (reported per partition, see above), every asset is owned by OWNERS, and the layer's
-    assets share its group and tags. The asset's own arguments pass through."""
+    assets share its group and tags. The asset's own arguments pass through.
+
+    An asset with checks is made a subsettable one-asset ``multi_asset``, so its checks can run on
+    their own (the UI's "Execute" on a check, a job selecting the checks alone) without materializing
+    it again: the function sees no asset selected (``checks_only``) and reports the checks of
+    what is stored (``report_checks``). Its inputs must be among its ``deps``."""
 
     def asset(**kwargs):
-        return dg.asset(
-            backfill_policy=dg.BackfillPolicy.single_run(), group_name=group_name, owners=OWNERS, tags=tags, **kwargs
-        )
+        common = {"backfill_policy": dg.BackfillPolicy.single_run(), "group_name": group_name}
+        if not kwargs.get("check_specs"):
+            return dg.asset(**common, owners=OWNERS, tags=tags, **kwargs)
+
+        def decorate(fn):
+            options = dict(kwargs)
+            spec = dg.AssetSpec(
+                fn.__name__, deps=options.pop("deps", None), description=inspect.getdoc(fn),
+                metadata=options.pop("metadata", None), kinds=options.pop("kinds", None), owners=OWNERS, tags=tags,
+                partitions_def=options.get("partitions_def"),
+            )
+            return dg.multi_asset(name=fn.__name__, specs=[spec], can_subset=True, **common, **options)(fn)
+
+        return decorate
 
     return asset
+
+
+def checks_only(context: dg.AssetExecutionContext) -> bool:
+    """Whether this run asked for the asset's checks alone (see ``layer_asset``)."""
+    return not context.selected_asset_keys
+
+
+def report_checks(
+    context: dg.AssetExecutionContext, checks: Mapping[str, Mapping[str, tuple[bool, dict[str, Any]]]]
+) -> Iterator[Any]:
+    """The selected checks of a checks-only run, evaluated on what is stored (``checks``: name ->
+    partition -> (passed, metadata)): each partition's evaluation targets its latest
+    materialization, as after a run that materialized it."""
+    asset_key = next(iter(context.selected_asset_check_keys)).asset_key  # no asset is selected
+    selected = {key.name for key in context.selected_asset_check_keys}
+    checks = {name: by for name, by in checks.items() if name in selected}
+    keys = context.partition_keys
+    if len(keys) == 1:
+        for name, by in checks.items():
+            passed, metadata = by[keys[0]]
+            yield dg.AssetCheckResult(asset_key=asset_key, check_name=name, passed=passed, metadata=metadata)
+        return
+    yield from _run_results(checks, asset_key)
+    blocking = {spec.name: spec.blocking for spec in context.assets_def.check_specs}
+    yield from check_evaluations(context, asset_key, checks, keys, blocking)
 
 
 def column_schema(table: str, schema: pa.Schema) -> dg.TableSchema:

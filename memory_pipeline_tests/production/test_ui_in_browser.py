@@ -43,7 +43,7 @@ query Latest($key: AssetKeyInput!) {
 CHECK_STATUSES = """
 query Checks($key: AssetKeyInput!) {
   assetNodeOrError(assetKey: $key) {
-    ... on AssetNode { assetChecksOrError { ... on AssetChecks { checks { name partitionStatuses {
+    ... on AssetNode { assetChecksOrError { ... on AssetChecks { checks { name canExecuteIndividually partitionStatuses {
       __typename
       ... on AssetCheckDefaultPartitionStatuses {
         succeededPartitions failedPartitions inProgressPartitions skippedPartitions executionFailedPartitions
@@ -203,4 +203,6 @@ def test_check_status_per_partition_after_a_backfill_of_two_tenants(dagster_serv
     passed = {"succeededPartitions": sorted(TWO_TENANTS), "failedPartitions": [], "inProgressPartitions": [],
               "skippedPartitions": [], "executionFailedPartitions": []}
     assert ours == {name: passed for name in ALL_CHECKS}
+    # Each check can be run again on its own, without materializing the asset.
+    assert {check["name"]: check["canExecuteIndividually"] for check in checks} == {name: "CAN_EXECUTE" for name in ALL_CHECKS}
     assert shot.stat().st_size > 10_000
