@@ -2,6 +2,7 @@
 through the real pipelines, ``expand`` reaches the source from every summary: each line of every
 dreamed file down to exactly the turns it cites (through the episode holding them), each typed
 memory and each relation down to the turn or note line it was read from, with that line's text.
+On the same runs, every consolidation check runs on its own and passes, materializing nothing.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory):
+def pipeline(tmp_path_factory):
     base = tmp_path_factory.mktemp("expand")
     root, lance_uri = base / "agents", str(base / "lancedb")
     shutil.copytree(SAMPLE_ROOT, root)
@@ -42,7 +43,12 @@ def sample(tmp_path_factory):
     graph = MemoryGraph.open(lance_uri, HashEmbedder())
     for tenant in discover_tenants(root):
         ingest_tenant(graph, root, Tenant.from_key(tenant))
-    return root, recall_settings(root, lance_uri)
+    return root, recall_settings(root, lance_uri), defs, instance
+
+
+@pytest.fixture(scope="module")
+def sample(pipeline):
+    return pipeline[:2]
 
 
 def _leaves(citation: str, tenant: Tenant, settings) -> list[tuple[str, str]]:
@@ -89,3 +95,22 @@ def test_every_typed_memory_and_relation_reaches_its_statement(sample):
         expanded = expand(unit, agent=tenant.agent_id, user=tenant.user_id, depth=None, settings=settings)
         if kind == "note_lines":
             assert expanded.leaves()[0].text == _line_text(ref, tenant, settings)
+
+
+def test_every_consolidation_check_runs_on_its_own(pipeline):
+    _, _, defs, instance = pipeline
+    job = defs.resolve_implicit_global_asset_job_def()
+    checked = 0
+    for assets_def in consolidation.ASSETS:
+        keys = set(getattr(assets_def, "check_keys", ()))
+        if not keys:
+            continue
+        asset = next(iter(keys)).asset_key
+        before = len(instance.fetch_materializations(asset, limit=1000).records)
+        alone = job.get_subset(asset_selection=set(), asset_check_selection=keys)
+        result = alone.execute_in_process(instance=instance, partition_key="support-bot~alice")
+        evaluations = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+        assert evaluations and all(e.passed for e in evaluations), (asset, evaluations)
+        assert len(instance.fetch_materializations(asset, limit=1000).records) == before
+        checked += len(keys)
+    assert checked == 4  # episodes, relations, entities, dreamed files
