@@ -106,8 +106,8 @@ def consolidate(root: Path, lance: Path, embedder) -> dict:
 
     timed("episodes", lambda: consolidate_episodes(root, store, tenant, None, embedder, now, timedelta(minutes=30), timedelta(days=90)),
           lambda r: {"written": len(r.drafts), "unchanged": r.unchanged})
-    timed("graph", lambda: build_graph(root, store, tenant, None, embedder),
-          lambda r: {"relations": len(r.relations), "unchanged": r.unchanged})
+    timed("graph", lambda: build_graph(root, store, tenant, None, embedder, pending_only=True),
+          lambda r: {"relations": len(r.relations), "episodes_read": r.episodes})
     timed("supersession", lambda: supersede_tenant(root, lance, tenant, embedder, now),
           lambda r: {"statements": r.statements, "records": len(r.records), "unchanged": r.unchanged})
     return stages

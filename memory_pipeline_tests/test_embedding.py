@@ -1,5 +1,7 @@
 """Proves: the real model's fast paths for one query (ONNX Runtime, then TorchScript, then
-``encode``) give the vector ``embed`` gives, from empty to truncated texts; a failed or missing
+``encode``) give the vector ``embed`` gives, from empty to truncated texts; ``embed`` of a batch
+runs the export (padded batches, texts of every length) to the vectors of sentence-transformers'
+``encode``, in input order, and goes through ``encode`` when there is no checked export; a failed or missing
 export falls back instead of failing, and an export is made once and reused from its cache; a
 passed check is recorded, and the export it vouches for, loaded without the model (its tokenizer
 file alone), gives the model's vectors and token counts; a record made by other runtimes is not
@@ -41,6 +43,17 @@ def test_a_query_embeds_as_a_document(model, text):
     traced = _without_onnx(model, text)
     assert np.allclose(traced, want, atol=1e-5)
     assert model._traced() is not None
+
+
+def test_a_batch_embeds_through_the_export_as_encode_does(model, monkeypatch):
+    texts = TEXTS * 7 + [f"turn {i}: " + "the refund policy changed " * (i % 9) for i in range(40)]
+    reference = model.model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+    batched = model.embed(texts)
+    assert model._batch_encoder() is not None and batched.shape == reference.shape
+    assert float(np.min(np.sum(batched * reference, axis=1))) >= 1 - query_encoder.MAX_COSINE_GAP
+    assert np.allclose(batched[:len(TEXTS)], [model.embed_query(t) for t in TEXTS], atol=1e-5)
+    monkeypatch.setattr(model, "_batch", None)  # no checked export: PyTorch
+    assert np.allclose(model.embed(texts[:10]), reference[:10], atol=1e-5)
 
 
 def _without_onnx(model, text):
