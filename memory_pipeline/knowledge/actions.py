@@ -8,7 +8,10 @@ dance" -> likes; "I'm going to open", "I will open", "I want to open" -> plans_t
 past, perfect or under way (an opinion in the present, "I appreciate your help", says nothing);
 negated, conditional and questioned clauses say nothing; light verbs (be, get, make, think, ...)
 and vague objects (thing, lot, way) are left out. The subject is whoever the parse names: the
-speaker for "I", the person spoken to for "you", a speaker called by name.
+speaker for "I", the person spoken to for "you", a speaker called by name. A past wish ("I wanted
+to join the military") is no plan; an object keeps what completes it when short ("love of
+nature", "upside-down poses", "a place for people to dance"); in a relative clause the noun it
+describes is what was done to ("the kids I met at the shelter" -> met kids).
 """
 
 from __future__ import annotations
@@ -38,14 +41,32 @@ _PLAN_HEADS = frozenset({"plan", "want", "hope", "intend", "decide", "aim"})
 _PETS = frozenset("dog dogs puppy cat cats kitten pet pets turtle turtles hamster parrot rabbit bunny horse fish".split())
 
 
-def _noun_phrase(tok) -> str:
-    """A noun with its compounds and adjectives, without determiners or possessives ("dance studio")."""
+def _noun_phrase(tok, complement: bool = True) -> str:
+    """A noun with its compounds and adjectives, without determiners or possessives ("dance
+    studio", "upside-down poses"), and with what completes it when short: an "of" phrase ("love
+    of nature") or a clause ("a place for people to dance"); the head alone would say less."""
     words = [c for c in tok.children if c.dep_ in ("compound", "amod", "nummod", "nmod") and c.i < tok.i
-             and c.pos_ != "PRON" and not c.is_stop]
+             and c.pos_ != "PRON" and (not c.is_stop or _hyphenated(c))]
     start = min([tok.i, *(c.left_edge.i for c in words)])
     span = [t for t in tok.doc[start : tok.i + 1] if t.dep_ not in ("det", "poss", "case") and t.pos_ != "PRON"
-            and not (t.is_stop and t.i < tok.i)]
-    return "".join(t.text + (t.whitespace_ if t is not span[-1] else "") for t in span).strip()
+            and not (t.is_stop and t.i < tok.i and not _hyphenated(t.head if t.dep_ == "advmod" else t))]
+    text = "".join(t.text + (t.whitespace_ if t is not span[-1] else "") for t in span).strip()
+    if not complement:
+        return text
+    for child in tok.children:
+        of_noun = child.dep_ == "prep" and child.lower_ == "of" and any(
+            o.dep_ == "pobj" and o.pos_ in ("NOUN", "PROPN") for o in child.children)
+        if (of_noun or child.dep_ in ("relcl", "acl")) and child.i > tok.i:
+            tail = tok.doc[child.left_edge.i : child.right_edge.i + 1]
+            # Not when it leans on a pronoun ("the freedom it brings"); a reflexive one is fine.
+            if len(tail) <= 8 and not any(t.pos_ == "PUNCT" or t.pos_ == "PRON" and "Reflex=Yes" not in str(t.morph) for t in tail):
+                return f"{text} {tail.text}"
+    return text
+
+
+def _hyphenated(tok) -> bool:
+    """A modifier written with a hyphen ("upside-down"): a word of the phrase, stop word or not."""
+    return any(t.tag_ == "HYPH" for t in tok.subtree)
 
 
 def _action_objects(verb) -> list[tuple[str, object]]:
@@ -53,6 +74,9 @@ def _action_objects(verb) -> list[tuple[str, object]]:
     direct object and a job it names ("lost my job as a banker"), or else its first prepositional
     object ("competed in a festival"): later phrases are circumstances, not what was done."""
     direct = [c for c in verb.children if c.dep_ in ("dobj", "attr")]
+    if not direct and verb.dep_ == "relcl" and verb.head.pos_ in ("NOUN", "PROPN") and not any(
+            c.dep_ in ("advmod", "nsubj", "nsubjpass") and c.tag_.startswith("W") for c in verb.children):
+        direct = [verb.head]  # "the kids I met at the shelter": what was met is the noun the clause describes
     out = [("", c) for c in direct if c.pos_ in ("NOUN", "PROPN")]
     # "as" on the verb says the job only after "work" or with a job as the object ("lost my job
     # as a banker"); elsewhere it says when or how ("loved reading as a kid").
@@ -113,6 +137,8 @@ def actions(s) -> Iterable[Fact]:
         head = verb.head if verb.dep_ == "xcomp" else None
         if head is not None and any(c.dep_ == "neg" for c in head.children):
             continue  # "I'm not gonna forget": the negation sits on the head
+        if head is not None and head.lemma_.lower() in _PLAN_HEADS and head.tag_ == "VBD" and head.lemma_.lower() != "decide":
+            continue  # "I wanted to capture their unity": a past wish, no plan (a decision stands)
         plan = head is not None and (head.lemma_.lower() in _PLAN_HEADS or head.lower_ in ("going", "gon") and any(
             c.dep_ == "aux" and c.lemma_ == "be" for c in head.children)) or any(
             c.lower_ in ("will", "'ll", "shall") for c in verb.children)

@@ -62,3 +62,26 @@ def test_an_object_is_a_thing_of_the_kind_its_predicate_needs(nlp):
         ("moved", "PostgreSQL 16 cutover", 5),
         ("prefers", "dark mode", 1),
     ]
+
+
+def test_a_past_wish_is_no_plan_and_an_object_keeps_what_completes_it(nlp):
+    """"I wanted to join" was a wish, not a plan; an object keeps a short "of" phrase, a hyphened
+    modifier and a short clause, not one leaning on a pronoun; in a relative clause the noun the
+    clause describes is what was done to."""
+    said = [
+        ("Ana", "I wanted to join the military after that talk."),
+        ("Ana", "I really enjoy the upside-down poses."),
+        ("Ana", "I want to create a place for people to dance."),
+        ("Ana", "Check out these kids I met at the shelter!"),
+        ("Ana", "I am turning my love of dance into a business."),
+        ("Ana", "I love the freedom it brings."),
+    ]
+    turns = [Turn(n + 1, role, text, TS, f"D1:{n + 1}") for n, (role, text) in enumerate(said)]
+    found = extract(utterances(turns, (), "conv-1"), nlp=nlp)
+    assert sorted({(f.predicate, f.object, f.line) for f in found.facts}) == [
+        ("likes", "freedom", 6),
+        ("likes", "upside-down poses", 2),
+        ("met", "kids", 4),
+        ("plans_to_create", "place for people to dance", 3),
+        ("turning", "love of dance", 5),
+    ]
