@@ -71,8 +71,9 @@ class MiniLMEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Through the checked ONNX export when there is one (``query_encoder``: the same vectors
-        within a cosine of 1e-4, 1.7x as fast on this machine's 2 cores, and a process that never
-        imports PyTorch holds 375 MB less), else through ``encode``."""
+        within a cosine of 1e-4, at least as fast: 0.55 s against 0.56 on 1,133 LoCoMo turns on a
+        quiet machine, and a process that never imports PyTorch holds 375 MB less), else through
+        ``encode``."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         batch = self._batch_encoder()
@@ -134,8 +135,9 @@ class MiniLMEmbedder:
         if "_batch" not in self.__dict__:
             from memory_pipeline.query_encoder import load_checked_encoder
 
-            threads = os.environ.get("OMP_NUM_THREADS", "")
-            path, threads = minilm_path(), int(threads) if threads.isdigit() and int(threads) > 0 else os.cpu_count() or 1
+            asked = os.environ.get("OMP_NUM_THREADS", "")
+            threads = int(asked) if asked.isdigit() and int(asked) > 0 else os.cpu_count() or 1
+            path = minilm_path()
             encoder = load_checked_encoder(path, threads)
             if encoder is None and self._onnx() is not None:
                 encoder = load_checked_encoder(path, threads)
