@@ -71,7 +71,7 @@ def dreaming_path(root: Path, tenant: Tenant, day: datetime) -> Path:
 
 def dreamed_files(root: Path, tenant: Tenant) -> list[Path]:
     """The tenant's dreamed documents on disk."""
-    return sorted(dreaming_path(root, tenant, datetime.now()).parent.glob("*-consolidated.md"))
+    return sorted((memory_dir(root, tenant) / "_system" / "dreaming").glob("*-consolidated.md"))
 
 
 def citation(episode: dict, start: int | None = None, end: int | None = None) -> str:

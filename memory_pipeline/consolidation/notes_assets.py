@@ -20,9 +20,9 @@ from memory_pipeline.consolidation.assets import (
     md_table,
 )
 from memory_pipeline.consolidation.checks import DREAMING_CHECK, check_dreaming
+from memory_pipeline.consolidation.dreaming import dreamed_files
 from memory_pipeline.consolidation.flush import HEADINGS, flush_session
 from memory_pipeline.consolidation.llm import LLMClient
-from memory_pipeline.consolidation.dreaming import dreamed_files
 from memory_pipeline.consolidation.pipeline import dream
 from memory_pipeline.consolidation.sessions import session_files
 from memory_pipeline.consolidation.store import ConsolidationStore
