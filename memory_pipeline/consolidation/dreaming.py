@@ -66,12 +66,16 @@ def memory_dir(root: Path, tenant: Tenant) -> Path:
 
 
 def dreaming_path(root: Path, tenant: Tenant, day: datetime) -> Path:
-    return memory_dir(root, tenant) / "_system" / "dreaming" / f"{day:%Y%m%d}-consolidated.md"
+    return _dreaming_folder(root, tenant) / f"{day:%Y%m%d}-consolidated.md"
 
 
 def dreamed_files(root: Path, tenant: Tenant) -> list[Path]:
     """The tenant's dreamed documents on disk."""
-    return sorted((memory_dir(root, tenant) / "_system" / "dreaming").glob("*-consolidated.md"))
+    return sorted(_dreaming_folder(root, tenant).glob("*-consolidated.md"))
+
+
+def _dreaming_folder(root: Path, tenant: Tenant) -> Path:
+    return memory_dir(root, tenant) / "_system" / "dreaming"
 
 
 def citation(episode: dict, start: int | None = None, end: int | None = None) -> str:
