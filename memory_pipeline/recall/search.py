@@ -203,7 +203,7 @@ def _search_scopes(
         text_raw, full_match = text[source]
         candidates += _source_candidates(source, names, info, qvec, text_raw, full_match, scopes, cache, config, today)
     candidates = dedup_across_scopes(candidates)
-    # Activation breaks near-ties only: a lift of at most 3 % on the order, never on the score.
+    # Activation breaks near-ties only: a lift of at most 2 % on the order, never on the score.
     known = activation_of(cache, (s.key for s in scopes))
     candidates.sort(key=order_key(known))
     pool = max(k * 5, 20)
