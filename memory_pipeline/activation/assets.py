@@ -12,7 +12,7 @@ import dagster as dg
 
 from memory_pipeline.activation.decay import COOL_TIER, HALF_LIFE_DAYS, HOT_TIER, WARM_TIER
 from memory_pipeline.activation.pipeline import tenant_activation
-from memory_pipeline.orchestration.materializations import PartitionReport, column_schema, layer_asset, report_partitions
+from memory_pipeline.orchestration.materializations import PartitionReport, column_schema, layer_asset, md_table, report_partitions
 from memory_pipeline.orchestration.partitions import tenant_partitions
 from memory_pipeline.orchestration.pools import LANCEDB_WRITE_POOL
 from memory_pipeline.orchestration.resources import LanceDBResource
@@ -32,7 +32,7 @@ def memory_activation(context: dg.AssetExecutionContext, lancedb: LanceDBResourc
     started = time.perf_counter()
     now = datetime.now(UTC)
     report = PartitionReport(context.partition_keys)
-    preview = ["| tenant | row | activation | tier | used | returned |", "|---|---|---|---|---|---|"]
+    preview = []
     for key in report.partition_keys:
         try:
             done = tenant_activation(lancedb.uri, key, now)
@@ -40,13 +40,14 @@ def memory_activation(context: dg.AssetExecutionContext, lancedb: LanceDBResourc
             context.log.error(f"[{key}] activation not computed: {type(exc).__name__}: {exc}")
             report.fail(key, f"{type(exc).__name__}: {exc}")
             continue
-        preview += [f"| {key} | {a.row_id} | {a.activation:.3f} | {a.tier} | {a.used} | {a.returned} |" for a in done.top]
+        preview += [[key, a.row_id, f"{a.activation:.3f}", a.tier, a.used, a.returned] for a in done.top]
         report.add(key, {
             "events": done.events, "events_dropped": done.events_dropped, "unresolved": done.unresolved,
             "hot": done.tiers[HOT_TIER], "warm": done.tiers[WARM_TIER], "cool": done.tiers[COOL_TIER],
             "dagster/row_count": done.rows,
         })
-    metadata = {"seconds": round(time.perf_counter() - started, 3), "preview": dg.MetadataValue.md("\n".join(preview[:14]))}
+    metadata = {"seconds": round(time.perf_counter() - started, 3), "preview": dg.MetadataValue.md(
+        md_table(["tenant", "row", "activation", "tier", "used", "returned"], preview[:12]))}
     yield from report_partitions(context, report, metadata)
 
 

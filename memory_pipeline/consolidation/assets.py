@@ -41,6 +41,7 @@ from memory_pipeline.orchestration.materializations import (
     checks_only,
     column_schema,
     layer_asset,
+    md_table,
     report_checks,
     report_partitions,
 )
@@ -104,17 +105,6 @@ def scope_config(days: list[str] | tuple[str, ...] = (), since: str | None = Non
 def check_spec(name: str, asset: str, partitions_def: dg.PartitionsDefinition = consolidation_partitions) -> dg.AssetCheckSpec:
     description, blocking = CHECKS[name]
     return dg.AssetCheckSpec(name, asset=asset, description=description, blocking=blocking, partitions_def=partitions_def)
-
-
-def md_table(headers: list[str], rows: list[list[Any]]) -> str:
-    if not rows:
-        return "nothing"
-
-    def cell(v: Any) -> str:
-        return str(v).replace("|", "\\|").replace("\n", " ")[:180]
-
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    return "\n".join(lines + ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows])
 
 
 def _store(lancedb: LanceDBResource, embedder: EmbedderResource) -> ConsolidationStore:

@@ -17,7 +17,6 @@ from memory_pipeline.consolidation.assets import (
     consolidation_asset,
     entity_dedup,
     episodic_summaries,
-    md_table,
 )
 from memory_pipeline.consolidation.checks import DREAMING_CHECK, check_dreaming
 from memory_pipeline.consolidation.dreaming import dreamed_files
@@ -26,7 +25,13 @@ from memory_pipeline.consolidation.llm import LLMClient
 from memory_pipeline.consolidation.pipeline import dream
 from memory_pipeline.consolidation.sessions import session_files
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.orchestration.materializations import PartitionReport, checks_only, report_checks, report_partitions
+from memory_pipeline.orchestration.materializations import (
+    PartitionReport,
+    checks_only,
+    md_table,
+    report_checks,
+    report_partitions,
+)
 from memory_pipeline.orchestration.partitions import session_tenant_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sources import session_transcripts

@@ -32,6 +32,7 @@ from memory_pipeline.orchestration.materializations import (
     checks_only,
     column_schema,
     layer_asset,
+    md_table,
     report_checks,
     report_partitions,
 )
@@ -69,15 +70,6 @@ def by_partition(context: dg.AssetExecutionContext, value: Any) -> dict[str, Any
 def for_output(context: dg.AssetExecutionContext, values: dict[str, Any]) -> Any:
     keys = context.partition_keys
     return values[keys[0]] if len(keys) == 1 else values
-
-
-def _md_table(headers: list[str], rows: list[list[Any]]) -> str:
-    def cell(v: Any) -> str:
-        return str(v).replace("|", "\\|").replace("\n", " ")[:160]
-
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 @l0_asset(
@@ -147,8 +139,8 @@ def memory_chunks(
         "seconds": round(time.perf_counter() - started, 3),
         "secrets_redacted_by_type": dg.MetadataValue.json(dict(secrets)),
         "failed_tenants": dg.MetadataValue.json(failed),
-        "skipped": dg.MetadataValue.md(_md_table(["tenant", "path", "reason"], skipped_rows[:50]) if skipped_rows else "nothing skipped"),
-        "preview": dg.MetadataValue.md(_md_table(["path", "lines", "text"], preview_rows) if preview_rows else "no changed files"),
+        "skipped": dg.MetadataValue.md(md_table(["tenant", "path", "reason"], skipped_rows[:50], "nothing skipped")),
+        "preview": dg.MetadataValue.md(md_table(["path", "lines", "text"], preview_rows, "no changed files")),
     }
     # Failed tenants travel as None: the next steps index the others, memory_index fails the run.
     yield from report_partitions(context, report, metadata, output=for_output(context, results))

@@ -15,6 +15,7 @@ import dagster as dg
 from memory_pipeline.config import get_settings
 from memory_pipeline.l0.store import MemoryStore
 from memory_pipeline.orchestration.cron import utc_schedule
+from memory_pipeline.orchestration.materializations import md_table
 from memory_pipeline.orchestration.pools import LANCEDB_WRITE_POOL
 from memory_pipeline.orchestration.resources import LanceDBResource
 from memory_pipeline.store.base import KEEP_VERSIONS_FOR
@@ -40,10 +41,7 @@ def optimize_lancedb_tables(context: dg.OpExecutionContext, lancedb: LanceDBReso
     after = table_stats(store)
     fts_complete = store.ensure_fts_index()
     context.log.info(f"optimized {len(done)} tables in {time.perf_counter() - started:.2f}s")
-    rows = [
-        f"| {name} | {after[name]['rows']} | {before.get(name, {}).get('version', '-')} | {after[name]['version']} |"
-        for name in sorted(after)
-    ]
+    rows = [[name, after[name]["rows"], before.get(name, {}).get("version", "-"), after[name]["version"]] for name in sorted(after)]
     return dg.Output(
         None,  # the tables are the result; nothing for an IO manager to store
         metadata={
@@ -51,9 +49,7 @@ def optimize_lancedb_tables(context: dg.OpExecutionContext, lancedb: LanceDBReso
             "fts_covers_every_row": fts_complete,
             "seconds": round(time.perf_counter() - started, 3),
             "tables_after": dg.MetadataValue.md(
-                "\n".join(["| table | rows | version before | version after |", "|---|---|---|---|", *rows])
-                if rows
-                else "no tables yet"
+                md_table(["table", "rows", "version before", "version after"], rows, "no tables yet")
             ),
         },
     )

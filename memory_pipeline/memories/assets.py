@@ -25,6 +25,7 @@ from memory_pipeline.orchestration.materializations import (
     checks_only,
     column_schema,
     layer_asset,
+    md_table,
     report_checks,
     report_partitions,
 )
@@ -124,12 +125,10 @@ def typed_memories(
             },
             {MEMORIES_CHECK: check_memories(graph.store, key)},
         )
-    table = ["| tenant | type | from | happens_at |", "|---|---|---|---|"]
-    table += ["| " + " | ".join(str(c).replace("|", "\\|")[:120] for c in row) + " |" for row in preview[:12]]
     metadata = {
         "source": source,
         "seconds": round(time.perf_counter() - started, 2),
-        "preview": dg.MetadataValue.md("\n".join(table)),
+        "preview": dg.MetadataValue.md(md_table(["tenant", "type", "from", "happens_at"], preview[:12])),
     }
     yield from report_partitions(context, report, metadata)
 

@@ -197,6 +197,19 @@ def report_checks(
     yield from check_evaluations(context, asset_key, checks, keys, blocking)
 
 
+def md_table(headers: list[str], rows: list[list[Any]], empty: str = "nothing") -> str:
+    """A Markdown table for the UI's metadata (``dg.MetadataValue.md``): each cell on one line,
+    its pipes escaped, cut at 180 characters; ``empty`` when there is no row."""
+    if not rows:
+        return empty
+
+    def cell(v: Any) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")[:180]
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    return "\n".join(lines + ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows])
+
+
 def column_schema(table: str, schema: pa.Schema) -> dg.TableSchema:
     """A LanceDB table's Arrow schema as the ``dagster/column_schema`` the UI shows on the asset,
     each column with what it means (``column_docs``)."""
