@@ -9,6 +9,7 @@ persisted snapshot (``index_files.py``), nothing until a page is touched.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections.abc import Iterator, Mapping
@@ -288,3 +289,19 @@ def mapped_file(array) -> Path | None:
         return None
     same = whole.shape == array.shape and whole.dtype == array.dtype and whole.offset == array.offset
     return Path(array.filename) if same else None
+
+
+def rows_fingerprint(arrow: pa.Table, columns: tuple[str, ...]) -> str | None:
+    """A digest of the rows' ``columns``, independent of the order LanceDB returns rows in."""
+    if not columns or any(c not in arrow.column_names for c in columns):
+        return None
+    part = arrow.select(list(columns))
+    part = part.take(pc.sort_indices(part, sort_keys=[(c, "ascending") for c in columns]))
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(str(part.num_rows).encode())
+    for column in part.combine_chunks().columns:
+        for chunk in column.chunks:
+            for buffer in chunk.buffers():
+                if buffer is not None:
+                    digest.update(buffer)
+    return digest.hexdigest()

@@ -15,7 +15,6 @@ of the tenant's own (``bm25.py``), built when first needed.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections import OrderedDict
@@ -27,7 +26,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory_pipeline.recall import index_files, index_update
-from memory_pipeline.recall.rows import Rows, release_freed_memory, sorted_without_vectors, vector_matrix
+from memory_pipeline.recall.rows import (
+    Rows,
+    release_freed_memory,
+    rows_fingerprint,
+    sorted_without_vectors,
+    vector_matrix,
+)
 from memory_pipeline.store import lance_files
 from memory_pipeline.store.base import sql_str
 from memory_pipeline.store.tables import CHUNKS, EPISODES
@@ -148,22 +153,6 @@ register_source(ChunkSource())
 register_source(EpisodeSource())
 
 DEFAULT_SOURCES = ("memory", "sessions", "episodes", "facts")
-
-
-def _fingerprint(arrow: pa.Table, columns: tuple[str, ...]) -> str | None:
-    """A digest of the rows' ``columns``, independent of the order LanceDB returns rows in."""
-    if not columns or any(c not in arrow.column_names for c in columns):
-        return None
-    part = arrow.select(list(columns))
-    part = part.take(pc.sort_indices(part, sort_keys=[(c, "ascending") for c in columns]))
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(str(part.num_rows).encode())
-    for column in part.combine_chunks().columns:
-        for chunk in column.chunks:
-            for buffer in chunk.buffers():
-                if buffer is not None:
-                    digest.update(buffer)
-    return digest.hexdigest()
 
 
 class TenantCache:
@@ -344,7 +333,7 @@ class TenantCache:
         if rows.fingerprint is None or len(rows) < self.fingerprint_min_rows:
             return False
         current = self._read(self.table(source.table), tenant, list(source.fingerprint))
-        return _fingerprint(current, source.fingerprint) == rows.fingerprint
+        return rows_fingerprint(current, source.fingerprint) == rows.fingerprint
 
     def _load(self, source: RecallSource, tenant: str, version: int, key) -> Rows:
         persist = source.fingerprint and self.persist_min_rows is not None
@@ -359,7 +348,7 @@ class TenantCache:
         if rows is None and files is not None and files.has_any():
             table = self.table(source.table)
             current = self._read(table, tenant, list(source.fingerprint))
-            fingerprint = _fingerprint(current, source.fingerprint)
+            fingerprint = rows_fingerprint(current, source.fingerprint)
             rows = files.load(tenant, fingerprint) if fingerprint else None
             if rows is None and fingerprint and len(current) >= self.persist_min_rows:
                 rows = self._update(source, table, tenant, files, current, fingerprint)
@@ -412,7 +401,7 @@ class TenantCache:
         columns = list(dict.fromkeys(source.columns + source.fingerprint))
         arrow = self._read_tenant(source.table, tenant, columns, self.version(source.table))
         rows = source.to_rows(tenant, arrow)
-        rows.fingerprint = _fingerprint(arrow, source.fingerprint)
+        rows.fingerprint = rows_fingerprint(arrow, source.fingerprint)
         del arrow
         release_freed_memory()
         return rows

@@ -81,7 +81,7 @@ def test_a_new_process_reads_the_persisted_indices_and_answers_the_same(workspac
     for what, name in ((IvfIndex, "__init__"), (TextIndex, "__init__"), (ChunkSource, "to_rows")):
         monkeypatch.setattr(what, name, _fail)
     with monkeypatch.context() as patch:  # the table has not moved since: not even ids are read
-        patch.setattr(sources, "_fingerprint", _fail)
+        patch.setattr(sources, "rows_fingerprint", _fail)
         assert _search_all(uri, settings, monkeypatch) == in_memory
     write(root, "support-bot/users/bob/memory/tea.md", "# Tea\n\nBob drinks green tea.\n")
     ingest(root, uri)  # another tenant's write: alice's fingerprint is read again, nothing rebuilt

@@ -78,7 +78,7 @@ def test_a_new_machine_answers_from_the_indices_beside_the_tables(on_s3, monkeyp
     cache = _machine(monkeypatch, tmp_path, "second")
     with monkeypatch.context() as patch:
         for what, name in ((IvfIndex, "__init__"), (TextIndex, "__init__"), (ChunkSource, "to_rows"),
-                           (TenantCache, "_read"), (sources, "_fingerprint")):
+                           (TenantCache, "_read"), (sources, "rows_fingerprint")):
             patch.setattr(what, name, _fail)
         fresh = TenantCache(uri, persist_min_rows=1)
         rows = fresh.rows(ChunkSource(), ALICE)
