@@ -26,6 +26,7 @@ from pathlib import Path
 from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.recall.get import GetError, GetResult, get, parse_citation
 from memory_pipeline.recall.scope import recall_scopes
+from memory_pipeline.recall.timeline import DREAMED_RE
 from memory_pipeline.store.tables import EPISODES, MEMORIES, RELATIONS
 
 DREAMED_LINE, DREAMED_LINES, EPISODE, TURN, TRANSCRIPT_LINES, NOTE_LINES, TYPED_MEMORY, RELATION, MISSING = (
@@ -34,7 +35,6 @@ DREAMED_LINE, DREAMED_LINES, EPISODE, TURN, TRANSCRIPT_LINES, NOTE_LINES, TYPED_
 )
 MAX_UNITS = 400
 """Most units one answer holds (a whole dreamed file expanded to every turn is about 150)."""
-_DREAMED_RE = re.compile(r"(?:^|/)_system/dreaming/[^/]+\.md$")
 _CITED_RE = re.compile(r"\[(?P<session>[^\[\]·]*?) · (?P<cite>[^\[\]]+#L\d+(?:-L\d+)?)\]\s*$")
 _RELATION_RE = re.compile(r"^relations/(?P<id>[A-Za-z0-9_-]+)$")
 
@@ -146,7 +146,7 @@ def _lines_unit(found: GetResult) -> Unit:
     """Lines of a file: one turn, one dreamed line, or a passage of them."""
     if found.path.endswith(".jsonl") and found.start_line == found.end_line:
         return _turn(found.path, found.start_line, found.lines[0] if found.lines else "")
-    if _DREAMED_RE.search(found.path):
+    if DREAMED_RE.search(found.path):
         if found.start_line == found.end_line and _CITED_RE.search(found.text):
             return Unit(_cite(found), DREAMED_LINE, found.text, found.when)
         return Unit(_cite(found), DREAMED_LINES, found.text, found.when)
