@@ -62,16 +62,16 @@ def test_sources_lead_the_graph_and_every_asset_says_who_what_and_where():
 
 def test_code_references_link_to_the_repository_when_it_is_named(monkeypatch):
     from memory_pipeline.definitions import with_code_references
-    from memory_pipeline.l0.assets import memory_index
+    from memory_pipeline.l0.assets import INDEX_KEY, l0_index
 
     monkeypatch.setenv("MEMORY_PIPELINE_CODE_URL", "https://github.com/example/memory_pipeline")
     get_settings.cache_clear()
     try:
-        [linked] = with_code_references([memory_index])
+        [linked] = with_code_references([l0_index])
     finally:
         get_settings.cache_clear()
-    [reference] = linked.specs_by_key[memory_index.key].metadata["dagster/code_references"].code_references
-    line = memory_index.op.compute_fn.decorated_fn.__code__.co_firstlineno
+    [reference] = linked.specs_by_key[INDEX_KEY].metadata["dagster/code_references"].code_references
+    line = l0_index.op.compute_fn.decorated_fn.__code__.co_firstlineno
     assert reference.url.split("#")[0] == "https://github.com/example/memory_pipeline/tree/main/memory_pipeline/l0/assets.py"
     assert int(reference.url.split("#L")[1]) <= line
 

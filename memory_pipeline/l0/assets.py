@@ -1,11 +1,13 @@
 """The L0 index: ``memory_chunks -> memory_embeddings -> memory_index``, one partition per tenant.
 
-A run may cover one tenant (the sensor) or many (a backfill runs as one run, so the model is
-loaded once and texts of every tenant are embedded in shared batches). Each tenant's partition
-gets its own figures (``report_partitions``). A tenant whose files cannot be prepared is left out
-of the later steps (its value is None) while the others are indexed, and the run then fails
-naming it. The index checks run per tenant after the write; a failed one makes the next run
-re-index the files it names.
+The three assets are materialized by one step (``l0_index``): texts are chunked, embedded and
+written in memory, with no stored value between them. A run may cover one tenant (the sensor) or
+many (a backfill runs as one run, so the model is loaded once and texts of every tenant are
+embedded in shared batches). Each tenant's partition gets its own figures on each asset. A tenant
+whose files cannot be prepared is left out while the others are indexed; the step then fails
+naming it, so none of the three assets shows it materialized (a value handed between steps would
+be recorded by Dagster as a materialization of every partition of the run). The index checks run
+per tenant after the write; a failed one makes the next run re-index the files it names.
 """
 
 
@@ -33,11 +35,12 @@ from memory_pipeline.orchestration.materializations import (
     column_schema,
     layer_asset,
     md_table,
+    partition_events,
+    raise_failed,
     report_checks,
-    report_partitions,
 )
 from memory_pipeline.orchestration.partitions import LINEAGE_ONLY, tenant_partitions
-from memory_pipeline.orchestration.pools import EMBEDDING_POOL, LANCEDB_WRITE_POOL
+from memory_pipeline.orchestration.pools import LANCEDB_WRITE_POOL
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sources import markdown_memory, session_transcripts
 from memory_pipeline.orchestration.tenant_keys import require_known_tenants
@@ -59,56 +62,94 @@ def _prepared_schema():
     return pa.schema([f for f in CHUNKS.schema(_DIM) if f.name in CHUNK_COLUMNS])
 
 
-def by_partition(context: dg.AssetExecutionContext, value: Any) -> dict[str, Any]:
-    """An IO-managed value as {partition key: value}, whether the run had one partition or many."""
-    keys = context.partition_keys
-    if len(keys) == 1 and not (isinstance(value, dict) and set(value) == set(keys)):
-        return {keys[0]: value}
-    return value
-
-
-def for_output(context: dg.AssetExecutionContext, values: dict[str, Any]) -> Any:
-    keys = context.partition_keys
-    return values[keys[0]] if len(keys) == 1 else values
+SPECS = [
+    dg.AssetSpec(
+        "memory_chunks",
+        description="Chunks of every new or changed Markdown memory file and transcript, and the files to drop.",
+        kinds={"python", "polars"},
+        metadata={"dagster/column_schema": column_schema(CHUNKS.name, _prepared_schema())},
+        # The sources it reads; a dreamed file (_system/dreaming/*.md) and a flushed note (memory/*.md)
+        # are indexed like any memory file. Those three are partitioned by session tenant: lineage only.
+        deps=[
+            markdown_memory.key,
+            *(dg.AssetDep(key, partition_mapping=LINEAGE_ONLY) for key in (session_transcripts.key, "dreaming", "compaction_flush")),
+        ],
+    ),
+    dg.AssetSpec(
+        "memory_embeddings",
+        description="A cached unit vector for every new chunk text; texts seen before are not embedded again.",
+        kinds={"python", "onnx"},
+        deps=["memory_chunks"],
+    ),
+    dg.AssetSpec(
+        "memory_index",
+        description="The tenant's searchable chunks in LanceDB (vector + full-text), matching its files exactly.",
+        kinds={"lancedb"},
+        metadata={"dagster/column_schema": column_schema(CHUNKS.name, CHUNKS.schema(_DIM))},
+        deps=["memory_chunks", "memory_embeddings"],
+    ),
+]
+CHUNKS_KEY, EMBEDDINGS_KEY, INDEX_KEY = (spec.key for spec in SPECS)
 
 
 @l0_asset(
+    specs=SPECS,
     partitions_def=tenant_partitions,
-    kinds={"python", "polars"},
-    metadata={"dagster/column_schema": column_schema(CHUNKS.name, _prepared_schema())},
-    # The sources it reads; a dreamed file (_system/dreaming/*.md) and a flushed note (memory/*.md)
-    # are indexed like any memory file. Those three are partitioned by session tenant: lineage only.
-    deps=[
-        markdown_memory.key,
-        *(dg.AssetDep(key, partition_mapping=LINEAGE_ONLY) for key in (session_transcripts.key, "dreaming", "compaction_flush")),
+    # It writes the chunks table, which compaction also rewrites; the model runs inside it.
+    pool=LANCEDB_WRITE_POOL,
+    check_specs=[
+        dg.AssetCheckSpec(name, asset="memory_index", description=DESCRIPTIONS[name], blocking=True, partitions_def=tenant_partitions)
+        for name in ALL_CHECKS
     ],
 )
-def memory_chunks(
-    context: dg.AssetExecutionContext, workspace: WorkspaceResource, lancedb: LanceDBResource, embedder: EmbedderResource
-):
-    """Chunks of every new or changed Markdown memory file and transcript, and the files to drop."""
-    started = time.perf_counter()
+def l0_index(context: dg.AssetExecutionContext, workspace: WorkspaceResource, lancedb: LanceDBResource, embedder: EmbedderResource):
+    """Chunks, embeds and indexes the changed memory files of the run's tenants in one step, so a
+    tenant that fails is materialized by none of the three assets while the others are."""
     store = MemoryStore(lancedb.uri, dim=embedder.dim)
+    if checks_only(context):  # the tenants' rows as they are now; nothing is re-indexed
+        outcomes = {key: check_tenant(store, key, embedder.dim) for key in context.partition_keys}
+        yield from report_checks(context, {
+            name: {key: next((o.passed, o.details) for o in found if o.name == name) for key, found in outcomes.items()}
+            for name in ALL_CHECKS})
+        return
+    keys = list(context.partition_keys)
+    if context.selected_asset_keys != {CHUNKS_KEY, EMBEDDINGS_KEY, INDEX_KEY}:
+        context.log.info("memory_chunks, memory_embeddings and memory_index are one step: all three run, the selected are reported")
+    failed: dict[str, str] = {}
+    batches, chunks_report, chunks_meta = _prepare(context, keys, failed, store, workspace, embedder)
+    embed_report, embed_meta = _embed(context, keys, failed, batches, store, embedder)
+    index_report, index_meta = _write(context, keys, failed, batches, store, embedder)
+    for asset_key, report, metadata in (
+        (CHUNKS_KEY, chunks_report, chunks_meta), (EMBEDDINGS_KEY, embed_report, embed_meta), (INDEX_KEY, index_report, index_meta),
+    ):
+        if asset_key in context.selected_asset_keys:
+            yield from partition_events(context, asset_key, report, metadata)
+    raise_failed(index_report)
+
+
+def _prepare(context, keys: list[str], failed: dict[str, str], store: MemoryStore, workspace: WorkspaceResource, embedder: EmbedderResource):
+    """memory_chunks: each tenant's changed files chunked; a tenant that cannot be prepared goes to
+    ``failed`` (in a run of one tenant, the step fails)."""
+    started = time.perf_counter()
     settings = workspace.settings()
-    results: dict[str, TenantChunks | None] = {}
-    report = PartitionReport(context.partition_keys)
+    batches: dict[str, TenantChunks] = {}
+    report = PartitionReport(keys, failed=failed)
     # A key added by hand that names no tenant fails the run before any work: nothing is
     # materialized for it. A tenant whose folder is gone runs while its rows remain: it removes them.
-    require_known_tenants(workspace.root_path, report.partition_keys, settings.teams, store.holds_tenant)
-    context.log.info(f"preparing {len(report.partition_keys)} tenant(s): {', '.join(report.partition_keys[:10])}")
-    failed: dict[str, str] = {}
+    require_known_tenants(workspace.root_path, keys, settings.teams, store.holds_tenant)
+    context.log.info(f"preparing {len(keys)} tenant(s): {', '.join(keys[:10])}")
     skipped_rows: list[list[Any]] = []
     secrets: Counter = Counter()
-    for key in report.partition_keys:
+    for key in keys:
         try:
             batch = prepare_tenant(store, workspace.root_path, Tenant.from_key(key), settings, embedder.model_name)
         except Exception as exc:  # one tenant's failure must not stop the others
-            if len(report.partition_keys) == 1:
+            if len(keys) == 1:
                 raise
             context.log.error(f"[{key}] not indexed: {type(exc).__name__}: {exc}")
-            failed[key], results[key] = f"{type(exc).__name__}: {exc}", None
+            report.fail(key, f"its files could not be prepared: {type(exc).__name__}: {exc}")
             continue
-        results[key] = batch
+        batches[key] = batch
         context.log.info(
             f"[{key}] files: {batch.stats['files_new']} new, {batch.stats['files_changed']} changed, "
             f"{batch.stats['files_deleted']} deleted, {batch.stats['files_unchanged']} unchanged; "
@@ -129,21 +170,17 @@ def memory_chunks(
     for path, reason in folder_skips:
         context.log.warning(f"tenant folder skipped {path}: {reason}")
     preview_rows = []
-    for batch in results.values():
-        if batch is None:
-            continue
+    for batch in batches.values():
         for row in batch.chunks.head(PREVIEW_ROWS - len(preview_rows)).iter_rows(named=True):
             preview_rows.append([row["path"], f"L{row['start_line']}-L{row['end_line']}", row["text"][:100]])
     metadata = {
         "tenant_folders_skipped": len(folder_skips),
         "seconds": round(time.perf_counter() - started, 3),
         "secrets_redacted_by_type": dg.MetadataValue.json(dict(secrets)),
-        "failed_tenants": dg.MetadataValue.json(failed),
         "skipped": dg.MetadataValue.md(md_table(["tenant", "path", "reason"], skipped_rows[:50], "nothing skipped")),
         "preview": dg.MetadataValue.md(md_table(["path", "lines", "text"], preview_rows, "no changed files")),
     }
-    # Failed tenants travel as None: the next steps index the others, memory_index fails the run.
-    yield from report_partitions(context, report, metadata, output=for_output(context, results))
+    return batches, report, metadata
 
 
 FILE_FIGURES = (
@@ -152,26 +189,17 @@ FILE_FIGURES = (
 )
 
 
-@l0_asset(
-    partitions_def=tenant_partitions,
-    kinds={"python", "pytorch"},
-    pool=EMBEDDING_POOL,
-)
-def memory_embeddings(
-    context: dg.AssetExecutionContext, memory_chunks: Any, lancedb: LanceDBResource, embedder: EmbedderResource
-):
-    """A cached unit vector for every new chunk text; texts seen before are not embedded again."""
+def _embed(context, keys: list[str], failed: dict[str, str], batches: dict[str, TenantChunks], store: MemoryStore, embedder: EmbedderResource):
+    """memory_embeddings: a vector in the cache for every new chunk text of the prepared tenants."""
     started = time.perf_counter()
-    prepared = by_partition(context, memory_chunks)
-    batches = [b for b in prepared.values() if b is not None]
-    model = embedder.get() if any(b.chunks.height for b in batches) else _NoModel(embedder)
-    embedded = embed_tenants(batches, model, MemoryStore(lancedb.uri, dim=embedder.dim))
+    model = embedder.get() if any(b.chunks.height for b in batches.values()) else _NoModel(embedder)
+    embedded = embed_tenants(list(batches.values()), model, store)
     context.log.info(
         f"embedded {embedded.computed} new texts in {embedded.embed_s:.1f}s; {embedded.cache_hits} from the cache"
     )
-    report = PartitionReport(context.partition_keys)
-    for b in batches:
-        report.add(b.tenant, {"chunks": b.chunks.height, "distinct_texts": b.chunks["text_hash"].n_unique() if b.chunks.height else 0})
+    report = PartitionReport(keys, failed=failed)
+    for key, b in batches.items():
+        report.add(key, {"chunks": b.chunks.height, "distinct_texts": b.chunks["text_hash"].n_unique() if b.chunks.height else 0})
     metadata = {
         "model": embedder.model_name,
         "embeddings_computed": embedded.computed,
@@ -180,8 +208,7 @@ def memory_embeddings(
         "cache_seconds": round(embedded.cache_s, 3),
         "seconds": round(time.perf_counter() - started, 3),
     }
-    output = for_output(context, {key: (embedded if b is not None else None) for key, b in prepared.items()})
-    yield from report_partitions(context, report, metadata, output=output)
+    return report, metadata
 
 
 class _NoModel:
@@ -194,41 +221,16 @@ class _NoModel:
         raise AssertionError("nothing to embed")
 
 
-@l0_asset(
-    partitions_def=tenant_partitions,
-    kinds={"lancedb"},
-    pool=LANCEDB_WRITE_POOL,
-    metadata={"dagster/column_schema": column_schema(CHUNKS.name, CHUNKS.schema(_DIM))},
-    deps=[memory_chunks, memory_embeddings],
-    check_specs=[
-        dg.AssetCheckSpec(name, asset="memory_index", description=DESCRIPTIONS[name], blocking=True, partitions_def=tenant_partitions)
-        for name in ALL_CHECKS
-    ],
-)
-def memory_index(
-    context: dg.AssetExecutionContext,
-    memory_chunks: Any,
-    memory_embeddings: Any,
-    lancedb: LanceDBResource,
-    embedder: EmbedderResource,
-):
-    """The tenant's searchable chunks in LanceDB (vector + full-text), matching its files exactly."""
+def _write(context, keys: list[str], failed: dict[str, str], batches: dict[str, TenantChunks], store: MemoryStore, embedder: EmbedderResource):
+    """memory_index: the prepared tenants' rows written and checked, a failed check repaired by the
+    next run."""
     started = time.perf_counter()
-    store = MemoryStore(lancedb.uri, dim=embedder.dim)
-    if checks_only(context):  # the tenants' rows as they are now; nothing is re-indexed
-        outcomes = {key: check_tenant(store, key, embedder.dim) for key in context.partition_keys}
-        yield from report_checks(context, {
-            name: {key: next((o.passed, o.details) for o in found if o.name == name) for key, found in outcomes.items()}
-            for name in ALL_CHECKS})
-        return
-    prepared: dict[str, TenantChunks | None] = by_partition(context, memory_chunks)
-    del memory_embeddings  # its vectors are read from the cache; the input orders the steps
-    written = {key: write_tenant(store, batch, embedder.model_name) for key, batch in prepared.items() if batch is not None}
+    written = {key: write_tenant(store, batch, embedder.model_name) for key, batch in batches.items()}
     fts_started = time.perf_counter()
     fts_complete = store.ensure_fts_index()
     fts_s = time.perf_counter() - fts_started
 
-    report = PartitionReport(context.partition_keys)
+    report = PartitionReport(keys, failed=failed)
     table = store.chunks()
     for key, figures in written.items():
         outcomes = check_tenant(store, key, embedder.dim)
@@ -248,9 +250,6 @@ def memory_index(
             },
             {o.name: (o.passed, {**o.details, "files_to_reindex": list(o.repair_paths[:20])}) for o in outcomes},
         )
-    for key, batch in prepared.items():
-        if batch is None:
-            report.fail(key, "its files could not be prepared (see memory_chunks)")
     metadata = {
         "fts_covers_every_row": fts_complete,
         "fts_seconds": round(fts_s, 3),
@@ -258,10 +257,10 @@ def memory_index(
         "table_version": table.version,
         "seconds": round(time.perf_counter() - started, 3),
     }
-    yield from report_partitions(context, report, metadata)
+    return report, metadata
 
 
-l0_assets = [memory_chunks, memory_embeddings, memory_index]
+l0_assets = [l0_index]
 l0_index_job = dg.define_asset_job(
     "l0_index_job", l0_assets, partitions_def=tenant_partitions,
     description="Chunk, embed and index the changed memory files of the requested tenants.",

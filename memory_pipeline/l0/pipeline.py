@@ -365,7 +365,7 @@ def _chunk_batches(store: MemoryStore, chunks: pl.DataFrame, model: str, schema:
         if absent:
             raise RuntimeError(
                 f"{len(absent)} chunk text(s) have no cached {model} vector (e.g. {absent[0]}); "
-                "the embedding step did not complete: re-run memory_embeddings and memory_index"
+                "the embedding did not complete: run the L0 index again"
             )
         matrix = np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
         frame = part.with_columns(

@@ -33,15 +33,18 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (  # n
 __all__ = ["add_partition_metadata", "latest_materialization_targets"]
 
 
-def add_partition_metadata(context: dg.AssetExecutionContext, key: str, metadata: dict) -> None:
-    """``context.add_asset_metadata(metadata, partition_key=key)`` for a ``key`` of the run, without
-    listing the run's keys again (see the module docstring)."""
+def add_partition_metadata(
+    context: dg.AssetExecutionContext, key: str, metadata: dict, asset_key: dg.AssetKey | None = None
+) -> None:
+    """``context.add_asset_metadata(metadata, partition_key=key, asset_key=asset_key)`` for a ``key``
+    of the run, without listing the run's keys again (see the module docstring)."""
+    asset_key = asset_key or context.asset_key
     step = getattr(context.op_execution_context, "_step_execution_context", None)
     accumulator = getattr(step, "_metadata_accumulator", None)
     if accumulator is None:
-        context.add_asset_metadata(metadata, partition_key=key)
+        context.add_asset_metadata(metadata, partition_key=key, asset_key=asset_key)
         return
-    step._metadata_accumulator = accumulator.with_additional_asset_metadata(context.asset_key, key, metadata)
+    step._metadata_accumulator = accumulator.with_additional_asset_metadata(asset_key, key, metadata)
 
 
 def latest_materialization_targets(

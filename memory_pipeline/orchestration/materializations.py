@@ -73,30 +73,54 @@ def report_partitions(
     ``run_totals``: counts the asset knows only for the whole run (per tenant, not per day): the
     partition's own when the run has one partition, else on the run-wide observation beside
     ``partitions``, never on a partition's materialization."""
+    yield from partition_events(context, context.asset_key, report, run_metadata, output, run_totals)
+    raise_failed(report)
+
+
+def partition_events(
+    context: dg.AssetExecutionContext,
+    asset_key: dg.AssetKey,
+    report: PartitionReport,
+    run_metadata: Mapping[str, Any],
+    output: Any = NO_OUTPUT,
+    run_totals: Mapping[str, Any] | None = None,
+) -> Iterator[Any]:
+    """``report_partitions`` for one asset of a step that may materialize several, without failing
+    the step: when partitions failed, the others are materialized one by one and the caller then
+    calls ``raise_failed`` once, after every asset of the step is reported."""
     keys = [k for k in report.partition_keys if k in report.metadata]
-    asset_key = context.asset_key
-    blocking = {spec.name: spec.blocking for spec in context.assets_def.check_specs}
+    blocking = {spec.name: spec.blocking for spec in context.assets_def.check_specs if spec.asset_key == asset_key}
+    checks = {name: by for name, by in report.checks.items() if name in blocking}
     if len(report.partition_keys) == 1 and keys:
         key = keys[0]
         metadata = {**report.metadata[key], **(run_totals or {}), **run_metadata}
-        results = [dg.AssetCheckResult(check_name=name, passed=by[key][0], metadata=by[key][1]) for name, by in report.checks.items() if key in by]
-        yield from _result(metadata, results, output)
+        results = [dg.AssetCheckResult(asset_key=asset_key, check_name=name, passed=by[key][0], metadata=by[key][1])
+                   for name, by in checks.items() if key in by]
+        yield from _result(asset_key, metadata, results, output)
         return
     if report.failed:
         for key in keys:
             yield dg.AssetMaterialization(asset_key=asset_key, partition=key, metadata=report.metadata[key])
-        yield from check_evaluations(context, asset_key, report.checks, keys, blocking)
+        yield from check_evaluations(context, asset_key, checks, keys, blocking)
+        return
+    results = list(_run_results(checks, asset_key))
+    for key in keys:
+        add_partition_metadata(context, key, report.metadata[key], asset_key)
+    yield dg.AssetObservation(asset_key=asset_key, metadata={**(run_totals or {}), **run_metadata, PARTITIONS_FIGURE: len(keys)})
+    yield from _result(asset_key, {}, results, output)
+    yield from check_evaluations(context, asset_key, checks, keys, blocking)
+
+
+def raise_failed(report: PartitionReport) -> None:
+    """Fails the step naming the partitions that failed, once their events are yielded: Dagster
+    then records no materialization of the step's own for any partition of the run."""
+    if report.failed:
+        done = [k for k in report.partition_keys if k in report.metadata]
         raise dg.Failure(
             description=f"{len(report.failed)} of {len(report.partition_keys)} partitions failed: "
             + "; ".join(f"{key}: {why}" for key, why in sorted(report.failed.items()))[:2000],
-            metadata={"failed_partitions": sorted(report.failed), "completed_partitions": keys},
+            metadata={"failed_partitions": sorted(report.failed), "completed_partitions": done},
         )
-    results = list(_run_results(report.checks))
-    for key in keys:
-        add_partition_metadata(context, key, report.metadata[key])
-    yield dg.AssetObservation(asset_key=asset_key, metadata={**(run_totals or {}), **run_metadata, PARTITIONS_FIGURE: len(keys)})
-    yield from _result({}, results, output)
-    yield from check_evaluations(context, asset_key, report.checks, keys, blocking)
 
 
 def _run_results(checks: Mapping[str, Mapping[str, tuple[bool, dict]]], asset_key: dg.AssetKey | None = None):
@@ -109,9 +133,9 @@ def _run_results(checks: Mapping[str, Mapping[str, tuple[bool, dict]]], asset_ke
         )
 
 
-def _result(metadata: dict, checks: list[dg.AssetCheckResult], output: Any) -> Iterator[Any]:
+def _result(asset_key: dg.AssetKey, metadata: dict, checks: list[dg.AssetCheckResult], output: Any) -> Iterator[Any]:
     if output is NO_OUTPUT:
-        yield dg.MaterializeResult(metadata=metadata, check_results=checks)
+        yield dg.MaterializeResult(asset_key=asset_key, metadata=metadata, check_results=checks)
     else:
         yield dg.Output(output, metadata=metadata)
         yield from checks
@@ -151,10 +175,16 @@ def layer_asset(group_name: str, tags: dict[str, str]):
     An asset with checks is made a subsettable one-asset ``multi_asset``, so its checks can run on
     their own (the UI's "Execute" on a check, a job selecting the checks alone) without materializing
     it again: the function sees no asset selected (``checks_only``) and reports the checks of
-    what is stored (``report_checks``). Its inputs must be among its ``deps``."""
+    what is stored (``report_checks``). Its inputs must be among its ``deps``. With ``specs`` (a list
+    of ``dg.AssetSpec``), one step materializes those assets, each with its own figures
+    (``partition_events``), and runs the same way when only some of them are selected."""
 
     def asset(**kwargs):
         common = {"backfill_policy": dg.BackfillPolicy.single_run(), "group_name": group_name}
+        if "specs" in kwargs:  # one step that materializes several assets
+            specs = [s.merge_attributes(owners=OWNERS, tags=tags).replace_attributes(partitions_def=kwargs.get("partitions_def"))
+                     for s in kwargs.pop("specs")]
+            return lambda fn: dg.multi_asset(name=fn.__name__, specs=specs, can_subset=True, **common, **kwargs)(fn)
         if not kwargs.get("check_specs"):
             return dg.asset(**common, owners=OWNERS, tags=tags, **kwargs)
 

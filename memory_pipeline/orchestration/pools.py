@@ -5,7 +5,9 @@ Limits come from ``dagster.yaml`` (``concurrency.pools.default_limit``) or, per 
 """
 
 EMBEDDING_POOL = "embedding"
-"""Steps that run the embedding model: CPU- and memory-bound, so few at once."""
+"""Steps that run the embedding model: CPU- and memory-bound, so few at once. The L0 step, which
+also embeds, holds ``LANCEDB_WRITE_POOL`` instead: it writes the chunks table that compaction
+rewrites, and a step holds one pool."""
 
 LANCEDB_WRITE_POOL = "lancedb_write"
 """Steps that write or compact the L0 tables: concurrent writers to one table conflict."""

@@ -167,6 +167,37 @@ def test_bad_inputs_are_skipped_with_reasons(instance, workspace, lance_uri, tmp
     assert all(checks(result).values())
 
 
+def test_a_tenant_failing_in_a_multi_tenant_run_is_materialized_by_no_asset(instance, workspace, lance_uri, monkeypatch):
+    """A tenant that fails on an unexpected error is materialized by none of the three L0 assets;
+    the other tenant of the run is indexed and materialized by all three, and the step fails naming
+    the failed one."""
+    import memory_pipeline.l0.assets as l0
+    from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG
+
+    real = l0.prepare_tenant
+
+    def prepare(store, root, tenant, *args):
+        if tenant.key == GLOBAL:
+            raise OSError("disk went away")
+        return real(store, root, tenant, *args)
+
+    monkeypatch.setattr(l0, "prepare_tenant", prepare)
+    instance.add_dynamic_partitions(TENANTS_PARTITION, [ALICE, GLOBAL])
+    defs = dg.Definitions(assets=l0_assets, jobs=[l0.l0_index_job], resources=make_resources(workspace, lance_uri))
+    result = defs.resolve_job_def("l0_index_job").execute_in_process(
+        instance=instance, tags={RANGE_START_TAG: ALICE, RANGE_END_TAG: GLOBAL}, raise_on_error=False
+    )
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert f"{GLOBAL}: its files could not be prepared: OSError: disk went away" in failure.step_failure_data.user_failure_data.description
+    for asset in ("memory_chunks", "memory_embeddings", "memory_index"):
+        assert instance.get_materialized_partitions(dg.AssetKey(asset)) == {ALICE}, asset
+    assert rows(lance_uri, ALICE).height and not rows(lance_uri, GLOBAL).height
+    latest = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey("memory_chunks"), asset_partitions=[ALICE]), limit=1).records[0]
+    assert latest.asset_materialization.metadata["chunks_prepared"].value == rows(lance_uri, ALICE).height
+
+
 def test_multi_tenant_single_run(instance, workspace, lance_uri):
     """A backfill over a range of tenants runs once, indexes each tenant separately and reports
     each tenant's own figures and checks on its partition."""

@@ -54,7 +54,7 @@ def test_a_run_with_a_bad_key_materializes_nothing(instance, workspace, lance_ur
     result = job.execute_in_process(instance=instance, tags=range_tags(keys[0], keys[-1]), raise_on_error=False)
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
-    assert failure.step_key == "memory_chunks"
+    assert failure.step_key == "l0_index"
     assert failure.step_failure_data.user_failure_data.description.startswith("1 partition(s) name no tenant of the workspace: bot~zed:")
     assert result.get_asset_materialization_events() == []
 
