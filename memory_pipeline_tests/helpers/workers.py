@@ -8,10 +8,12 @@ coordinator of ``celery_runs.py`` from a plan (``run_plan``) that the single-pro
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -106,10 +108,16 @@ def rows(uri: str) -> dict[str, list[dict]]:
 
 @contextmanager
 def deployment(base: Path):
-    """A new PostgreSQL database and moto's S3; yields the environment every process shares."""
+    """A new PostgreSQL database and moto's S3; yields the environment every process shares.
+
+    The workers take steps from the broker's one default queue, which every checkout on this
+    machine shares: two test sessions at once would take each other's steps, so this one waits for
+    a machine-wide lock first."""
     conn, user = pg_admin_connection()
     if conn is None:
         pytest.skip(f"PostgreSQL on {PG_HOST}:{PG_PORT} cannot be reached ({user})")
+    lock = open(Path(tempfile.gettempdir()) / "memory_pipeline-celery-queue.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     db = create_database(conn)
     try:
         with moto_s3(base) as url:
@@ -129,6 +137,7 @@ def deployment(base: Path):
     finally:
         drop_database(conn, db)
         conn.close()
+        lock.close()  # releases the lock
 
 
 def start_workers(env: dict, base: Path, count: int = 2) -> list:
