@@ -30,7 +30,7 @@ from memory_pipeline.consolidation.checks import (
     check_episodes,
     check_relations,
 )
-from memory_pipeline.consolidation.llm import LLMClient
+from memory_pipeline.llm.client import LLMClient
 from memory_pipeline.consolidation.partitions import consolidation_partitions
 from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities
 from memory_pipeline.consolidation.store import ConsolidationStore

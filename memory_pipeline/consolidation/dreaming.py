@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
-from memory_pipeline.consolidation.llm import DREAMING_MAX_TOKENS, LLMClient, LLMError
-from memory_pipeline.consolidation.llm_output import poisoned, ungrounded
+from memory_pipeline.llm.client import DREAMING_MAX_TOKENS, LLMClient, LLMError
+from memory_pipeline.llm.output import poisoned, ungrounded
 from memory_pipeline.recall.timeline import cited_statements
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.scrub import scrub_secrets
@@ -137,7 +137,7 @@ def llm_lines(client: LLMClient, candidates: Sequence[Line]) -> list[Line]:
 
     The LLM sees the candidates already scrubbed; the secrets scrubbed from the candidates of a
     citation are counted on the first line the LLM writes with that citation. An answer with
-    markup or text addressed to a model anywhere is refused whole (``llm_output.rejection``); a
+    markup or text addressed to a model anywhere is refused whole (``llm.output.rejection``); a
     bullet that its cited candidates do not support is dropped.
     """
     prompt = "\n".join(f"{c.section}: {c.text} {c.citation}" for c in candidates)

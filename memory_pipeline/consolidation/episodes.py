@@ -9,8 +9,8 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from memory_pipeline.consolidation.llm import SUMMARY_MAX_TOKENS, SUMMARY_PROMPT, LLMClient, LLMError
-from memory_pipeline.consolidation.llm_output import rejection
+from memory_pipeline.llm.client import SUMMARY_MAX_TOKENS, SUMMARY_PROMPT, LLMClient, LLMError
+from memory_pipeline.llm.output import rejection
 from memory_pipeline.consolidation.sessions import Session
 from memory_pipeline.store.base import stable_id
 from memory_pipeline.text.scrub import scrub_secrets

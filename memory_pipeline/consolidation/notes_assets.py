@@ -21,7 +21,7 @@ from memory_pipeline.consolidation.assets import (
 from memory_pipeline.consolidation.checks import DREAMING_CHECK, check_dreaming
 from memory_pipeline.consolidation.dreaming import dreamed_files
 from memory_pipeline.consolidation.flush import HEADINGS, flush_session
-from memory_pipeline.consolidation.llm import LLMClient
+from memory_pipeline.llm.client import LLMClient
 from memory_pipeline.consolidation.pipeline import dream
 from memory_pipeline.consolidation.sessions import session_files
 from memory_pipeline.consolidation.store import ConsolidationStore

@@ -25,7 +25,7 @@ from memory_pipeline.consolidation.dreaming import (
 )
 from memory_pipeline.consolidation.dream_lines import collect_lines
 from memory_pipeline.consolidation.episodes import EpisodeDraft, attach_vectors, build_episode, last_line, scrubbed_session
-from memory_pipeline.consolidation.llm import LLMClient, LLMError
+from memory_pipeline.llm.client import LLMClient, LLMError
 from memory_pipeline.consolidation.sessions import Session, SessionFile, load_session, session_files, tenant_sessions
 from memory_pipeline.consolidation.store import GRAPH_PENDING, ConsolidationStore
 from memory_pipeline.consolidation.timeline import supersession_rows

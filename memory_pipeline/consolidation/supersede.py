@@ -49,7 +49,7 @@ from memory_pipeline.consolidation.claims import (
     without_values,
     subject_match,
 )
-from memory_pipeline.consolidation.llm import LLMClient, LLMError
+from memory_pipeline.llm.client import LLMClient, LLMError
 from memory_pipeline.consolidation.statements import Statement
 
 log = logging.getLogger(__name__)

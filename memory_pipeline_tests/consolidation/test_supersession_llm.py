@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from memory_pipeline.consolidation.llm import LLMClient
+from memory_pipeline.llm.client import LLMClient
 from memory_pipeline.consolidation.supersede import JUDGE_PROMPT
 from memory_pipeline.consolidation.timeline import SupersessionStore, supersede_tenant
 from memory_pipeline.memories.operations import MemoryGraph

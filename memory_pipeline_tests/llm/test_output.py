@@ -4,7 +4,7 @@ source never held), and accepted when it restates the source in other forms of t
 
 import pytest
 
-from memory_pipeline.consolidation.llm_output import poisoned, rejection, ungrounded
+from memory_pipeline.llm.output import poisoned, rejection, ungrounded
 
 SOURCE = (
     "user: Our nightly loader has been getting HTTP 429s from the Query API since Thursday.\n"

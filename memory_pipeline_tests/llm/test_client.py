@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from memory_pipeline.consolidation.llm import LLMClient, LLMError, LLMUnavailable
+from memory_pipeline.llm.client import LLMClient, LLMError, LLMUnavailable
 
 OK = (200, {}, {"choices": [{"message": {"content": "  a summary  "}}]})
 
