@@ -57,7 +57,7 @@ if not DEFAULT_EVAL.is_dir():  # a worktree one folder deeper (<repo parent>/wt/
 
 
 def load_sessions(eval_dir: Path):
-    from memory_pipeline.consolidation.sessions import tenant_sessions
+    from memory_pipeline.episodes.sessions import tenant_sessions
     from memory_pipeline.tenancy import Tenant
 
     root = eval_dir.parent

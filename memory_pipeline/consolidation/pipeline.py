@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memory_pipeline.consolidation import dedup as dedup_rules
-from memory_pipeline.consolidation.dreaming import (
+from memory_pipeline.episodes.dreaming import (
     MAX_EPISODES,
     DreamResult,
     HumanFileError,
@@ -23,10 +23,10 @@ from memory_pipeline.consolidation.dreaming import (
     mark_replaced,
     write_document,
 )
-from memory_pipeline.consolidation.dream_lines import collect_lines
-from memory_pipeline.consolidation.episodes import EpisodeDraft, attach_vectors, build_episode, last_line, scrubbed_session
+from memory_pipeline.episodes.dream_lines import collect_lines
+from memory_pipeline.episodes.summaries import EpisodeDraft, attach_vectors, build_episode, last_line, scrubbed_session
 from memory_pipeline.llm.client import LLMClient, LLMError
-from memory_pipeline.consolidation.sessions import Session, SessionFile, load_session, session_files, tenant_sessions
+from memory_pipeline.episodes.sessions import Session, SessionFile, load_session, session_files, tenant_sessions
 from memory_pipeline.consolidation.store import GRAPH_PENDING, ConsolidationStore
 from memory_pipeline.consolidation.timeline import supersession_rows
 from memory_pipeline.embedding import Embedder

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
-from memory_pipeline.consolidation.dreaming import mark_replaced, memory_dir
+from memory_pipeline.episodes.dreaming import mark_replaced, memory_dir
 from memory_pipeline.llm.client import LLMClient
 from memory_pipeline.consolidation.parse_cache import StatementCache, pipeline_identity
 from memory_pipeline.consolidation.statements import MEMORY, Statement, tenant_statements

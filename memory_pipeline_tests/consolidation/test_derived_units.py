@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memory_pipeline.config import Settings
-from memory_pipeline.consolidation.dreaming import mark_replaced
+from memory_pipeline.episodes.dreaming import mark_replaced
 from memory_pipeline.consolidation.statements import MEMORY, TURN, Statement
 from memory_pipeline.consolidation.supersede import Supersession
 from memory_pipeline.consolidation.timeline import SupersessionStore, inherited_records

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import dagster as dg
 
 from memory_pipeline.consolidation.assets import consolidation_assets, episodic_summaries, scope_config
-from memory_pipeline.consolidation.episodes import episode_id
+from memory_pipeline.episodes.summaries import episode_id
 from memory_pipeline.consolidation.notes_assets import dreaming
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.consolidation.store import ConsolidationStore

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from memory_pipeline.config import Settings
-from memory_pipeline.consolidation.sessions import SessionFile, load_session
+from memory_pipeline.episodes.sessions import SessionFile, load_session
 from memory_pipeline.text.turns import Transcript, Turn
 
 CHARS_PER_TOKEN = 4

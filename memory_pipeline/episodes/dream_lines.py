@@ -21,10 +21,10 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
-from memory_pipeline.consolidation.cues import DECISION, PREFERENCE, cues
-from memory_pipeline.consolidation.cues import classify as cue_kind
-from memory_pipeline.consolidation.dreaming import DECISIONS, PATTERNS, PREFERENCES, PROJECT_FACTS, Line, citation
-from memory_pipeline.consolidation.dreaming import _line as make_line
+from memory_pipeline.episodes.cues import DECISION, PREFERENCE, cues
+from memory_pipeline.episodes.cues import classify as cue_kind
+from memory_pipeline.episodes.dreaming import DECISIONS, PATTERNS, PREFERENCES, PROJECT_FACTS, Line, citation
+from memory_pipeline.episodes.dreaming import _line as make_line
 from memory_pipeline.text.memory_types import classify
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import read_text_file

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from memory_pipeline.config import get_settings
-from memory_pipeline.consolidation.cues import ACTION, DECISION, FACT, PREFERENCE, cues
-from memory_pipeline.consolidation.dreaming import line_key, memory_dir
-from memory_pipeline.consolidation.sessions import MAX_TRANSCRIPT_BYTES, session_files
+from memory_pipeline.episodes.cues import ACTION, DECISION, FACT, PREFERENCE, cues
+from memory_pipeline.episodes.dreaming import line_key, memory_dir
+from memory_pipeline.episodes.sessions import MAX_TRANSCRIPT_BYTES, session_files
 from memory_pipeline.recall.scope import ReadOnlyError, is_read_only
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import read_text_file

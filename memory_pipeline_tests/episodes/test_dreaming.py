@@ -6,7 +6,7 @@ import re
 from datetime import UTC, datetime
 
 from memory_pipeline.consolidation.assets import episodic_summaries
-from memory_pipeline.consolidation.dreaming import MARKER, SECTIONS, Line, write_document
+from memory_pipeline.episodes.dreaming import MARKER, SECTIONS, Line, write_document
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.helpers import make_resources, write
 from memory_pipeline_tests.helpers.consolidation import (
@@ -99,7 +99,7 @@ def test_human_written_file_at_the_dreaming_path_is_left_alone(sample_root, lanc
 def test_write_document_for_the_global_tenant(root):
     tenant = Tenant("bot")
     day = datetime(2026, 11, 20, tzinfo=UTC)
-    from memory_pipeline.consolidation.dreaming import dreaming_path
+    from memory_pipeline.episodes.dreaming import dreaming_path
 
     path = dreaming_path(root, tenant, day)
     assert path == root / "bot" / "memory" / "_system" / "dreaming" / "20261120-consolidated.md"

@@ -5,8 +5,8 @@ instead of repeated. Real spaCy for the lines (they come from its parse)."""
 
 from datetime import UTC, datetime
 
-from memory_pipeline.consolidation.dream_lines import statement_lines
-from memory_pipeline.consolidation.dreaming import (
+from memory_pipeline.episodes.dream_lines import statement_lines
+from memory_pipeline.episodes.dreaming import (
     DECISIONS,
     PATTERNS,
     PREFERENCES,

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory_pipeline.consolidation.flush import flush
+from memory_pipeline.episodes.flush import flush
 from memory_pipeline.tenancy import InvalidTenantError
 from memory_pipeline_tests.helpers import write
 

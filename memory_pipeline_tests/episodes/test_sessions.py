@@ -3,7 +3,7 @@ timeout, never before; half-written and malformed transcripts still yield their 
 
 from datetime import UTC, datetime, timedelta
 
-from memory_pipeline.consolidation.sessions import (
+from memory_pipeline.episodes.sessions import (
     COMPLETED_BY_IDLE,
     COMPLETED_BY_MARKER,
     session_files,
