@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from memory_pipeline.consolidation import dedup as dedup_rules
+from memory_pipeline.knowledge import dedup as dedup_rules
 from memory_pipeline.episodes.dreaming import (
     MAX_EPISODES,
     DreamResult,

@@ -2,7 +2,7 @@
 it fits, is flagged (not merged) when it fits two, and spelling variants merge by fuzzy matching;
 different kinds of things ("Lumen" and "Lumen Pipes") stay apart."""
 
-from memory_pipeline.consolidation.dedup import AMBIGUOUS, MERGED, plan_merges, strict_key
+from memory_pipeline.knowledge.dedup import AMBIGUOUS, MERGED, plan_merges, strict_key
 
 
 def entity(eid: str, name: str, etype: str = "PERSON", episodes: int = 1, vector=None) -> dict:
