@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from memory_pipeline.consolidation.statements import Statement
-from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.consolidation.supersede import EXTRACTIVE, Supersession, detect
 from memory_pipeline.knowledge.graph import normalize_name, starts
 from memory_pipeline.knowledge.validity import utc
@@ -180,7 +179,7 @@ def records_of(store: LanceBase, tenant: str) -> dict[str, dict]:
 def decide(uri: str, tenant: str, pairs: Sequence[Supersession], nlp, embedder, tz, now: datetime) -> list[dict]:
     """The records of the tenant's relations that ended, from the statement decisions just made
     (``supersede_tenant``, which stores them with the statements' records)."""
-    store = ConsolidationStore(uri)
+    store = LanceBase(uri)
     relations = tenant_relations(store, tenant)
     if not relations:
         return []
@@ -191,14 +190,14 @@ def decide(uri: str, tenant: str, pairs: Sequence[Supersession], nlp, embedder, 
 def project(uri: str, tenant: str, records: Iterable[dict]) -> list[dict]:
     """Make each relation's ``valid_to`` its record's date (none without a record); returns the
     relations whose ``valid_to`` changed, with the new value."""
-    store = ConsolidationStore(uri)
+    store = LanceBase(uri)
     ends = {r["old_ref"][len(_PREFIX):]: utc(r["new_said_at"]) for r in records if r["old_ref"].startswith(_PREFIX)}
     changed = []
     for rel in tenant_relations(store, tenant):
         end = ends.get(rel["id"])
         if (utc(rel["valid_to"]) if rel["valid_to"] is not None else None) != end:
             changed.append({**rel, "valid_to": end})
-    store.upsert_relations(changed)
+    store.upsert(RELATIONS, changed)
     return changed
 
 
@@ -206,7 +205,7 @@ def refresh(uri: str, tenant: str, now: datetime) -> list[dict]:
     """Recompute the tenant's relation records from its relations and the stored statement
     decisions (after entities merged or a memory was forgotten), store them and project them;
     returns the relations whose ``valid_to`` changed."""
-    store = ConsolidationStore(uri)
+    store = LanceBase(uri)
     relations = tenant_relations(store, tenant)
     before = records_of(store, tenant) if store.has(SUPERSESSIONS) else {}
     if not relations and not before:
