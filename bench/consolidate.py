@@ -127,7 +127,7 @@ def forget_parses() -> None:
 def bench_functions(root: Path, sessions: dict, lance: Path, embedder_kind: str) -> dict:
     from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities
     from memory_pipeline.consolidation.store import ConsolidationStore
-    from memory_pipeline.consolidation.timeline import supersede_tenant
+    from memory_pipeline.consolidation.supersession import supersede_tenant
     from memory_pipeline.embedding import make_embedder
     from memory_pipeline.knowledge.relations import load_nlp
     from memory_pipeline.text.memory_types import load_nlp as load_statement_nlp

@@ -392,7 +392,7 @@ def dream(
     try:
         report.result = write_document(path, tenant, now, lines, report.produced_by)
         # A graph fact's line cites a turn a later one replaced (a residence, with its end date):
-        # marked as consolidation marks it (``consolidation.timeline``), so a rerun changes nothing.
+        # marked as consolidation marks it (``consolidation.supersession``), so a rerun changes nothing.
         mark_replaced(path, {r["old_ref"]: f"{r['new_said_at']:%Y-%m-%d}" for r in records.iter_rows(named=True)
                              if "#L" in r["old_ref"]})
     except HumanFileError:

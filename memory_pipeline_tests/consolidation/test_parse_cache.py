@@ -36,7 +36,8 @@ from memory_pipeline.consolidation.parse_cache import (
 from memory_pipeline.consolidation.statements import tenant_statements
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.consolidation.supersede import claims_of, detect
-from memory_pipeline.consolidation.timeline import SUPERSESSION_STEP, SupersessionStore, record_row, supersede_tenant
+from memory_pipeline.consolidation.supersession import SUPERSESSION_STEP, supersede_tenant
+from memory_pipeline.consolidation.timeline import SupersessionStore, record_row
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.store.tables import SUPERSESSIONS

@@ -23,7 +23,8 @@ import pytest
 
 from memory_pipeline.config import Settings
 from memory_pipeline.consolidation.checks import check_relations
-from memory_pipeline.consolidation.timeline import SupersessionStore, supersede_tenant
+from memory_pipeline.consolidation.supersession import supersede_tenant
+from memory_pipeline.consolidation.timeline import SupersessionStore
 from memory_pipeline.consolidation.statements import TURN, Statement
 from memory_pipeline.consolidation.supersede import Supersession
 from memory_pipeline.consolidation.relation_ends import RELATION, End, relation_records, relation_ref, replaced_by_statements

@@ -20,7 +20,8 @@ import pytest
 
 from memory_pipeline.consolidation.statements import MEMORY, NOTE, TURN, Statement
 from memory_pipeline.consolidation.supersede import detect, lines
-from memory_pipeline.consolidation.timeline import SupersessionStore, supersede_tenant
+from memory_pipeline.consolidation.supersession import supersede_tenant
+from memory_pipeline.consolidation.timeline import SupersessionStore
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.config import Settings

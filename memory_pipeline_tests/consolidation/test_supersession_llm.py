@@ -23,7 +23,8 @@ import pytest
 
 from memory_pipeline.llm.client import LLMClient
 from memory_pipeline.consolidation.supersede import JUDGE_PROMPT
-from memory_pipeline.consolidation.timeline import SupersessionStore, supersede_tenant
+from memory_pipeline.consolidation.supersession import supersede_tenant
+from memory_pipeline.consolidation.timeline import SupersessionStore
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.tenancy import Tenant
 
