@@ -35,7 +35,7 @@ from memory_pipeline.consolidation.partitions import consolidation_partitions
 from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.consolidation.supersession import SupersessionReport, supersede_tenant
-from memory_pipeline.consolidation.timeline import supersession_rows
+from memory_pipeline.timeline.records import supersession_rows
 from memory_pipeline.embedding import EMBEDDER_IDENTITY
 from memory_pipeline.orchestration.materializations import (
     PartitionReport,

@@ -28,11 +28,11 @@ from memory_pipeline.episodes.summaries import EpisodeDraft, attach_vectors, bui
 from memory_pipeline.llm.client import LLMClient, LLMError
 from memory_pipeline.episodes.sessions import Session, SessionFile, load_session, session_files, tenant_sessions
 from memory_pipeline.consolidation.store import GRAPH_PENDING, ConsolidationStore
-from memory_pipeline.consolidation.timeline import supersession_rows
+from memory_pipeline.timeline.records import supersession_rows
 from memory_pipeline.embedding import Embedder
 from memory_pipeline.knowledge.graph import graph_rows, resolver
 from memory_pipeline.knowledge.relations import extract, load_nlp, parse_utterances, utterances
-from memory_pipeline.consolidation import relation_ends
+from memory_pipeline.timeline import relation_ends
 from memory_pipeline.sources.workspace import tenant_tz
 from memory_pipeline.store.base import sql_in, stable_id
 from memory_pipeline.tenancy import Tenant
@@ -208,7 +208,7 @@ def build_graph(
 ) -> GraphReport:
     """Entities and relations of the tenant's episodes of ``days`` (every day if None), or only of
     those written since the graph was last built from them (``pending_only``); when each relation
-    ends is recorded after (consolidation/relation_ends.py), again by ``supersede_tenant`` with
+    ends is recorded after (timeline/relation_ends.py), again by ``supersede_tenant`` with
     fresh statement decisions. The caller marks the episodes read (``episode_ids``) graphed once
     supersession is done too; their extraction failures are reported here, not retried."""
     report = GraphReport()

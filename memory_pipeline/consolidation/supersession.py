@@ -1,7 +1,7 @@
 """The supersession step of consolidation: decide a tenant's supersession records from all of its
-statements and store exactly those (the ``supersessions`` table, ``consolidation.timeline``).
+statements and store exactly those (the ``supersessions`` table, ``timeline.records``).
 
-The relations of the knowledge graph end by the same records (``consolidation.relation_ends``), and
+The relations of the knowledge graph end by the same records (``timeline.relation_ends``), and
 dreamed lines restating a replaced statement are marked. A run whose statements, relations and
 settings are those the stored records were decided from (``consolidation_inputs``, step
 ``supersession``) keeps them without deciding again.
@@ -18,12 +18,12 @@ from pathlib import Path
 
 import polars as pl
 
-from memory_pipeline.consolidation import relation_ends
-from memory_pipeline.consolidation.parse_cache import StatementCache, pipeline_identity
-from memory_pipeline.consolidation.statements import MEMORY, Statement, tenant_statements
+from memory_pipeline.timeline import relation_ends
+from memory_pipeline.timeline.parse_cache import StatementCache, pipeline_identity
+from memory_pipeline.timeline.statements import MEMORY, Statement, tenant_statements
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.consolidation.supersede import EXTRACTIVE, LLM, detect
-from memory_pipeline.consolidation.timeline import SupersessionStore, inherited_records, record_row
+from memory_pipeline.timeline.supersede import EXTRACTIVE, LLM, detect
+from memory_pipeline.timeline.records import SupersessionStore, inherited_records, record_row
 from memory_pipeline.episodes.dreaming import mark_replaced, memory_dir
 from memory_pipeline.llm.client import LLMClient
 from memory_pipeline.sources.workspace import DERIVED_DIR, tenant_tz
@@ -131,7 +131,7 @@ def supersede_tenant(
         old = before.get(row["id"])
         if old and old["new_ref"] == row["new_ref"] and old["decided_by"] == row["decided_by"]:
             row["decided_at"] = old["decided_at"]
-    # The graph's relations end by the same record (consolidation/relation_ends.py): written here, copied to valid_to.
+    # The graph's relations end by the same record (timeline/relation_ends.py): written here, copied to valid_to.
     rows += relation_ends.decide(str(uri), tenant.key, pairs, cache.parser, cache.embedder, tz, now)
     cache.save()
     report.parsed, report.embedded = cache.parser.parsed, cache.embedder.embedded

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memory_pipeline.activation.access_log import spool_file
-from memory_pipeline.consolidation.timeline import SupersessionStore
+from memory_pipeline.timeline.records import SupersessionStore
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.memories.operations import MemoryGraph, MemoryOperationError
 from memory_pipeline.memories.query import ReadScope

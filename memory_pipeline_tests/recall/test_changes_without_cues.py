@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from memory_pipeline.consolidation.timeline import SupersessionStore
+from memory_pipeline.timeline.records import SupersessionStore
 from memory_pipeline.recall.search import search
 from memory_pipeline_tests.helpers import make_resources, write
 from memory_pipeline_tests.helpers.consolidation import consolidate

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memory_pipeline.consolidation.statements import TURN, Statement
-from memory_pipeline.consolidation.supersede import Supersession
-from memory_pipeline.consolidation.timeline import record_row
+from memory_pipeline.timeline.statements import TURN, Statement
+from memory_pipeline.timeline.supersede import Supersession
+from memory_pipeline.timeline.records import record_row
 from memory_pipeline.recall.inject import format_memory_line
 from memory_pipeline.recall.results import SearchResult
 from memory_pipeline.recall.timeline import TenantTimeline, superseded_note

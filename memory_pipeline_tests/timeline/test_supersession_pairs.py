@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memory_pipeline.consolidation.claims import without_values
-from memory_pipeline.consolidation.statements import tenant_statements
-from memory_pipeline.consolidation.supersede import (
+from memory_pipeline.timeline.claims import without_values
+from memory_pipeline.timeline.statements import tenant_statements
+from memory_pipeline.timeline.supersede import (
     CITED_CHANGE, MIN_WORDS, Supersession, _candidate, _possible_pairs, _Sentence, claims_of, detect,
 )
 from memory_pipeline.tenancy import Tenant
@@ -88,7 +88,7 @@ def test_filtered_pairs_decide_as_every_pair(sample_root, statement_nlp, minilm)
 
 
 def test_keyed_pairs_are_every_pair_the_rules_accept(sample_root, statement_nlp, monkeypatch):
-    from memory_pipeline.consolidation import supersede
+    from memory_pipeline.timeline import supersede
 
     sentences, first_said = claims_and_first_said(tenant_statements(sample_root, TENANT), statement_nlp)
     expected = [

@@ -1,6 +1,6 @@
 """When a relation of the knowledge graph stops holding: a supersession record, like a statement's.
 
-Consolidation decides it and writes it to the ``supersessions`` table (``consolidation.timeline``)
+Consolidation decides it and writes it to the ``supersessions`` table (``timeline.records``)
 as a record whose ``old_ref`` is ``relations/<id>``. A relation ends in one of two ways:
 - **a later relation replaces it**: a single-valued relation (lives_in, works_at, manager, ...)
   ends when a later one of the same subject and predicate naming another object starts (its
@@ -30,8 +30,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from memory_pipeline.consolidation.statements import Statement
-from memory_pipeline.consolidation.supersede import EXTRACTIVE, Supersession, detect
+from memory_pipeline.timeline.statements import Statement
+from memory_pipeline.timeline.supersede import EXTRACTIVE, Supersession, detect
 from memory_pipeline.knowledge.graph import normalize_name, starts
 from memory_pipeline.knowledge.validity import utc
 from memory_pipeline.store.base import LanceBase, sql_in, sql_str, stable_id

@@ -24,10 +24,10 @@ import pytest
 from memory_pipeline.config import Settings
 from memory_pipeline.consolidation.checks import check_relations
 from memory_pipeline.consolidation.supersession import supersede_tenant
-from memory_pipeline.consolidation.timeline import SupersessionStore
-from memory_pipeline.consolidation.statements import TURN, Statement
-from memory_pipeline.consolidation.supersede import Supersession
-from memory_pipeline.consolidation.relation_ends import RELATION, End, relation_records, relation_ref, replaced_by_statements
+from memory_pipeline.timeline.records import SupersessionStore
+from memory_pipeline.timeline.statements import TURN, Statement
+from memory_pipeline.timeline.supersede import Supersession
+from memory_pipeline.timeline.relation_ends import RELATION, End, relation_records, relation_ref, replaced_by_statements
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.tenancy import Tenant

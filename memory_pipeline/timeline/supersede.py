@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memory_pipeline.consolidation.claims import (
+from memory_pipeline.timeline.claims import (
     Claim,
     added_values,
     analyze,
@@ -50,7 +50,7 @@ from memory_pipeline.consolidation.claims import (
     subject_match,
 )
 from memory_pipeline.llm.client import LLMClient, LLMError
-from memory_pipeline.consolidation.statements import Statement
+from memory_pipeline.timeline.statements import Statement
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
-from memory_pipeline.consolidation.parse_cache import (
+from memory_pipeline.timeline.parse_cache import (
     _NOT_KEPT,
     DOC,
     ParseStore,
@@ -33,11 +33,11 @@ from memory_pipeline.consolidation.parse_cache import (
     doc_packer,
     without_lemmas,
 )
-from memory_pipeline.consolidation.statements import tenant_statements
+from memory_pipeline.timeline.statements import tenant_statements
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.consolidation.supersede import claims_of, detect
+from memory_pipeline.timeline.supersede import claims_of, detect
 from memory_pipeline.consolidation.supersession import SUPERSESSION_STEP, supersede_tenant
-from memory_pipeline.consolidation.timeline import SupersessionStore, record_row
+from memory_pipeline.timeline.records import SupersessionStore, record_row
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.store.tables import SUPERSESSIONS

@@ -2,9 +2,9 @@
 
 One row per superseded statement (``old_ref``: ``path#Lline`` of a turn or a note line, or
 ``facts/<id>`` of a typed memory stored through a tool), naming its first successor and the date
-it was replaced. It is written by consolidation only (``supersede_tenant``), recomputed from all
-of the tenant's statements each time, so re-running a day, backfilling days in any order or
-forgetting the newer memory gives the records the statements support now. Every reader (recall
+it was replaced. It is written by consolidation only (``consolidation.supersession``), recomputed
+from all of the tenant's statements each time, so re-running a day, backfilling days in any order
+or forgetting the newer memory gives the records the statements support now. Every reader (recall
 ranking, typed queries, bulletins, graph, dreaming, MCP) reads these rows and recomputes nothing.
 """
 
@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 
 import polars as pl
 
-from memory_pipeline.consolidation import relation_ends
-from memory_pipeline.consolidation.statements import MEMORY, Statement
-from memory_pipeline.consolidation.supersede import Supersession
+from memory_pipeline.timeline import relation_ends
+from memory_pipeline.timeline.statements import MEMORY, Statement
+from memory_pipeline.timeline.supersede import Supersession
 from memory_pipeline.store.base import LanceBase, retry_commit, sql_in, sql_str, stable_id
 from memory_pipeline.store.tables import SUPERSESSIONS
 from memory_pipeline.text.summarize import content_words
