@@ -6,7 +6,7 @@ import bm25s
 import numpy as np
 import pytest
 
-from memory_pipeline.recall.bm25 import K1, STOPWORDS_EN, B, TextIndex, _words, query_words
+from memory_pipeline.recall.index.bm25 import K1, STOPWORDS_EN, B, TextIndex, _words, query_words
 from memory_pipeline.recall.search import search
 from memory_pipeline.recall.sources import ChunkSource, TenantCache
 from memory_pipeline_tests.helpers import write

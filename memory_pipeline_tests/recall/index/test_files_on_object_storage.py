@@ -16,9 +16,10 @@ import pytest
 from pyarrow import fs
 
 from memory_pipeline.forget import forget_tenant
-from memory_pipeline.recall import index_files, sources
-from memory_pipeline.recall.ann import IvfIndex
-from memory_pipeline.recall.bm25 import TextIndex
+from memory_pipeline.recall import sources
+from memory_pipeline.recall.index import files as index_files
+from memory_pipeline.recall.index.ann import IvfIndex
+from memory_pipeline.recall.index.bm25 import TextIndex
 from memory_pipeline.recall.search import search
 from memory_pipeline.recall.sources import ChunkSource, TenantCache
 from memory_pipeline.store import object_store

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from memory_pipeline.recall.ann import IvfIndex
+from memory_pipeline.recall.index.ann import IvfIndex
 from memory_pipeline.recall.search import search
 from memory_pipeline_tests.helpers.recall import recall_settings
 

@@ -1,6 +1,6 @@
 """A changed tenant's persisted recall indices, updated from the rows that changed.
 
-A tenant's folder (``index_files.py``) keeps each row's write time beside its id. When the
+A tenant's folder (``files.py``) keeps each row's write time beside its id. When the
 tenant's fingerprint moves, the ids and write times LanceDB holds now (read anyway to compute
 the fingerprint) are compared with the folder's: a row whose id and write time both match is
 unchanged, any other old row was deleted or rewritten, any other current row is read from
@@ -34,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memory_pipeline.recall.index_files import TenantFiles
+from memory_pipeline.recall.index.files import TenantFiles
 from memory_pipeline.recall.rows import Rows, release_freed_memory
 
 log = logging.getLogger(__name__)

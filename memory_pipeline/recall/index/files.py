@@ -17,7 +17,7 @@ first use) each appear by a rename, the file marking them complete last. Anythin
 unreadable falls back to LanceDB and a rebuild.
 
 A changed tenant's new folder is made from the previous one and the rows that changed
-(``index_update.py``): nothing unchanged is read or tokenized again, the IVF's grouped vectors
+(``update.py``): nothing unchanged is read or tokenized again, the IVF's grouped vectors
 are linked, not copied, and the previous folder is removed. ``forget_tenant`` removes the
 tenant's folders (``forget_index_files``) on the store and in this machine's cache; another
 machine drops its copy on its next load of the tenant, finding the store's folder gone.
@@ -315,7 +315,7 @@ class TenantFiles:
     # -- IVF ------------------------------------------------------------------------------------
 
     def load_ivf(self):
-        from memory_pipeline.recall.ann import IvfIndex
+        from memory_pipeline.recall.index.ann import IvfIndex
 
         if self.folder is None or not (self.folder / "ivf_centroids.npy").exists():
             return None
@@ -375,7 +375,7 @@ class TenantFiles:
     # -- BM25 -----------------------------------------------------------------------------------
 
     def load_bm25(self):
-        from memory_pipeline.recall.bm25 import TextIndex
+        from memory_pipeline.recall.index.bm25 import TextIndex
 
         if self.folder is None or not (self.folder / "bm25_vocab.arrow").exists():
             return None

@@ -173,7 +173,7 @@ class TextIndex:
 
     @classmethod
     def from_arrays(cls, stems: list[str], arrays: dict[str, np.ndarray]) -> TextIndex:
-        """An index saved before (``index_files.py``); the arrays may be memory-mapped."""
+        """An index saved before (``files.py``); the arrays may be memory-mapped."""
         index = cls.__new__(cls)
         index.rows = int(arrays["rows"][0])
         index.vocab = {s: i for i, s in enumerate(stems)}

@@ -4,7 +4,7 @@ building an index (nor, while the table has not moved, reading its ids); a chang
 its IVF centroids reused (no k-means); maintenance writes every large tenant ahead of a query;
 a new cache serves a persisted tenant, and a small or empty one as read at the table's version, without
 connecting to LanceDB, until a write moves the version; a tenant key never names a folder outside the
-index (object storage: ``test_index_files_on_object_storage.py``); and forgetting a tenant
+index (object storage: ``test_files_on_object_storage.py``); and forgetting a tenant
 leaves none of its bytes among the persisted files while other tenants' stay.
 """
 
@@ -22,11 +22,12 @@ from memory_pipeline.config import get_settings
 from memory_pipeline.forget import forget_tenant
 from memory_pipeline.l0.schedules import lancedb_optimize_job
 from memory_pipeline.orchestration.resources import LanceDBResource
-from memory_pipeline.recall import index_files, sources
-from memory_pipeline.recall.ann import IvfIndex
-from memory_pipeline.recall.bm25 import TextIndex
+from memory_pipeline.recall import sources
+from memory_pipeline.recall.index import files as index_files
+from memory_pipeline.recall.index.ann import IvfIndex
+from memory_pipeline.recall.index.bm25 import TextIndex
 from memory_pipeline.recall.search import search
-from memory_pipeline.recall.persist import persist_large_tenants
+from memory_pipeline.recall.index.persist import persist_large_tenants
 from memory_pipeline.recall.sources import ChunkSource, TenantCache
 from memory_pipeline_tests.helpers import write
 from memory_pipeline_tests.helpers.recall import build_workspace, ingest, recall_settings

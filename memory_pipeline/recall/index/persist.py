@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyarrow.compute as pc
 
 from memory_pipeline.recall.rows import release_freed_memory
-from memory_pipeline.recall import index_files
+from memory_pipeline.recall.index import files as index_files
 from memory_pipeline.recall.sources import ChunkSource, TenantCache
 
 
@@ -34,7 +34,7 @@ def persist_large_tenants(uri: str, ann_min_rows: int, ann_lists: int | None = N
         if ann_min_rows and len(rows) >= ann_min_rows:
             ann = rows.ann_index(ann_lists)
             if (len(ann.tail_order) or ann.dead) and rows.files is not None:
-                # Rows added and deleted since the lists were written (``index_update.py``):
+                # Rows added and deleted since the lists were written (``update.py``):
                 # folded in, so queries scan one set of lists again.
                 compacted = rows.files.compact_ivf(ann)
                 rows._indices["ann"] = compacted

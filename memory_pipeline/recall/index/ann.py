@@ -114,7 +114,7 @@ class IvfIndex:
         return index
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """What ``from_arrays`` takes back, by name (``index_files.py`` saves them)."""
+        """What ``from_arrays`` takes back, by name (``files.py`` saves them)."""
         return {"order": self.order, "offsets": self.offsets, "grouped": self.grouped, "centroids": self.centroids,
                 "tail_order": self.tail_order, "tail_offsets": self.tail_offsets, "tail_grouped": self.tail_grouped,
                 "trained_on": np.array([self.trained_on], dtype=np.int64)}
@@ -124,7 +124,7 @@ class IvfIndex:
         cls, centroids: np.ndarray, order: np.ndarray, grouped: np.ndarray, offsets: np.ndarray,
         tail: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None, trained_on: int | None = None,
     ) -> IvfIndex:
-        """An index saved before (``index_files.py``); the arrays may be memory-mapped.
+        """An index saved before (``files.py``); the arrays may be memory-mapped.
         ``tail`` is (order, offsets, grouped) of the rows added since the lists were written."""
         index = cls.__new__(cls)
         index.centroids, index.order, index.grouped, index.offsets = centroids, order, grouped, offsets
