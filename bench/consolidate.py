@@ -193,7 +193,7 @@ def bench_dagster(
     root: Path, sessions: dict, lance: Path, home: Path, embedder_kind: str, which: str = "all", after_first=None
 ) -> dict:
     from bench.postgres import postgres_database
-    from memory_pipeline.orchestration.sqlite import storage_config
+    from memory_pipeline.orchestration.instance.sqlite import storage_config
 
     # The Dagster instance's SQLite event log commits every event; on this machine's disk a commit
     # costs 6-11 ms (0.02 ms on tmpfs), which dominates small runs. Production uses PostgreSQL.

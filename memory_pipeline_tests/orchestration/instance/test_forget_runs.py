@@ -11,7 +11,7 @@ from __future__ import annotations
 import dagster as dg
 from dagster._core.storage.dagster_run import DagsterRun
 
-from memory_pipeline.orchestration.forget_runs import runs_covering
+from memory_pipeline.orchestration.instance.forget_runs import runs_covering
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION, TENANTS_PARTITION
 from memory_pipeline.orchestration.runs import range_tags
 

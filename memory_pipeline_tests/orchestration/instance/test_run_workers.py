@@ -22,10 +22,10 @@ import yaml
 from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
 from dagster._daemon.monitoring.run_monitoring import monitor_started_run
 
-from memory_pipeline.orchestration.run_workers import WORKER_HOST_TAG, ProcessRunLauncher, end_dead_runs, in_flight_runs
+from memory_pipeline.orchestration.instance.run_workers import WORKER_HOST_TAG, ProcessRunLauncher, end_dead_runs, in_flight_runs
 from memory_pipeline.orchestration.runs import RUN_MONITORING, local_instance
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 # A run executed the way the CLI executes its runs, whose one step blocks until killed.
 WORKER = textwrap.dedent(
@@ -33,7 +33,7 @@ WORKER = textwrap.dedent(
     import sys, time
     from pathlib import Path
     import dagster as dg
-    from memory_pipeline.orchestration.run_workers import worker_tags
+    from memory_pipeline.orchestration.instance.run_workers import worker_tags
 
     @dg.op
     def hold():
@@ -86,7 +86,7 @@ def test_a_killed_run_is_marked_failed_by_run_monitoring_and_a_live_one_is_not(t
 
 
 def test_every_instance_configuration_turns_run_monitoring_on_with_the_launcher(tmp_path, monkeypatch):
-    launcher = {"module": "memory_pipeline.orchestration.run_workers", "class": "ProcessRunLauncher"}
+    launcher = {"module": "memory_pipeline.orchestration.instance.run_workers", "class": "ProcessRunLauncher"}
     for path in (REPO / "dagster.yaml", REPO / "deploy" / "dagster.yaml"):
         config = yaml.safe_load(path.read_text())
         assert config["run_launcher"] == launcher, path

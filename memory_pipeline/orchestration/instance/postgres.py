@@ -31,7 +31,7 @@ from dagster._serdes import ConfigurableClassData
 from dagster_postgres import DagsterPostgresStorage
 from dagster_postgres.utils import get_conn_string
 
-from memory_pipeline.orchestration.sqlite import write_events_in_batches
+from memory_pipeline.orchestration.instance.sqlite import write_events_in_batches
 
 REQUIRED = {"hostname": "DAGSTER_PG_HOST", "username": "DAGSTER_PG_USER", "db_name": "DAGSTER_PG_DB"}
 OPTIONAL = {"port": "DAGSTER_PG_PORT", "password": "DAGSTER_PG_PASSWORD"}  # 5432, no password (trust)

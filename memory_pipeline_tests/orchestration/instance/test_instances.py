@@ -21,8 +21,8 @@ from dagster._core.instance.ref import InstanceRef
 from sqlalchemy import event
 from sqlalchemy.pool import Pool
 
-from memory_pipeline.orchestration.postgres import missing_settings, postgres_config
-from memory_pipeline.orchestration.sqlite import BATCH_SIZE, BATCH_SIZE_VARIABLE
+from memory_pipeline.orchestration.instance.postgres import missing_settings, postgres_config
+from memory_pipeline.orchestration.instance.sqlite import BATCH_SIZE, BATCH_SIZE_VARIABLE
 from memory_pipeline_tests.helpers import REPO
 from memory_pipeline_tests.production.service import PG_HOST, PG_PORT, create_database, drop_database, pg_admin_connection
 
