@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from memory_pipeline.knowledge import dedup as dedup_rules
+from memory_pipeline.consolidation.store import GRAPH_PENDING, ConsolidationStore
+from memory_pipeline.embedding import Embedder
+from memory_pipeline.episodes.dream_lines import collect_lines
 from memory_pipeline.episodes.dreaming import (
     MAX_EPISODES,
     DreamResult,
@@ -23,19 +25,17 @@ from memory_pipeline.episodes.dreaming import (
     mark_replaced,
     write_document,
 )
-from memory_pipeline.episodes.dream_lines import collect_lines
-from memory_pipeline.episodes.summaries import EpisodeDraft, attach_vectors, build_episode, last_line, scrubbed_session
-from memory_pipeline.llm.client import LLMClient, LLMError
 from memory_pipeline.episodes.sessions import Session, SessionFile, load_session, session_files, tenant_sessions
-from memory_pipeline.consolidation.store import GRAPH_PENDING, ConsolidationStore
-from memory_pipeline.timeline.records import supersession_rows
-from memory_pipeline.embedding import Embedder
+from memory_pipeline.episodes.summaries import EpisodeDraft, attach_vectors, build_episode, last_line, scrubbed_session
+from memory_pipeline.knowledge import dedup as dedup_rules
 from memory_pipeline.knowledge.graph import graph_rows, resolver
 from memory_pipeline.knowledge.relations import extract, load_nlp, parse_utterances, utterances
-from memory_pipeline.timeline import relation_ends
+from memory_pipeline.llm.client import LLMClient, LLMError
 from memory_pipeline.sources.workspace import tenant_tz
 from memory_pipeline.store.base import sql_in, stable_id
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.timeline import relation_ends
+from memory_pipeline.timeline.records import supersession_rows
 
 log = logging.getLogger(__name__)
 PARSE_AHEAD_EPISODES = 16

@@ -18,18 +18,18 @@ from pathlib import Path
 
 import polars as pl
 
-from memory_pipeline.timeline import relation_ends
-from memory_pipeline.timeline.parse_cache import StatementCache, pipeline_identity
-from memory_pipeline.timeline.statements import MEMORY, Statement, tenant_statements
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.timeline.supersede import EXTRACTIVE, LLM, detect
-from memory_pipeline.timeline.records import SupersessionStore, inherited_records, record_row
 from memory_pipeline.episodes.dreaming import mark_replaced, memory_dir
 from memory_pipeline.llm.client import LLMClient
 from memory_pipeline.sources.workspace import DERIVED_DIR, tenant_tz
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.memory_types import load_nlp
 from memory_pipeline.text.statements import load_nlp as load_full_nlp
+from memory_pipeline.timeline import relation_ends
+from memory_pipeline.timeline.parse_cache import StatementCache, pipeline_identity
+from memory_pipeline.timeline.records import SupersessionStore, inherited_records, record_row
+from memory_pipeline.timeline.statements import MEMORY, Statement, tenant_statements
+from memory_pipeline.timeline.supersede import EXTRACTIVE, LLM, detect
 
 SUPERSESSION_STEP = "supersession"
 

@@ -25,9 +25,9 @@ from memory_pipeline.episodes.cues import DECISION, PREFERENCE, cues
 from memory_pipeline.episodes.cues import classify as cue_kind
 from memory_pipeline.episodes.dreaming import DECISIONS, PATTERNS, PREFERENCES, PROJECT_FACTS, Line, citation
 from memory_pipeline.episodes.dreaming import _line as make_line
-from memory_pipeline.text.memory_types import classify
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import read_text_file
+from memory_pipeline.text.memory_types import classify
 from memory_pipeline.text.salience import select
 from memory_pipeline.text.statements import Statement, statements
 

@@ -9,9 +9,9 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
+from memory_pipeline.episodes.sessions import Session
 from memory_pipeline.llm.client import SUMMARY_MAX_TOKENS, SUMMARY_PROMPT, LLMClient, LLMError
 from memory_pipeline.llm.output import rejection
-from memory_pipeline.episodes.sessions import Session
 from memory_pipeline.store.base import stable_id
 from memory_pipeline.text.scrub import scrub_secrets
 from memory_pipeline.text.summarize import Summary, shorten, split_sentences, summarize_turns

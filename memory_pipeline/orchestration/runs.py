@@ -13,10 +13,10 @@ from pathlib import Path
 import dagster as dg
 import yaml
 
-from memory_pipeline.orchestration.materializations import PARTITIONS_FIGURE
-from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline.orchestration.instance.run_workers import worker_tags
 from memory_pipeline.orchestration.instance.sqlite import storage_config
+from memory_pipeline.orchestration.materializations import PARTITIONS_FIGURE
+from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline.sources.workspace import scan_workspace
 from memory_pipeline.tenancy import Tenant
 

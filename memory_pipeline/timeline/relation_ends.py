@@ -30,12 +30,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from memory_pipeline.timeline.statements import Statement
-from memory_pipeline.timeline.supersede import EXTRACTIVE, Supersession, detect
 from memory_pipeline.knowledge.graph import normalize_name, starts
 from memory_pipeline.knowledge.validity import utc
 from memory_pipeline.store.base import LanceBase, sql_in, sql_str, stable_id
 from memory_pipeline.store.tables import RELATIONS, SUPERSESSIONS
+from memory_pipeline.timeline.statements import Statement
+from memory_pipeline.timeline.supersede import EXTRACTIVE, Supersession, detect
 
 STATE_RULES = frozenset({"role", "residence", "employer", "preference"})
 """Rules whose relations state something that holds until changed (``knowledge.relations``)."""

@@ -21,10 +21,10 @@ from pathlib import Path
 import polars as pl
 
 from memory_pipeline.config import Settings
-from memory_pipeline.text.memory_types import markdown_passages
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, is_derived, read_text_file, scan_workspace
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.text.memory_types import markdown_passages
 from memory_pipeline.text.scrub import scrub_secrets
 from memory_pipeline.text.statements import ASSISTANT_ROLES, clean_text
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memory_pipeline.llm.client import LLMClient, LLMError
 from memory_pipeline.timeline.claims import (
     Claim,
     added_values,
@@ -49,7 +50,6 @@ from memory_pipeline.timeline.claims import (
     without_values,
     subject_match,
 )
-from memory_pipeline.llm.client import LLMClient, LLMError
 from memory_pipeline.timeline.statements import Statement
 
 log = logging.getLogger(__name__)

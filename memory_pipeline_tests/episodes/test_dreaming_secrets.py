@@ -6,9 +6,9 @@ is not added again, so its secret is not counted twice."""
 from datetime import UTC, datetime
 
 from memory_pipeline.consolidation.assets import episodic_summaries
+from memory_pipeline.consolidation.pipeline import dream
 from memory_pipeline.episodes.dream_lines import collect_lines
 from memory_pipeline.episodes.dreaming import DECISIONS, PREFERENCES, Line, llm_lines, write_document
-from memory_pipeline.consolidation.pipeline import dream
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.helpers import make_resources, write
 from memory_pipeline_tests.helpers.consolidation import consolidate, jsonl, say, store_for

@@ -23,6 +23,13 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
+from memory_pipeline.consolidation.store import ConsolidationStore
+from memory_pipeline.consolidation.supersession import SUPERSESSION_STEP, supersede_tenant
+from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.store import GraphStore
+from memory_pipeline.store.tables import SUPERSESSIONS
+from memory_pipeline.tenancy import Tenant
+from memory_pipeline.text.statements import parse
 from memory_pipeline.timeline.parse_cache import (
     _NOT_KEPT,
     DOC,
@@ -33,16 +40,9 @@ from memory_pipeline.timeline.parse_cache import (
     doc_packer,
     without_lemmas,
 )
-from memory_pipeline.timeline.statements import tenant_statements
-from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.timeline.supersede import claims_of, detect
-from memory_pipeline.consolidation.supersession import SUPERSESSION_STEP, supersede_tenant
 from memory_pipeline.timeline.records import SupersessionStore, record_row
-from memory_pipeline.memories.operations import MemoryGraph
-from memory_pipeline.memories.store import GraphStore
-from memory_pipeline.store.tables import SUPERSESSIONS
-from memory_pipeline.tenancy import Tenant
-from memory_pipeline.text.statements import parse
+from memory_pipeline.timeline.statements import tenant_statements
+from memory_pipeline.timeline.supersede import claims_of, detect
 from memory_pipeline_tests.helpers import SAMPLE_ROOT, write
 from memory_pipeline_tests.helpers.consolidation import jsonl, say
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from memory_pipeline.tenancy import Tenant
 from memory_pipeline.timeline.claims import without_values
 from memory_pipeline.timeline.statements import tenant_statements
 from memory_pipeline.timeline.supersede import (
     CITED_CHANGE, MIN_WORDS, Supersession, _candidate, _possible_pairs, _Sentence, claims_of, detect,
 )
-from memory_pipeline.tenancy import Tenant
 
 pytestmark = pytest.mark.slow
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pyarrow.compute as pc
 
-from memory_pipeline.recall.rows import release_freed_memory
 from memory_pipeline.recall.index import files as index_files
+from memory_pipeline.recall.rows import release_freed_memory
 from memory_pipeline.recall.sources import ChunkSource, TenantCache
 
 

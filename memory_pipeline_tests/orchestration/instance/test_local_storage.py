@@ -22,8 +22,8 @@ from dagster._core.events.log import EventLogEntry
 from dagster._core.instance.ref import InstanceRef
 from dagster._core.definitions.data_version import DATA_VERSION_TAG
 
-from memory_pipeline.orchestration.runs import local_instance, range_tags
 from memory_pipeline.orchestration.instance.sqlite import BatchingSqliteEventLogStorage, storage_config
+from memory_pipeline.orchestration.runs import local_instance, range_tags
 
 DAYS = dg.DailyPartitionsDefinition(start_date="2026-01-01")
 FIRST, LAST, UNCHECKED = "2026-01-03", "2026-01-09", "2026-01-05"

@@ -26,8 +26,8 @@ from memory_pipeline.recall import sources
 from memory_pipeline.recall.index import files as index_files
 from memory_pipeline.recall.index.ann import IvfIndex
 from memory_pipeline.recall.index.bm25 import TextIndex
-from memory_pipeline.recall.search import search
 from memory_pipeline.recall.index.persist import persist_large_tenants
+from memory_pipeline.recall.search import search
 from memory_pipeline.recall.sources import ChunkSource, TenantCache
 from memory_pipeline_tests.helpers import write
 from memory_pipeline_tests.helpers.recall import build_workspace, ingest, recall_settings
