@@ -91,7 +91,7 @@ def cpu_s() -> float:
 def consolidate(root: Path, lance: Path, embedder) -> dict:
     from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes
     from memory_pipeline.consolidation.store import ConsolidationStore
-    from memory_pipeline.consolidation.timeline import supersede_tenant
+    from memory_pipeline.consolidation.supersession import supersede_tenant
     from memory_pipeline.tenancy import Tenant
 
     tenant, now = Tenant("big", "u"), datetime.now(UTC)

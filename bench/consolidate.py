@@ -57,7 +57,7 @@ if not DEFAULT_EVAL.is_dir():  # a worktree one folder deeper (<repo parent>/wt/
 
 
 def load_sessions(eval_dir: Path):
-    from memory_pipeline.consolidation.sessions import tenant_sessions
+    from memory_pipeline.episodes.sessions import tenant_sessions
     from memory_pipeline.tenancy import Tenant
 
     root = eval_dir.parent
@@ -127,7 +127,7 @@ def forget_parses() -> None:
 def bench_functions(root: Path, sessions: dict, lance: Path, embedder_kind: str) -> dict:
     from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities
     from memory_pipeline.consolidation.store import ConsolidationStore
-    from memory_pipeline.consolidation.timeline import supersede_tenant
+    from memory_pipeline.consolidation.supersession import supersede_tenant
     from memory_pipeline.embedding import make_embedder
     from memory_pipeline.knowledge.relations import load_nlp
     from memory_pipeline.text.memory_types import load_nlp as load_statement_nlp
@@ -193,7 +193,7 @@ def bench_dagster(
     root: Path, sessions: dict, lance: Path, home: Path, embedder_kind: str, which: str = "all", after_first=None
 ) -> dict:
     from bench.postgres import postgres_database
-    from memory_pipeline.orchestration.sqlite import storage_config
+    from memory_pipeline.orchestration.instance.sqlite import storage_config
 
     # The Dagster instance's SQLite event log commits every event; on this machine's disk a commit
     # costs 6-11 ms (0.02 ms on tmpfs), which dominates small runs. Production uses PostgreSQL.

@@ -22,10 +22,10 @@ Then, in one process and on the same vectors, p50/p95 of:
 - ``text``: the full-text channel ``search`` uses, alone: the tenant's in-memory BM25 index;
 - ``fts``: LanceDB's full-text search alone, filtered to the tenant (what that channel replaced);
 - ``cold``: the first search of a tenant, which loads its rows and builds its BM25 index (and
-  its IVF index), writing them to disk (``recall/index_files.py``; tenants of 10,000 rows or
+  its IVF index), writing them to disk (``recall/index/files.py``; tenants of 10,000 rows or
   more), with the RSS the tenant adds to the process;
 - ``new process``: the first search of the tenant in a fresh process: reading the indices
-  persisted by the cold search above (``recall/index_files.py``, memory-mapped) with the table as
+  persisted by the cold search above (``recall/index/files.py``, memory-mapped) with the table as
   it was then, again after another tenant's write (the tenant's ids are read to check it did not
   change) and, as the baseline, with persistence off (read the rows from LanceDB and build every
   index), with the memory each adds (RSS, and USS: pages of the process's own, not the page
@@ -35,7 +35,7 @@ Then, in one process and on the same vectors, p50/p95 of:
   the TorchScript trace and through ``encode`` (the baselines), and ``search`` through the
   TorchScript trace; both searches return the same results for every query;
 - ``changed tenant``: after 1% new rows and 0.2% deleted ones, a new process's first search
-  updating the persisted indices from the changed rows (``recall/index_update.py``) against
+  updating the persisted indices from the changed rows (``recall/index/update.py``) against
   rebuilding everything, as a ratio of the two.
 
     python bench/recall.py [--sizes 10000,100000,1000000] [--queries 200] [--quick]

@@ -7,7 +7,7 @@
 - ``other_tenant_write``: a row written for another tenant, which moves the table's version (the
   persisted tenant's ids are then read again to check it is unchanged);
 - ``changed_tenant_first_search``: the same after 1% new rows and 0.2% deleted ones, updating the
-  persisted indices from the changed rows (``recall/index_update.py``) against rebuilding
+  persisted indices from the changed rows (``recall/index/update.py``) against rebuilding
   everything;
 - ``TorchScriptEmbedder`` and ``EncodeEmbedder``: the query paths ONNX Runtime is measured against.
 """
@@ -70,7 +70,7 @@ def cold_child(spec: dict) -> dict:
     settings = Settings(**spec["settings"])
     qvecs = np.load(spec["qvecs"])
     fixed = PrecomputedEmbedder(dict(zip(spec["queries"], qvecs)))
-    from memory_pipeline.recall import index_update
+    from memory_pipeline.recall.index import update as index_update
 
     updates: list[bool] = []  # whether the first search updated persisted indices (a changed tenant)
     real_update = index_update.updated_rows

@@ -16,12 +16,12 @@ What goes:
   versions and the full-text index. Every table that held the tenant has its live rows rewritten
   into new files, its scalar and full-text indices rebuilt, and every older version removed;
 - recall's persisted indices of the tenant (``<LanceDB folder>/_recall_index/<table>/<tenant>/``,
-  see ``recall/index_files.py``): its rows, vectors and words;
+  see ``recall/index/files.py``): its rows, vectors and words;
 - files the pipeline wrote for the tenant: dreamed files (``_system/dreaming/*.md`` that start
   with the dreaming marker) and the IO manager's per-partition hand-off files;
 - with a Dagster instance: the tenant's partition, the runs of the tenant alone (events and
   compute logs), and in runs shared with other tenants only the tenant's own records, the text
-  those runs share and their compute logs (``orchestration/forget_runs.py``): the other tenants'
+  those runs share and their compute logs (``orchestration/instance/forget_runs.py``): the other tenants'
   materializations stay.
 
 What stays, and is reported: files a person or agent wrote (``MEMORY.md``, notes, transcripts,
@@ -51,9 +51,9 @@ import pyarrow.compute as pc
 
 from memory_pipeline.activation.access_log import forget_spool
 from memory_pipeline.l0.store import MemoryStore
-from memory_pipeline.orchestration.forget_runs import forget_in_instance, runs_covering
-from memory_pipeline.orchestration.run_workers import in_flight_runs, wait_for_runs
-from memory_pipeline.recall.index_files import forget_index_files
+from memory_pipeline.orchestration.instance.forget_runs import forget_in_instance, runs_covering
+from memory_pipeline.orchestration.instance.run_workers import in_flight_runs, wait_for_runs
+from memory_pipeline.recall.index.files import forget_index_files
 from memory_pipeline.store.base import commit_lock, is_local, sql_in
 
 # ``_purge`` by this name, so a test can wrap it to write meanwhile.

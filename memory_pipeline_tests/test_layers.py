@@ -1,9 +1,11 @@
-"""Imports between the package's parts run one way.
+"""Imports between the package's parts run one way, and every part stays small enough to read.
 
 Proves: no two parts of ``memory_pipeline`` (a package such as ``recall/`` or a top-level module
 such as ``embedding.py``) import each other, directly or through others, counting imports inside
 functions too; nothing imports the CLI; the recall layer imports no Dagster. A cycle makes a
 change in one slice ripple into another and makes "which layer is lower?" unanswerable.
+Proves also: no package (a subpackage counts as its own) holds more than 15 modules and no module
+is longer than 450 lines, so a package can be taken in at a glance and a module in one sitting.
 """
 
 from __future__ import annotations
@@ -13,6 +15,10 @@ from collections import defaultdict
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "memory_pipeline"
+MAX_MODULES = 15
+"""Modules (``.py`` files, ``__init__.py`` included) one package may hold."""
+MAX_LINES = 450
+"""Lines one module may have."""
 
 
 def _imports() -> dict[str, dict[str, list[str]]]:
@@ -69,3 +75,16 @@ def _imports_dagster(path: Path) -> bool:
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "dagster":
             return True
     return False
+
+
+def test_packages_and_modules_stay_small():
+    packages = [PACKAGE, *sorted(d for d in PACKAGE.rglob("*") if (d / "__init__.py").is_file())]
+    assert len(packages) > 10  # the walk found the subpackages
+    crowded = {str(d.relative_to(PACKAGE.parent)): n for d in packages if (n := len(list(d.glob("*.py")))) > MAX_MODULES}
+    assert crowded == {}
+    long = {
+        str(path.relative_to(PACKAGE.parent)): n
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}

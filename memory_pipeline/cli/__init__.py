@@ -10,7 +10,7 @@ from memory_pipeline.cli.app import app
 
 # Imported for the commands they add to ``app``.
 # In the order --help lists them.
-from memory_pipeline.cli import index, recall, drilldown, consolidation, memories, forget, mcp, demo, evaluate  # noqa: E402,F401,I001
+from memory_pipeline.cli import index, recall, consolidation, memories, forget, mcp, demo, evaluate  # noqa: E402,F401,I001
 
 
 def main() -> None:

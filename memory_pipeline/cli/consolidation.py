@@ -159,7 +159,7 @@ def flush_command(
     as_json: bool = options.JSON,
 ) -> None:
     """Append the key facts, preferences, decisions and action items of messages to today's note."""
-    from memory_pipeline.consolidation.flush import flush
+    from memory_pipeline.episodes.flush import flush
 
     agent, user = require_tenant(agent, user)
     data = _read_messages(messages)

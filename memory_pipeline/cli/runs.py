@@ -22,7 +22,7 @@ def run_config() -> dict:
 def instance():
     """The local instance, after the monitoring pass the daemon would make: the CLI runs none, so
     runs of this home whose worker was killed are marked failed here (``run_workers``)."""
-    from memory_pipeline.orchestration.run_workers import end_dead_runs, in_flight_runs
+    from memory_pipeline.orchestration.instance.run_workers import end_dead_runs, in_flight_runs
     from memory_pipeline.orchestration.runs import local_instance
 
     home = local_instance()

@@ -30,12 +30,12 @@ from memory_pipeline.consolidation.checks import (
     check_episodes,
     check_relations,
 )
-from memory_pipeline.consolidation.llm import LLMClient
 from memory_pipeline.consolidation.partitions import consolidation_partitions
 from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.consolidation.timeline import SupersessionReport, supersede_tenant, supersession_rows
+from memory_pipeline.consolidation.supersession import SupersessionReport, supersede_tenant
 from memory_pipeline.embedding import EMBEDDER_IDENTITY
+from memory_pipeline.llm.client import LLMClient
 from memory_pipeline.orchestration.materializations import (
     PartitionReport,
     checks_only,
@@ -50,6 +50,7 @@ from memory_pipeline.orchestration.sources import session_transcripts
 from memory_pipeline.orchestration.tenant_keys import require_known_tenants
 from memory_pipeline.store.tables import ENTITIES, EPISODES, RELATIONS
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.timeline.records import supersession_rows
 
 GROUP = "consolidation"
 TAGS = {"layer": "consolidation"}

@@ -11,10 +11,10 @@ from typing import Any
 import polars as pl
 
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.consolidation.timeline import supersession_rows
-from memory_pipeline.consolidation.relation_ends import RELATION, relation_ref
 from memory_pipeline.knowledge.validity import utc
 from memory_pipeline.text.scrub import scrub_secrets
+from memory_pipeline.timeline.records import supersession_rows
+from memory_pipeline.timeline.relation_ends import RELATION, relation_ref
 
 EPISODES_CHECK = "episodes_unique_and_embedded"
 RELATIONS_CHECK = "relations_valid"

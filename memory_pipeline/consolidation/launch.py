@@ -9,11 +9,11 @@ from pathlib import Path
 import dagster as dg
 
 from memory_pipeline.consolidation.assets import scope_config
-from memory_pipeline.consolidation.dreaming import THRESHOLD
 from memory_pipeline.consolidation.sensors import ConsolidationRun, plan_consolidation, plan_dreaming, plan_runs
 from memory_pipeline.consolidation.store import ConsolidationStore
+from memory_pipeline.episodes.dreaming import THRESHOLD
+from memory_pipeline.orchestration.instance.run_workers import worker_tags
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
-from memory_pipeline.orchestration.run_workers import worker_tags
 from memory_pipeline.orchestration.runs import range_tags, register_tenants
 
 

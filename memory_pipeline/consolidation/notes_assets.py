@@ -19,12 +19,12 @@ from memory_pipeline.consolidation.assets import (
     episodic_summaries,
 )
 from memory_pipeline.consolidation.checks import DREAMING_CHECK, check_dreaming
-from memory_pipeline.consolidation.dreaming import dreamed_files
-from memory_pipeline.consolidation.flush import HEADINGS, flush_session
-from memory_pipeline.consolidation.llm import LLMClient
 from memory_pipeline.consolidation.pipeline import dream
-from memory_pipeline.consolidation.sessions import session_files
 from memory_pipeline.consolidation.store import ConsolidationStore
+from memory_pipeline.episodes.dreaming import dreamed_files
+from memory_pipeline.episodes.flush import HEADINGS, flush_session
+from memory_pipeline.episodes.sessions import session_files
+from memory_pipeline.llm.client import LLMClient
 from memory_pipeline.orchestration.materializations import (
     PartitionReport,
     checks_only,

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from memory_pipeline.consolidation import dedup as dedup_rules
-from memory_pipeline.consolidation.dreaming import (
+from memory_pipeline.consolidation.store import GRAPH_PENDING, ConsolidationStore
+from memory_pipeline.embedding import Embedder
+from memory_pipeline.episodes.dream_lines import collect_lines
+from memory_pipeline.episodes.dreaming import (
     MAX_EPISODES,
     DreamResult,
     HumanFileError,
@@ -23,19 +25,17 @@ from memory_pipeline.consolidation.dreaming import (
     mark_replaced,
     write_document,
 )
-from memory_pipeline.consolidation.dream_lines import collect_lines
-from memory_pipeline.consolidation.episodes import EpisodeDraft, attach_vectors, build_episode, last_line, scrubbed_session
-from memory_pipeline.consolidation.llm import LLMClient, LLMError
-from memory_pipeline.consolidation.sessions import Session, SessionFile, load_session, session_files, tenant_sessions
-from memory_pipeline.consolidation.store import GRAPH_PENDING, ConsolidationStore
-from memory_pipeline.consolidation.timeline import supersession_rows
-from memory_pipeline.embedding import Embedder
+from memory_pipeline.episodes.sessions import Session, SessionFile, load_session, session_files, tenant_sessions
+from memory_pipeline.episodes.summaries import EpisodeDraft, attach_vectors, build_episode, last_line, scrubbed_session
+from memory_pipeline.knowledge import dedup as dedup_rules
 from memory_pipeline.knowledge.graph import graph_rows, resolver
 from memory_pipeline.knowledge.relations import extract, load_nlp, parse_utterances, utterances
-from memory_pipeline.consolidation import relation_ends
+from memory_pipeline.llm.client import LLMClient, LLMError
 from memory_pipeline.sources.workspace import tenant_tz
 from memory_pipeline.store.base import sql_in, stable_id
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.timeline import relation_ends
+from memory_pipeline.timeline.records import supersession_rows
 
 log = logging.getLogger(__name__)
 PARSE_AHEAD_EPISODES = 16
@@ -208,7 +208,7 @@ def build_graph(
 ) -> GraphReport:
     """Entities and relations of the tenant's episodes of ``days`` (every day if None), or only of
     those written since the graph was last built from them (``pending_only``); when each relation
-    ends is recorded after (consolidation/relation_ends.py), again by ``supersede_tenant`` with
+    ends is recorded after (timeline/relation_ends.py), again by ``supersede_tenant`` with
     fresh statement decisions. The caller marks the episodes read (``episode_ids``) graphed once
     supersession is done too; their extraction failures are reported here, not retried."""
     report = GraphReport()
@@ -392,7 +392,7 @@ def dream(
     try:
         report.result = write_document(path, tenant, now, lines, report.produced_by)
         # A graph fact's line cites a turn a later one replaced (a residence, with its end date):
-        # marked as consolidation marks it (``consolidation.timeline``), so a rerun changes nothing.
+        # marked as consolidation marks it (``consolidation.supersession``), so a rerun changes nothing.
         mark_replaced(path, {r["old_ref"]: f"{r['new_said_at']:%Y-%m-%d}" for r in records.iter_rows(named=True)
                              if "#L" in r["old_ref"]})
     except HumanFileError:

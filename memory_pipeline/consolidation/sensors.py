@@ -30,11 +30,11 @@ from pathlib import Path
 import dagster as dg
 
 from memory_pipeline.consolidation.assets import consolidation_job, scope_config
-from memory_pipeline.consolidation.dreaming import THRESHOLD
-from memory_pipeline.consolidation.live_flush import FlushThresholds, plan_flushes
 from memory_pipeline.consolidation.notes_assets import compaction_flush, compaction_flush_job, dreaming_job
-from memory_pipeline.consolidation.sessions import SessionFile, as_session_files, load_session
 from memory_pipeline.consolidation.store import ConsolidationStore
+from memory_pipeline.episodes.dreaming import THRESHOLD
+from memory_pipeline.episodes.live_flush import FlushThresholds, plan_flushes
+from memory_pipeline.episodes.sessions import SessionFile, as_session_files, load_session
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION, session_tenant_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sensor_ticks import pipeline_sensor, read_cursor, tagged_run_request, tick_result

@@ -93,7 +93,7 @@ def dream_units(path: Path) -> list[tuple[str, str]]:
 
 def consolidate_conversation(root: Path, lance: str, tenant: Tenant, embedder, now: datetime) -> list[dict]:
     """Run consolidation, the graph, typed memories and dreaming for one tenant; its units."""
-    from memory_pipeline.consolidation.dreaming import dreaming_path
+    from memory_pipeline.episodes.dreaming import dreaming_path
     from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities, dream
     from memory_pipeline.consolidation.store import ConsolidationStore
     from memory_pipeline.memories.pipeline import ingest_tenant

@@ -192,8 +192,8 @@ def run_updates_eval(data: Path, out: Path, *, embedder: str = "minilm", k: int 
     ``search`` command and the MCP server ask them."""
     from memory_pipeline.app import assemble
     from memory_pipeline.config import get_settings
-    from memory_pipeline.consolidation.statements import tenant_statements
-    from memory_pipeline.consolidation.timeline import supersession_rows
+    from memory_pipeline.timeline.statements import tenant_statements
+    from memory_pipeline.timeline.records import supersession_rows
     from memory_pipeline.embedding import make_embedder
     from memory_pipeline.consolidation.store import ConsolidationStore
     from memory_pipeline.recall.search import search
@@ -363,8 +363,8 @@ def precision_records(source: Path, nlp, embedder) -> list[dict]:
     """Every record supersession makes over a workspace root (``data/agents``) or a LoCoMo-format
     folder (``sessions/<conversation>/*.jsonl``, staged as one tenant per conversation), read from
     the tenants' transcripts and notes."""
-    from memory_pipeline.consolidation.statements import tenant_statements
-    from memory_pipeline.consolidation.supersede import detect
+    from memory_pipeline.timeline.statements import tenant_statements
+    from memory_pipeline.timeline.supersede import detect
     from memory_pipeline.eval.locomo import stage_workspace
     from memory_pipeline.sources.workspace import scan_workspace
 

@@ -1,2 +1,3 @@
 """The knowledge graph (L2): entities and relations with validity intervals, extracted from
-conversation turns by consolidation and read by the memory tools."""
+conversation turns by consolidation, deduplicated within a tenant (``dedup``) and read by the
+memory tools."""

@@ -7,7 +7,7 @@ rewrites the same rows. A relation holds from when it was said (``said_at``) or 
 date its statement names ("from 1 December my manager is Tomás", said on 18 November, holds from
 1 December): ``valid_from``, decided here at write time. It holds until its supersession record
 says it ended (a later relation of another value, or a later statement replacing its sentence:
-``consolidation.relation_ends``): the old relation's ``valid_to`` is closed, never deleted, so history queries
+``timeline.relation_ends``): the old relation's ``valid_to`` is closed, never deleted, so history queries
 still see it. Readers use the stored dates and recompute nothing.
 """
 

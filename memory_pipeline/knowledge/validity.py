@@ -2,7 +2,7 @@
 
 A relation holds from its ``valid_from`` (when it was said, or the later date it names:
 ``knowledge.graph.starts``) until its ``valid_to``, the copy of its supersession record's date
-written by consolidation (``consolidation.relation_ends``). Readers only ask ``valid_at``, so the graph, the
+written by consolidation (``timeline.relation_ends``). Readers only ask ``valid_at``, so the graph, the
 dreamed file, run metadata and every tool show the same dates.
 """
 

@@ -3,7 +3,7 @@
 Merge-inserts leave many small fragments and old versions behind, and a full-text index does not
 cover rows added after it was built until the table is optimized. One run compacts every table,
 brings its indices up to date and drops versions older than a week, then writes recall's
-persisted indices of every large tenant whose copy is missing or stale (``recall/index_files.py``),
+persisted indices of every large tenant whose copy is missing or stale (``recall/index/files.py``),
 so the next process's first query reads them instead of building them. The cron comes from
 ``MEMORY_PIPELINE_OPTIMIZE_CRON`` (UTC), so a test can run it every minute.
 """
@@ -62,7 +62,7 @@ class RecallIndexConfig(dg.Config):
 @dg.op(ins={"optimized": dg.In(dg.Nothing)}, out=dg.Out(dg.Nothing))
 def persist_recall_indexes(context: dg.OpExecutionContext, config: RecallIndexConfig, lancedb: LanceDBResource) -> dg.Output:
     """Writes recall's indices of every tenant of ``min_rows`` chunks or more (nothing when current)."""
-    from memory_pipeline.recall.persist import persist_large_tenants  # recall is read-side: imported when run
+    from memory_pipeline.recall.index.persist import persist_large_tenants  # recall is read-side: imported when run
 
     started = time.perf_counter()
     recall = get_settings().recall

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 import dagster as dg
 
 from memory_pipeline.config import get_settings
-from memory_pipeline.consolidation.timeline import supersede_tenant
+from memory_pipeline.consolidation.supersession import supersede_tenant
 from memory_pipeline.embedding import EMBEDDER_IDENTITY
 from memory_pipeline.memories.checks import DESCRIPTION, MEMORIES_CHECK, check_memories
 from memory_pipeline.memories.operations import MemoryGraph
@@ -104,7 +104,7 @@ def typed_memories(
             )
             supersessions = 0
             if ingested.memories_written or ingested.memories_removed:
-                # New memories are compared with what the tenant said before (consolidation/timeline.py).
+                # New memories are compared with what the tenant said before (consolidation/supersession.py).
                 timeline = supersede_tenant(workspace.root, lancedb.uri, tenant, embedder.get(), datetime.now(UTC))
                 supersessions = len(timeline.records)
         except Exception as exc:  # one tenant's failure must not stop the others

@@ -226,9 +226,9 @@ class MemoryGraph:
             self.store.delete_memories(tenant.key, [mid])
             self.store.redact_audit(tenant.key, mid)
             self.store.purge_deleted()
-        from memory_pipeline.consolidation.timeline import SupersessionStore
+        from memory_pipeline.timeline.records import SupersessionStore
 
-        # What the forgotten memory had replaced stands again (consolidation/timeline.py).
+        # What the forgotten memory had replaced stands again (timeline/records.py).
         SupersessionStore(self.store.uri).release(tenant.key, f"facts/{mid}")
         # Only id, reason and time: what was forgotten is not written anywhere.
         self._audit(tenant, mid, "forget", actor=actor, reason=reason)

@@ -87,8 +87,8 @@ def parse_bound(value: str | datetime | date | None, tz: ZoneInfo, end: bool = F
 
 def superseded(store: GraphStore, tenants: list[str]) -> dict[str, dict]:
     """Memory id -> the record of the later statement that replaced it, as consolidation stored it
-    (``consolidation/timeline.py``): a moved plan, an old address, a corrected number."""
-    from memory_pipeline.consolidation.timeline import superseded_memories
+    (``timeline/records.py``): a moved plan, an old address, a corrected number."""
+    from memory_pipeline.timeline.records import superseded_memories
 
     return superseded_memories(store.db, tenants)
 

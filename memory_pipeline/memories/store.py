@@ -134,8 +134,8 @@ class GraphStore(LanceBase):
             for spec in (MEMORIES, MEMORY_AUDIT):
                 if self.has(spec):
                     purge_table(self.db.open_table(spec.name), is_local(self.uri))
-            # Recall keeps small tenants' reads of the memories table (``recall/index_files.py``).
-            from memory_pipeline.recall.index_files import forget_table_files
+            # Recall keeps small tenants' reads of the memories table (``recall/index/files.py``).
+            from memory_pipeline.recall.index.files import forget_table_files
 
             forget_table_files(self.uri, MEMORIES.name)
 

@@ -198,7 +198,7 @@ def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int,
 
 def _timeline(store: GraphStore, episodes: pl.DataFrame | None):
     """The supersession records of the episodes' tenant, as recall reads them."""
-    from memory_pipeline.consolidation.timeline import supersession_rows
+    from memory_pipeline.timeline.records import supersession_rows
     from memory_pipeline.recall.timeline import TenantTimeline
 
     if episodes is None or not episodes.height:

@@ -1,2 +1,3 @@
 """Dagster plumbing shared by the slices: partitions, pools, resources, the IO manager, sensor and
-cron helpers, launching runs and reading their metadata, LanceDB maintenance."""
+cron helpers, launching runs and reading their metadata, LanceDB maintenance; the instance's
+storage, run launcher and forgetting in ``instance/``."""

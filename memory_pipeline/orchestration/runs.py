@@ -13,10 +13,10 @@ from pathlib import Path
 import dagster as dg
 import yaml
 
+from memory_pipeline.orchestration.instance.run_workers import worker_tags
+from memory_pipeline.orchestration.instance.sqlite import storage_config
 from memory_pipeline.orchestration.materializations import PARTITIONS_FIGURE
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
-from memory_pipeline.orchestration.run_workers import worker_tags
-from memory_pipeline.orchestration.sqlite import storage_config
 from memory_pipeline.sources.workspace import scan_workspace
 from memory_pipeline.tenancy import Tenant
 
@@ -36,8 +36,8 @@ RUN_MONITORING = {"enabled": True, "poll_interval_seconds": 30, "max_resume_run_
 
 def instance_config(storage: dict) -> str:
     """A home's ``dagster.yaml``: the ``storage`` section given, the run launcher that can tell a
-    killed run (``orchestration.run_workers``), run monitoring, and no telemetry."""
-    launcher = {"module": "memory_pipeline.orchestration.run_workers", "class": "ProcessRunLauncher"}
+    killed run (``orchestration.instance.run_workers``), run monitoring, and no telemetry."""
+    launcher = {"module": "memory_pipeline.orchestration.instance.run_workers", "class": "ProcessRunLauncher"}
     return yaml.safe_dump(
         {"storage": storage, "run_launcher": launcher, "run_monitoring": RUN_MONITORING, "telemetry": {"enabled": False}},
         sort_keys=False,

@@ -7,9 +7,9 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from memory_pipeline.config import RecallConfig
-from memory_pipeline.recall.bm25 import query_words
-from memory_pipeline.recall.scope import Scope
+from memory_pipeline.recall.index.bm25 import query_words
 from memory_pipeline.recall.rows import _SPEAKER_RE as SPEAKER_PREFIX_RE  # format_turn's "Name (time): "
+from memory_pipeline.recall.scope import Scope
 from memory_pipeline.recall.sources import Rows
 from memory_pipeline.recall.timeline import superseded_note
 

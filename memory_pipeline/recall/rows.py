@@ -4,7 +4,7 @@ A source either hands over Python lists (small tables: episodes, facts) or one A
 (``Rows.from_table``, the L0 chunks), whose columns stay Arrow and are read a row at a time:
 a query reads a few hundred rows of a tenant, never all of them, and a million rows held as
 Python strings cost 0.9 GB where the Arrow columns cost a third of that and, read from a
-persisted snapshot (``index_files.py``), nothing until a page is touched.
+persisted snapshot (``index/files.py``), nothing until a page is touched.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ class Rows:
     _speakers: list[tuple[str, ...]] | None = None
     fingerprint: str | None = None  # of the rows as read (``TenantCache``), when the source has one
     table: pa.Table | None = None  # the columns as Arrow (``from_table``): what a snapshot stores
-    files: object | None = None  # the tenant's persisted indices (``index_files.TenantFiles``)
+    files: object | None = None  # the tenant's persisted indices (``index.files.TenantFiles``)
     origin: list[str | None] | None = None  # the file a row without a time of its own was read from
     _indices: dict = field(default_factory=dict)
 
@@ -161,7 +161,7 @@ class Rows:
         with self._ann_lock:
             index = self._indices.get("ann")
             if index is None:
-                from memory_pipeline.recall.ann import IvfIndex
+                from memory_pipeline.recall.index.ann import IvfIndex
 
                 index = self.files.load_ivf() if self.files is not None else None
                 if index is None:
@@ -179,7 +179,7 @@ class Rows:
         with self._text_lock:
             index = self._indices.get("bm25")
             if index is None:
-                from memory_pipeline.recall.bm25 import TextIndex
+                from memory_pipeline.recall.index.bm25 import TextIndex
 
                 index = self.files.load_bm25() if self.files is not None else None
                 if index is None:

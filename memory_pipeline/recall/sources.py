@@ -25,7 +25,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memory_pipeline.recall import index_files, index_update
+from memory_pipeline.recall.index import files as index_files
+from memory_pipeline.recall.index import update as index_update
 from memory_pipeline.recall.rows import (
     Rows,
     release_freed_memory,
@@ -89,7 +90,7 @@ class ChunkSource(RecallSource):
             "day": arrow.column("file_date"),
             "when": arrow.column("ts_start"),
         })
-        if "updated_at" in arrow.column_names:  # what a snapshot's update compares (``index_update``)
+        if "updated_at" in arrow.column_names:  # what a snapshot's update compares (``index.update``)
             table = table.append_column("updated_at", arrow.column("updated_at"))
         return Rows.from_table(tenant, table, vector_matrix(vectors_in, order))
 
@@ -164,10 +165,10 @@ class TenantCache:
     to reload them and rebuild their indices. Smaller tenants are simply reloaded.
 
     A tenant of at least ``persist_min_rows`` rows of a source with a fingerprint (the chunks) is
-    also written to disk once read, with its indices as they are built (``index_files.py``), and
+    also written to disk once read, with its indices as they are built (``index/files.py``), and
     a new process reads that copy back memory-mapped instead of the table whenever the
     fingerprint still matches; when it does not, that copy is updated from the rows that changed
-    (``index_update.py``) instead of rebuilt. Smaller tenants, episodes and facts are read and built in memory;
+    (``index/update.py``) instead of rebuilt. Smaller tenants, episodes and facts are read and built in memory;
     ``persist_min_rows=None`` turns persistence off (neither read nor written).
 
     LanceDB is connected to only when rows must be read from it: the tables and their versions of
@@ -375,7 +376,7 @@ class TenantCache:
     def _update(
         self, source: RecallSource, table, tenant: str, files, current: pa.Table, fingerprint: str
     ) -> Rows | None:
-        """The tenant's persisted indices updated from its changed rows (``index_update.py``)."""
+        """The tenant's persisted indices updated from its changed rows (``index/update.py``)."""
         present = set(table.schema.names)
         columns = [c for c in dict.fromkeys(source.columns + source.fingerprint) if c in present]
 

@@ -1,6 +1,6 @@
 """Time in recall: when each result was said or written, and which results a later one replaced.
 
-Reads what consolidation stored (``supersessions``, ``consolidation/timeline.py``) and decides
+Reads what consolidation stored (``supersessions``, ``timeline/records.py``) and decides
 nothing about validity itself. A result is superseded when it holds a replaced statement (a turn,
 a note line or a typed memory named by a record) and not the statement that replaced it. For a question about the current state, a superseded result
 never outranks the newest statement of its chain: that statement is placed just above it (found

@@ -2,7 +2,7 @@
 
 Importing ``lancedb`` takes 2-3 s of CPU (its REST namespace client builds hundreds of models),
 more than everything else a one-shot query does. A query answered from recall's own files
-(``recall/index_files.py``) needs only to know which tables exist and whether one has a new
+(``recall/index/files.py``) needs only to know which tables exist and whether one has a new
 version, and the database's folder or bucket prefix says both: a table is a ``<name>.lance``
 folder (LanceDB's own listing), and each committed version is one manifest in its ``_versions``
 folder, named by the version or, in Lance's newer naming, by ``2**64 - 1 - version`` (so names

@@ -185,7 +185,7 @@ MEMORY_SOURCES = TableSpec(
     "id str!, tenant str!, path str!, content_hash str!, memory_ids strs, options str, extracted_at ts!",
 )
 
-# -- time: which statement a later one replaced (consolidation/timeline.py) ----------------------
+# -- time: which statement a later one replaced (timeline/records.py) ----------------------------
 SUPERSESSIONS = TableSpec(
     "supersessions",
     # old_ref / new_ref: path#Lline of a turn or note line, or facts/<id>; new_said_at: when the old
@@ -202,7 +202,7 @@ SUPERSESSIONS = TableSpec(
 
 STATEMENT_PARSES = TableSpec(
     "statement_parses",
-    # What supersession reads of each statement, kept between runs (consolidation/parse_cache.py):
+    # What supersession reads of each statement, kept between runs (timeline/parse_cache.py):
     # kind doc: a turn's or note line's spaCy parse (Doc.to_bytes); kind vector: a claim's vector
     # (float32 bytes), keyed by its text's hash. Rows a run no longer uses are dropped by it.
     "id str!, tenant str!, kind str!, key str!, data bytes!",

@@ -14,12 +14,12 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
-from memory_pipeline.l0.sensors import workspace_sensor
 from memory_pipeline.consolidation import sensors
 from memory_pipeline.consolidation.notes_assets import compaction_flush
-from memory_pipeline.consolidation.live_flush import FlushThresholds, crossing, since_last_compaction
-from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.consolidation.sensors import flush_sensor
+from memory_pipeline.episodes.live_flush import FlushThresholds, crossing, since_last_compaction
+from memory_pipeline.l0.sensors import workspace_sensor
+from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.orchestration.resources import WorkspaceResource
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline_tests.helpers.consolidation import iso, jsonl, say

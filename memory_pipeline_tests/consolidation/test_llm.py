@@ -19,9 +19,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memory_pipeline.consolidation.assets import episodic_summaries
-from memory_pipeline.consolidation.llm import LLMClient, LLMError
 from memory_pipeline.consolidation.pipeline import consolidate_episodes
 from memory_pipeline.embedding import HashEmbedder
+from memory_pipeline.llm.client import LLMClient, LLMError
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.helpers import make_resources
 from memory_pipeline_tests.helpers.consolidation import ALICE, consolidate, metadata, run_dreaming, store_for
@@ -90,7 +90,7 @@ def chat(monkeypatch):
     monkeypatch.setenv("MEMORY_PIPELINE_LLM_BASE_URL", fake.url)
     monkeypatch.setenv("MEMORY_PIPELINE_LLM_MODEL", "tiny-chat")
     monkeypatch.setenv("MEMORY_PIPELINE_LLM_API_KEY", "test-key")
-    monkeypatch.setattr("memory_pipeline.consolidation.llm.BACKOFF_S", 0.01)  # retries, without the wait
+    monkeypatch.setattr("memory_pipeline.llm.client.BACKOFF_S", 0.01)  # retries, without the wait
     yield fake
     fake.server.shutdown()
 

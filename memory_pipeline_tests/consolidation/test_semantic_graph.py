@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from memory_pipeline.consolidation import pipeline
-from memory_pipeline.consolidation.timeline import supersession_rows
+from memory_pipeline.timeline.records import supersession_rows
 from memory_pipeline_tests.helpers import make_resources, write
 from memory_pipeline_tests.helpers.consolidation import consolidate, jsonl, metadata, say, store_for
 

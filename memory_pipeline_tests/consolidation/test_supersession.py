@@ -18,13 +18,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory_pipeline.consolidation.statements import MEMORY, NOTE, TURN, Statement
-from memory_pipeline.consolidation.supersede import detect, lines
-from memory_pipeline.consolidation.timeline import SupersessionStore, supersede_tenant
+from memory_pipeline.config import Settings
+from memory_pipeline.consolidation.supersession import supersede_tenant
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.service import MemoryService
-from memory_pipeline.config import Settings
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.timeline.records import SupersessionStore
+from memory_pipeline.timeline.statements import MEMORY, NOTE, TURN, Statement
+from memory_pipeline.timeline.supersede import detect, lines
 from memory_pipeline_tests.helpers import make_resources, write
 from memory_pipeline_tests.helpers.consolidation import consolidate, jsonl, metadata, run_dreaming, say
 
@@ -86,7 +87,7 @@ def test_a_fact_changed_twice_is_a_chain(statement_nlp, minilm):
 def test_pairs_are_the_same_whatever_block_of_old_claims_is_masked_at_once(statement_nlp, minilm, monkeypatch):
     """The candidate pairs are masked a block of old claims at a time (memory bounded for a big
     tenant); a block of one claim finds what one block of all of them finds."""
-    from memory_pipeline.consolidation import supersede
+    from memory_pipeline.timeline import supersede
 
     first = note("2026-02-09", "Production deploys happen on Tuesdays at 14:00 UTC.")
     second = note("2026-04-13", "The deploy window moved to Wednesdays at 10:00 UTC.")
@@ -283,7 +284,7 @@ def test_forgetting_the_newer_memory_lets_the_older_stand_again(tmp_path, minilm
 
 def test_statements_leave_out_code_and_the_pipelines_own_documents(tmp_path):
     """A dreamed file restates the statements it came from, and code in a turn states no fact."""
-    from memory_pipeline.consolidation.statements import tenant_statements
+    from memory_pipeline.timeline.statements import tenant_statements
 
     root = tmp_path / "agents"
     write(root, "bot/sessions/ann/s1.jsonl", jsonl(

@@ -21,11 +21,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from memory_pipeline.consolidation.llm import LLMClient
-from memory_pipeline.consolidation.supersede import JUDGE_PROMPT
-from memory_pipeline.consolidation.timeline import SupersessionStore, supersede_tenant
+from memory_pipeline.consolidation.supersession import supersede_tenant
+from memory_pipeline.llm.client import LLMClient
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.timeline.records import SupersessionStore
+from memory_pipeline.timeline.supersede import JUDGE_PROMPT
 
 pytestmark = pytest.mark.slow
 KIM = Tenant("bot", "kim")

@@ -19,9 +19,9 @@ import pytest
 
 from memory_pipeline.forget import forget_tenant
 from memory_pipeline.l0.store import MemoryStore
-from memory_pipeline.orchestration import run_workers
+from memory_pipeline.orchestration.instance import run_workers
+from memory_pipeline.orchestration.instance.run_workers import RunsStillInFlight
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
-from memory_pipeline.orchestration.run_workers import RunsStillInFlight
 from memory_pipeline.orchestration.runs import local_instance
 from memory_pipeline_tests.helpers import write
 

@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 import dagster as dg
 
 from memory_pipeline.consolidation.assets import consolidation_assets, episodic_summaries, scope_config
-from memory_pipeline.consolidation.episodes import episode_id
 from memory_pipeline.consolidation.notes_assets import dreaming
-from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.embedding import EMBEDDER_IDENTITY
+from memory_pipeline.episodes.summaries import episode_id
+from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 
 ALICE = "support-bot~alice"
 ALICE_DAYS = ("2026-10-26", "2026-10-30", "2026-11-04", "2026-11-11", "2026-11-18")

@@ -16,9 +16,9 @@ import polars as pl
 from pyarrow import fs
 
 from memory_pipeline.consolidation import defs as consolidation
-from memory_pipeline.consolidation.flush import flush
 from memory_pipeline.consolidation.launch import completed_tenants, run_consolidation, run_dreaming
 from memory_pipeline.embedding import HashEmbedder
+from memory_pipeline.episodes.flush import flush
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
 from memory_pipeline.l0.checks import check_tenant
 from memory_pipeline.l0.store import MemoryStore

@@ -97,7 +97,7 @@ def test_forget_removes_the_content_from_every_file_and_keeps_only_id_reason_tim
     stored = graph.store_memory(ALICE, "fact", secret, reasoning="mentioned Quokkazebra once")
     graph.update_memory(ALICE, stored["id"], confidence=0.4, reason="unsure")
     assert files_containing(lance_uri, "quokkazebra")  # it is on disk before
-    # and in the read recall keeps of this small tenant's memories (recall/index_files.py)
+    # and in the read recall keeps of this small tenant's memories (recall/index/files.py)
     TenantCache(lance_uri).read_tenant("memories", ALICE.key, ["id", "content"])
     assert any(f.startswith("_recall_index/memories/") for f in files_containing(lance_uri, "quokkazebra"))
 

@@ -39,7 +39,7 @@ def world(tmp_path_factory, minilm, statement_nlp):
     both tenants' supersession records."""
     from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes
     from memory_pipeline.consolidation.store import ConsolidationStore
-    from memory_pipeline.consolidation.timeline import supersede_tenant
+    from memory_pipeline.consolidation.supersession import supersede_tenant
 
     base = tmp_path_factory.mktemp("graph_world")
     root = base / "agents"

@@ -15,13 +15,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memory_pipeline.activation.access_log import spool_file
-from memory_pipeline.consolidation.timeline import SupersessionStore
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.memories.operations import MemoryGraph, MemoryOperationError
 from memory_pipeline.memories.query import ReadScope
 from memory_pipeline.memories.working import count_tokens, working_memory
 from memory_pipeline.store.base import stable_id
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.timeline.records import SupersessionStore
 
 ALICE = Tenant("support-bot", "alice")
 SCOPE = ReadScope([ALICE.key], [])

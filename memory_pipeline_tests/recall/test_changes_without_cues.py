@@ -14,8 +14,8 @@ import json
 
 import pytest
 
-from memory_pipeline.consolidation.timeline import SupersessionStore
 from memory_pipeline.recall.search import search
+from memory_pipeline.timeline.records import SupersessionStore
 from memory_pipeline_tests.helpers import make_resources, write
 from memory_pipeline_tests.helpers.consolidation import consolidate
 from memory_pipeline_tests.helpers.recall import ingest, recall_settings

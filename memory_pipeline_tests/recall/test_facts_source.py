@@ -84,7 +84,7 @@ def test_a_forgotten_memory_is_not_recalled(graph, db, embedder):
 
 @pytest.mark.slow
 def test_a_plan_a_later_statement_moved_comes_after_it_labelled(indexed, graph, db, embedder, minilm, statement_nlp):
-    from memory_pipeline.consolidation.timeline import supersede_tenant
+    from memory_pipeline.consolidation.supersession import supersede_tenant
 
     said = datetime(2026, 11, 2, 9, tzinfo=UTC)
     old = graph.store_memory(ALICE, "event", "Target cutover is Saturday 21 November",

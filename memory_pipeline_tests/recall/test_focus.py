@@ -4,7 +4,7 @@ and rows holding no query word, are shown whole."""
 
 from __future__ import annotations
 
-from memory_pipeline.recall.bm25 import query_words
+from memory_pipeline.recall.index.bm25 import query_words
 from memory_pipeline.recall.results import focus
 
 TURN = (

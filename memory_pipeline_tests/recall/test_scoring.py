@@ -19,7 +19,7 @@ import pytest
 
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.recall import scoring
-from memory_pipeline.recall.bm25 import TextIndex
+from memory_pipeline.recall.index.bm25 import TextIndex
 from memory_pipeline.recall.scope import is_read_only, recall_scopes
 from memory_pipeline.recall.search import search
 from memory_pipeline.store.base import LanceBase

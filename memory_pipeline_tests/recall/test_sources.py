@@ -70,7 +70,7 @@ def test_only_the_sources_asked_for_are_returned_when_a_later_statement_replaced
     """A note replaced by a transcript turn: asked for notes only, the turn is not brought in (it
     was, by the ranking that puts a replaced result's newest statement first); the note keeps its
     label. Asked for every source, the turn (with the turn before it) ranks first."""
-    from memory_pipeline.consolidation.timeline import SupersessionStore
+    from memory_pipeline.timeline.records import SupersessionStore
     from memory_pipeline.store.base import stable_id
 
     root, lance_uri = indexed

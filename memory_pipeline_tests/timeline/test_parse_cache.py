@@ -1,0 +1,176 @@
+"""Proves: supersession's stored parses and vectors change no decision, and spare the work.
+
+With the real spaCy model and all-MiniLM-L6-v2:
+- every run of ``supersede_tenant`` (empty store, rerun, a session added, a session removed)
+  stores exactly the records a fresh ``detect`` over the tenant's statements decides, with no
+  stored parse or vector;
+- claims read from stored parses equal claims read from fresh ones;
+- a rerun with nothing changed keeps the records undecided (nothing parsed, read or embedded);
+  one that decides again parses and embeds nothing but the typed memory, a new session only its
+  own texts;
+- a typed memory's words are never stored, and a removed session's texts leave the table;
+- a parse packed with one packer for many documents is ``Doc.to_bytes``, byte for byte;
+- a parse of the full pipeline (lemmatizer on), its lemmatizer's work undone, is the parse of the
+  pipeline supersession uses, attribute for attribute, on every line of the sample workspace, and
+  a supersession run reusing the full pipeline's parses stores the same bytes and records.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import polars as pl
+import pyarrow as pa
+import pytest
+
+from memory_pipeline.consolidation.store import ConsolidationStore
+from memory_pipeline.consolidation.supersession import SUPERSESSION_STEP, supersede_tenant
+from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.store import GraphStore
+from memory_pipeline.store.tables import SUPERSESSIONS
+from memory_pipeline.tenancy import Tenant
+from memory_pipeline.text.statements import parse
+from memory_pipeline.timeline.parse_cache import (
+    _NOT_KEPT,
+    DOC,
+    ParseStore,
+    StatementCache,
+    derives,
+    doc_bytes,
+    doc_packer,
+    without_lemmas,
+)
+from memory_pipeline.timeline.records import SupersessionStore, record_row
+from memory_pipeline.timeline.statements import tenant_statements
+from memory_pipeline.timeline.supersede import claims_of, detect
+from memory_pipeline_tests.helpers import SAMPLE_ROOT, write
+from memory_pipeline_tests.helpers.consolidation import jsonl, say
+
+pytestmark = pytest.mark.slow
+
+TENANT = Tenant("bot", "ann")
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+MEMORY = "The team offsite is on 14 May in Lisbon."
+SESSIONS = {
+    "s1": [("My manager is Dana Whitfield.", "2026-10-01T09:00:00Z"),
+           ("The database cutover is on Saturday 21 November.", "2026-10-01T09:01:00Z")],
+    "s2": [("Dana is leaving. From 1 December my manager is Tomás Ribeiro.", "2026-11-18T08:50:00Z"),
+           ("We pushed the database cutover from 21 November to Saturday 5 December.", "2026-11-18T08:52:00Z")],
+    "s3": [("The team offsite moved to 4 June, in Porto now.", "2026-11-25T10:00:00Z"),
+           ("The cutover slipped again, to Saturday 12 December.", "2026-11-25T10:01:00Z")],
+}
+
+
+def write_session(root, name: str) -> None:
+    turns = [say("user", text, ts, f"t{n}") for n, (text, ts) in enumerate(SESSIONS[name], 1)]
+    write(root, f"bot/sessions/ann/{name}.jsonl", jsonl(*turns, completed=SESSIONS[name][-1][1]))
+
+
+def fresh_records(root, lance_uri, nlp, embedder) -> list[dict]:
+    """What a computation from nothing decides (no stored parse or vector)."""
+    memories = GraphStore(lance_uri, dim=embedder.dim).memory_rows(TENANT.key)
+    pairs = detect(tenant_statements(root, TENANT, memories), nlp, embedder)
+    # As the table types them (float32 scores, UTC times).
+    table = pa.Table.from_pylist([record_row(TENANT.key, p, NOW) for p in pairs], schema=SUPERSESSIONS.schema())
+    return [without_time(r) for r in pl.from_arrow(table).sort("id").iter_rows(named=True)]
+
+
+def stored_records(lance_uri) -> list[dict]:
+    return [without_time(r) for r in SupersessionStore(lance_uri).rows(TENANT.key).sort("id").iter_rows(named=True)]
+
+
+def without_time(row: dict) -> dict:
+    return {k: v for k, v in row.items() if k != "decided_at"}
+
+
+def stored_docs(lance_uri) -> list[bytes]:
+    return list(ParseStore(lance_uri).load(TENANT.key)[DOC].values())
+
+
+def test_stored_parses_decide_as_a_fresh_computation(tmp_path, minilm, statement_nlp):
+    root, lance_uri = tmp_path / "agents", str(tmp_path / "lancedb")
+    write_session(root, "s1")
+    write_session(root, "s2")
+    MemoryGraph.open(lance_uri, minilm).store_memory(
+        TENANT, "event", MEMORY, occurred_at=datetime(2026, 9, 1, tzinfo=UTC), actor="test"
+    )
+
+    def run():
+        report = supersede_tenant(root, lance_uri, TENANT, minilm, NOW, nlp=statement_nlp)
+        assert stored_records(lance_uri) == fresh_records(root, lance_uri, statement_nlp, minilm)
+        return report
+
+    first = run()
+    olds = {r["old_ref"]: r["new_ref"] for r in first.records}
+    assert olds["bot/sessions/ann/s1.jsonl#L2"] == "bot/sessions/ann/s2.jsonl#L2"
+    assert first.parsed > 1 and first.embedded > 1
+
+    # Nothing changed: the records stand, undecided again.
+    kept = run()
+    assert kept.unchanged and (kept.parsed, kept.embedded) == (0, 0)
+    assert sorted((r["old_ref"], r["new_ref"]) for r in kept.records) == sorted((r["old_ref"], r["new_ref"]) for r in first.records)
+
+    # Decided again, a rerun reads every parse and vector back; only the typed memory is parsed again.
+    ConsolidationStore(lance_uri).forget_built(TENANT.key, SUPERSESSION_STEP, [TENANT.key])
+    rerun = run()
+    assert not rerun.unchanged and (rerun.parsed, rerun.embedded) == (1, 0)
+    assert rerun.records == first.records  # decision times kept
+
+    # Claims read from stored parses are the claims of fresh parses.
+    statements = tenant_statements(root, TENANT)
+    cache = StatementCache(lance_uri, TENANT.key, statement_nlp, minilm, lambda _: True)
+    assert claims_of(statements, cache.parser) == claims_of(statements, statement_nlp)
+    assert cache.parser.parsed == 0
+
+    # A new session: only its own texts are parsed; the whole set is decided again.
+    write_session(root, "s3")
+    grown = run()
+    assert grown.parsed == 1 + len(SESSIONS["s3"])
+    assert {r["old_ref"] for r in grown.records} > {r["old_ref"] for r in first.records}
+
+    # A removed session's texts leave the table; the decisions follow what is left.
+    (root / "bot/sessions/ann/s1.jsonl").unlink()
+    run()
+    docs = stored_docs(lance_uri)
+    assert len(docs) == len(SESSIONS["s2"]) + len(SESSIONS["s3"])
+    for data in docs:
+        assert b"Dana Whitfield" not in data  # s1 only
+        assert MEMORY.encode() not in data  # a typed memory is never stored
+
+
+def test_one_packer_packs_each_parse_as_doc_to_bytes(statement_nlp):
+    texts = [text for turns in SESSIONS.values() for text, _ in turns]
+    packer = doc_packer()
+    for doc in statement_nlp.pipe(texts):
+        assert doc_bytes(doc, packer) == doc.to_bytes(exclude=_NOT_KEPT)
+
+
+def test_a_full_parse_less_its_lemmas_is_the_parse_supersession_makes(nlp, statement_nlp):
+    from spacy.attrs import DEP, ENT_IOB, ENT_KB_ID, ENT_TYPE, HEAD, LEMMA, MORPH, NORM, ORTH, POS, SENT_START, TAG
+
+    attrs = [ORTH, NORM, TAG, POS, MORPH, LEMMA, DEP, HEAD, SENT_START, ENT_IOB, ENT_TYPE, ENT_KB_ID]
+    lines = [line for path in sorted(SAMPLE_ROOT.rglob("*")) if path.suffix in (".md", ".jsonl")
+             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(lines) > 300 and derives(nlp, statement_nlp) and not derives(statement_nlp, nlp)
+    lemmas_set = 0
+    for full, own in zip(parse(lines, nlp), statement_nlp.pipe(lines), strict=True):
+        derived = without_lemmas(full, nlp)
+        assert (derived.to_array(attrs) == own.to_array(attrs)).all(), own.text
+        assert doc_bytes(derived) == doc_bytes(own)
+        lemmas_set += any(t.lemma_ for t in own)
+        assert full.to_array([LEMMA]).any() or not any(t.lemma_ for t in full)  # the shared doc is left as it was
+    assert lemmas_set > 100  # the attribute ruler's lemmas ("be", "I") are there, and kept
+
+
+def test_supersession_reusing_full_parses_stores_the_same(tmp_path, minilm, nlp, statement_nlp):
+    root = tmp_path / "agents"
+    for name in SESSIONS:
+        write_session(root, name)
+    stored = {}
+    for label, full in (("own", None), ("derived", nlp)):
+        lance_uri = str(tmp_path / label)
+        cache = StatementCache(lance_uri, TENANT.key, statement_nlp, minilm, lambda _: True, full)
+        pairs = detect(tenant_statements(root, TENANT), cache.parser, cache.embedder)
+        cache.save()
+        stored[label] = (sorted(ParseStore(lance_uri).load(TENANT.key)[DOC].items()), [record_row(TENANT.key, p, NOW) for p in pairs])
+    assert stored["own"][1] and stored["own"] == stored["derived"]
