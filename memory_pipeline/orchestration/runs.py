@@ -7,6 +7,7 @@ same path as a run launched from the UI, only executed in this process.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
@@ -53,8 +54,28 @@ def local_instance(home: str | Path | None = None) -> dg.DagsterInstance:
     config = home / "dagster.yaml"
     if not config.exists():
         config.write_text(instance_config(storage_config(str(home))))
+    else:
+        _follow_moved_modules(config)
     os.environ["DAGSTER_HOME"] = str(home)
     return dg.DagsterInstance.get()
+
+
+MOVED_MODULES = {
+    f"memory_pipeline.orchestration.{name}": f"memory_pipeline.orchestration.instance.{name}"
+    for name in ("sqlite", "postgres", "run_workers")
+}
+"""Modules a home's ``dagster.yaml`` may name that have moved, with where they are now."""
+
+
+def _follow_moved_modules(config: Path) -> None:
+    """Rewrites a home's ``dagster.yaml`` written before a module it names moved (``MOVED_MODULES``),
+    so the instance still loads; nothing else in the file changes."""
+    text = config.read_text(encoding="utf-8")
+    moved = re.sub(
+        r"^(\s*module:\s*)(\S+?)\s*$", lambda m: m.group(1) + MOVED_MODULES.get(m.group(2), m.group(2)), text, flags=re.M
+    )
+    if moved != text:
+        config.write_text(moved, encoding="utf-8")
 
 
 def register_tenants(instance: dg.DagsterInstance, keys: Sequence[str], partitions: str = TENANTS_PARTITION) -> list[str]:
