@@ -175,12 +175,10 @@ def main() -> None:
         return
 
     from memory_pipeline.embedding import make_embedder
-    from memory_pipeline.knowledge.relations import load_nlp
-    from memory_pipeline.text.memory_types import load_nlp as load_statement_nlp
+    from memory_pipeline.text.statements import load_nlp
 
     embedder = make_embedder(args.embedder or "hash")
     load_nlp()
-    load_statement_nlp()
     with tempfile.TemporaryDirectory(prefix="big-tenant-") as tmp:
         root, lance = Path(tmp) / "agents", Path(tmp) / "lancedb"
         turns = build_tenant(args.eval, root, args.sessions)

@@ -71,7 +71,7 @@ def load_sessions(eval_dir: Path):
 def bench_spacy(texts: list[str], repeats: int = 3) -> dict:
     import spacy
 
-    from memory_pipeline.knowledge.relations import load_nlp
+    from memory_pipeline.text.statements import load_nlp
     from memory_pipeline.text.statements import SPACY_MODEL
 
     started = time.perf_counter()
@@ -129,14 +129,12 @@ def bench_functions(root: Path, sessions: dict, lance: Path, embedder_kind: str)
     from memory_pipeline.consolidation.store import ConsolidationStore
     from memory_pipeline.consolidation.supersession import supersede_tenant
     from memory_pipeline.embedding import make_embedder
-    from memory_pipeline.knowledge.relations import load_nlp
-    from memory_pipeline.text.memory_types import load_nlp as load_statement_nlp
+    from memory_pipeline.text.statements import load_nlp
 
     started = time.perf_counter()
     embedder = make_embedder(embedder_kind)
     embedder.embed(["warm up"])
     load_nlp()
-    load_statement_nlp()
     load_s = time.perf_counter() - started
     store = ConsolidationStore(lance, embedder.dim)
     now = datetime.now(UTC)

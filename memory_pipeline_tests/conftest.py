@@ -133,14 +133,6 @@ def minilm():
 
 
 @pytest.fixture(scope="session")
-def statement_nlp():
-    """The spaCy pipeline supersession parses statements with, loaded once for the whole run."""
-    from memory_pipeline.text.memory_types import load_nlp
-
-    return load_nlp()
-
-
-@pytest.fixture(scope="session")
 def in_memory(tmp_path_factory):
     """A folder on tmpfs (``/dev/shm``) when the machine has one, else pytest's temporary folder.
 
@@ -180,7 +172,8 @@ def instance():
 
 @pytest.fixture(scope="session")
 def nlp():
-    """The spaCy pipeline, loaded once for the run (statements, relations and typed memories share it)."""
+    """The spaCy pipeline, loaded once for the run (statements, relations, typed memories and
+    supersession share it)."""
     from memory_pipeline.text.statements import load_nlp
 
     return load_nlp()

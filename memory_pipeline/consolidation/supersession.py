@@ -23,8 +23,7 @@ from memory_pipeline.episodes.dreaming import mark_replaced, memory_dir
 from memory_pipeline.llm.client import LLMClient
 from memory_pipeline.sources.workspace import DERIVED_DIR, tenant_tz
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline.text.memory_types import load_nlp
-from memory_pipeline.text.statements import load_nlp as load_full_nlp
+from memory_pipeline.text.statements import load_nlp
 from memory_pipeline.timeline import relation_ends
 from memory_pipeline.timeline.parse_cache import StatementCache, pipeline_identity
 from memory_pipeline.timeline.records import SupersessionStore, inherited_records, record_row
@@ -116,10 +115,7 @@ def supersede_tenant(
         return report
     # A typed memory's words are parsed on every run, never stored (see parse_cache).
     private = "\x00".join(s.text for s in statements if s.kind == MEMORY)
-    # Where this process has the full pipeline (a consolidation run: summaries and graph parsed
-    # these turns moments ago), its recent parses are reused; a process without it loads nothing more.
-    full = load_full_nlp() if load_full_nlp.cache_info().currsize else None
-    cache = StatementCache(str(uri), tenant.key, nlp, embedder, lambda text: text not in private, full)
+    cache = StatementCache(str(uri), tenant.key, nlp, embedder, lambda text: text not in private)
     pairs = detect(statements, cache.parser, cache.embedder, llm)
     before = {r["id"]: r for r in existing.iter_rows(named=True)}
     rows = []

@@ -402,7 +402,7 @@ def run_precision_eval(sources: list[Path], out: Path, *, embedder: str = "minil
                        labels_path: Path = PRECISION_LABELS) -> dict:
     """Supersession over realistic memories, scored against hand labels."""
     from memory_pipeline.embedding import make_embedder
-    from memory_pipeline.text.memory_types import load_nlp
+    from memory_pipeline.text.statements import load_nlp
 
     labels = json.loads(Path(labels_path).read_text(encoding="utf-8"))["labels"]
     nlp, model = load_nlp(), make_embedder(embedder)

@@ -33,7 +33,7 @@ from memory_pipeline.knowledge.actions import JOB_NOUNS, LIGHT_VERBS, actions, h
 from memory_pipeline.knowledge.names import clean_name, entity_name
 from memory_pipeline.text.salience import DATE_TYPES, NUMBER_TYPES
 from memory_pipeline.text.statements import addressees, display_name, parse, speaker_of, words_and_captions
-from memory_pipeline.text.statements import load_nlp as load_statement_nlp
+from memory_pipeline.text.statements import load_nlp
 
 log = logging.getLogger(__name__)
 
@@ -100,11 +100,6 @@ class Extraction:
     mentions: list[tuple[str, str, int, datetime | None]] = field(default_factory=list)  # (name, type, line, ts)
     facts: list[Fact] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
-
-
-def load_nlp():
-    """The spaCy pipeline, loaded once per process (about 1-4 s); the one statements use."""
-    return load_statement_nlp()
 
 
 def utterances(turns, compactions, user_name: str) -> list[Utterance]:

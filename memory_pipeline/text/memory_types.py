@@ -19,13 +19,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
-from functools import lru_cache
 from zoneinfo import ZoneInfo
 
 from memory_pipeline import progress
 from memory_pipeline.text.dates import find_when
 from memory_pipeline.text.salience import dated_in_past
-from memory_pipeline.text.statements import load_pipeline, statements
+from memory_pipeline.text.statements import load_nlp, statements
 
 MAX_CONTENT = 400
 EXTRACTOR_VERSION = "patterns-5"
@@ -108,12 +107,6 @@ class Extracted:
     confidence: float
     source: str
     source_ref: str
-
-
-@lru_cache(maxsize=1)
-def load_nlp():
-    """The spaCy pipeline (sentences and entities), loaded once per process."""
-    return load_pipeline(disable=["lemmatizer"])
 
 
 def classify(sentence: str, section_type: str | None = None, dated: bool = False) -> tuple[str, float, str] | None:

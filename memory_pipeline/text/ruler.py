@@ -3,8 +3,7 @@
 The English pipeline's ``attribute_ruler`` maps each tag to its part of speech and morphology and
 fixes a few lemmas (``'m`` -> ``be``), with 180 patterns of one or two tokens. Its ``Matcher`` tries
 every pattern at every token: over the 1,451 turns of the LoCoMo dev sessions that took about
-1.3 s, more than the tagger and the parser together, and supersession runs the ruler again on
-each parse it derives (``timeline.parse_cache.without_lemmas``).
+1.3 s, more than the tagger and the parser together.
 
 ``fast_attribute_ruler`` gives the ruler a ``match`` that finds the same matches: a pattern is
 filed under the values its first token asks for (a tag, a lowercase form, both, ...), each token

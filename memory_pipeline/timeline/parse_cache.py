@@ -7,9 +7,8 @@ claim's masked text. Those are kept in the ``statement_parses`` table, one row p
 tenant, and a run parses and embeds only the texts it has not seen; the pairwise decision is
 made again over every statement, by the code of the day, from the same parses and vectors.
 
-- A text the summaries or the graph parsed moments before with the full pipeline (lemmatizer
-  on) is not parsed again: its document, with the lemmatizer's work undone (``without_lemmas``),
-  is the one the pipeline without the lemmatizer makes, token for token.
+- A text the summaries or the graph parsed moments before is not parsed again: the process's one
+  pipeline remembers its recent documents (``text.statements.parse``).
 - A parse is kept as spaCy's own serialization of the document (``Doc.to_bytes``), so the claims
   are read from it again each run: a change to how claims are read applies at once. The key names
   the spaCy model, its version and its enabled pipes; another model parses everything again.
@@ -77,35 +76,13 @@ def pipeline_identity(nlp) -> str:
     return f"spacy-{spacy.__version__}:{meta.get('lang')}_{meta.get('name')}-{meta.get('version')}:{','.join(nlp.pipe_names)}"
 
 
-def derives(full, nlp) -> bool:
-    """Whether ``nlp`` is ``full`` without its lemmatizer: the same model, the same pipes in the
-    same order but that one, so a document of ``full`` less its lemmas is one of ``nlp``."""
-    same_model = all(getattr(full, "meta", {}).get(k) == getattr(nlp, "meta", {}).get(k) for k in ("lang", "name", "version"))
-    return same_model and "lemmatizer" in full.pipe_names and [p for p in full.pipe_names if p != "lemmatizer"] == nlp.pipe_names
-
-
-def without_lemmas(doc, full):
-    """A copy of ``doc`` (parsed by ``full``) as the pipeline without the lemmatizer parses it.
-
-    The lemmatizer writes lemmas and nothing else; before it, the attribute ruler wrote the lemmas
-    of a few words ("be" for "'m", "I" for "I") and left the others empty. So every lemma is
-    cleared and the attribute ruler run again on the copy.
-    """
-    out = doc.copy()
-    out.tensor = np.empty((0,), dtype=np.float32)  # no claim reads it: most of a document's bytes
-    for token in out:
-        token.lemma = 0
-    return full.get_pipe("attribute_ruler")(out) if "attribute_ruler" in full.pipe_names else out
-
-
 class CachedParser:
     """Stands for the spaCy pipeline where supersession calls ``pipe``: a text parsed before (in
     this run or a stored one) is read back from its serialization instead of parsed again, and a
-    text ``full`` parsed recently (``text.statements.parse``) is derived from that parse."""
+    text the pipeline parsed recently comes from its memo (``text.statements.parse``)."""
 
-    def __init__(self, nlp, stored: dict[str, bytes], keep: Callable[[str], bool], full=None):
+    def __init__(self, nlp, stored: dict[str, bytes], keep: Callable[[str], bool]):
         self.nlp = nlp
-        self.full = full if full is not None and derives(full, nlp) else None
         self.identity = pipeline_identity(nlp)
         self.stored = stored
         self.keep = keep  # whether a text may be stored (it is in the workspace's files)
@@ -129,11 +106,10 @@ class CachedParser:
         keys = [text_key(self.identity, t) for t in texts]
         # In the order asked (a batch as the plain call would make it), each text once.
         missing = list({k: t for k, t in zip(keys, texts, strict=True) if k not in self.stored}.items())
-        if self.full is not None and not options:
+        if not options:
             from memory_pipeline.text.statements import parse
 
-            parsed = parse([t for _, t in missing], self.full, batch_size=batch_size)
-            docs = [without_lemmas(doc, self.full) for doc in parsed]
+            docs = parse([t for _, t in missing], self.nlp, batch_size=batch_size)
         else:
             docs = self.nlp.pipe([t for _, t in missing], batch_size=batch_size, **options)
         fresh = dict(zip((k for k, _ in missing), docs, strict=True))
@@ -213,12 +189,12 @@ class ParseStore(LanceBase):
 class StatementCache:
     """The stored parses and vectors of one tenant, for one supersession run."""
 
-    def __init__(self, uri: str, tenant: str, nlp, embedder, keep: Callable[[str], bool], full=None):
+    def __init__(self, uri: str, tenant: str, nlp, embedder, keep: Callable[[str], bool]):
         self.store = ParseStore(uri)
         self.tenant = tenant
         stored = self.store.load(tenant)
         self.stored_keys = {kind: set(items) for kind, items in stored.items()}
-        self.parser = CachedParser(nlp, stored[DOC], keep, full)
+        self.parser = CachedParser(nlp, stored[DOC], keep)
         self.embedder = CachedEmbedder(embedder, stored[VECTOR])
 
     def save(self) -> tuple[int, int]:

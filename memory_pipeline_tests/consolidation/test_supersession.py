@@ -71,20 +71,20 @@ CHANGES = {
 
 
 @pytest.mark.parametrize("kind", list(CHANGES))
-def test_a_later_statement_supersedes_the_one_it_changes(kind, statement_nlp, minilm):
+def test_a_later_statement_supersedes_the_one_it_changes(kind, nlp, minilm):
     old, new = CHANGES[kind]
-    assert pairs([old, new], statement_nlp, minilm) == [(old.ref, new.ref)]
-    assert pairs([new], statement_nlp, minilm) == []
+    assert pairs([old, new], nlp, minilm) == [(old.ref, new.ref)]
+    assert pairs([new], nlp, minilm) == []
 
 
-def test_a_fact_changed_twice_is_a_chain(statement_nlp, minilm):
+def test_a_fact_changed_twice_is_a_chain(nlp, minilm):
     first = note("2026-02-09", "Production deploys happen on Tuesdays at 14:00 UTC.")
     second = note("2026-04-13", "The deploy window moved to Wednesdays at 10:00 UTC.")
     third = turn(3, "Heads up: deploys are on Thursdays at 09:00 UTC from now on.", at(8, 24))
-    assert pairs([third, first, second], statement_nlp, minilm) == [(first.ref, second.ref), (second.ref, third.ref)]
+    assert pairs([third, first, second], nlp, minilm) == [(first.ref, second.ref), (second.ref, third.ref)]
 
 
-def test_pairs_are_the_same_whatever_block_of_old_claims_is_masked_at_once(statement_nlp, minilm, monkeypatch):
+def test_pairs_are_the_same_whatever_block_of_old_claims_is_masked_at_once(nlp, minilm, monkeypatch):
     """The candidate pairs are masked a block of old claims at a time (memory bounded for a big
     tenant); a block of one claim finds what one block of all of them finds."""
     from memory_pipeline.timeline import supersede
@@ -94,9 +94,9 @@ def test_pairs_are_the_same_whatever_block_of_old_claims_is_masked_at_once(state
     third = turn(3, "Heads up: deploys are on Thursdays at 09:00 UTC from now on.", at(8, 24))
     other = turn(4, "Maya moved to Lisbon in March.", at(8, 25))
     statements = [third, first, second, other]
-    whole = pairs(statements, statement_nlp, minilm)
+    whole = pairs(statements, nlp, minilm)
     monkeypatch.setattr(supersede, "PAIR_ROWS", 1)
-    assert pairs(statements, statement_nlp, minilm) == whole == [(first.ref, second.ref), (second.ref, third.ref)]
+    assert pairs(statements, nlp, minilm) == whole == [(first.ref, second.ref), (second.ref, third.ref)]
 
 
 LISTS = {
@@ -116,10 +116,10 @@ def test_lists_are_read_apart_and_numbers_stay_in_their_sentence(case):
     assert [line.strip() for line in lines(text) if line.strip()] == expected
 
 
-def test_a_date_ending_a_sentence_is_the_value_a_later_one_changes(statement_nlp, minilm):
+def test_a_date_ending_a_sentence_is_the_value_a_later_one_changes(nlp, minilm):
     old = turn(1, "The quarterly review is on May 14. Ana runs it.", at(3, 2))
     new = turn(2, "The quarterly review was pushed to May 21.", at(4, 2))
-    assert pairs([old, new], statement_nlp, minilm) == [(old.ref, new.ref)]
+    assert pairs([old, new], nlp, minilm) == [(old.ref, new.ref)]
 
 
 LOOKALIKES = {
@@ -133,9 +133,9 @@ LOOKALIKES = {
 
 
 @pytest.mark.parametrize("case", list(LOOKALIKES))
-def test_lookalikes_are_left_alone(case, statement_nlp, minilm):
+def test_lookalikes_are_left_alone(case, nlp, minilm):
     old, new = LOOKALIKES[case]
-    assert pairs([turn(1, old, at(3, 1)), turn(2, new, at(5, 20))], statement_nlp, minilm) == []
+    assert pairs([turn(1, old, at(3, 1)), turn(2, new, at(5, 20))], nlp, minilm) == []
 
 
 def profile(text: str, line: int = 1, path: str = "bot/users/maya/MEMORY.md") -> Statement:
@@ -180,18 +180,18 @@ NOT_CHANGES = {
 
 
 @pytest.mark.parametrize("case", list(NOT_CHANGES))
-def test_statements_that_change_nothing_supersede_nothing(case, statement_nlp, minilm):
-    found = pairs(NOT_CHANGES[case], statement_nlp, minilm)
+def test_statements_that_change_nothing_supersede_nothing(case, nlp, minilm):
+    found = pairs(NOT_CHANGES[case], nlp, minilm)
     if case == "a recalled older value":  # the extension supersedes; its summary does not supersede it
         assert found == [(NOT_CHANGES[case][0].ref, NOT_CHANGES[case][1].ref)]
     else:
         assert found == []
 
 
-def test_a_profile_line_is_superseded_by_a_change_naming_it(statement_nlp, minilm):
+def test_a_profile_line_is_superseded_by_a_change_naming_it(nlp, minilm):
     old = profile("Our head office is in Lisbon.")
     new = note("2026-11-11", "We moved the head office from Lisbon to Porto.")
-    assert pairs([old, new], statement_nlp, minilm) == [(old.ref, new.ref)]
+    assert pairs([old, new], nlp, minilm) == [(old.ref, new.ref)]
 
 
 ANN = "bot~ann"
@@ -254,7 +254,7 @@ def test_consolidation_records_once_and_every_reader_agrees(tmp_path, instance, 
     assert "Dana Whitfield (2026-10-01 to 2026-12-01)" in dreamed
 
 
-def test_forgetting_the_newer_memory_lets_the_older_stand_again(tmp_path, minilm, statement_nlp):
+def test_forgetting_the_newer_memory_lets_the_older_stand_again(tmp_path, minilm, nlp):
     lance_uri, tenant = str(tmp_path / "lancedb"), Tenant("bot", "kim")
     graph = MemoryGraph.open(lance_uri, minilm)
     plans = [
@@ -263,7 +263,7 @@ def test_forgetting_the_newer_memory_lets_the_older_stand_again(tmp_path, minilm
                            ("The offsite moved again, to 18 June.", at(5, 2))]
     ]
     first, second, third = (f"facts/{p['id']}" for p in plans)
-    supersede_tenant(tmp_path, lance_uri, tenant, minilm, at(6, 1), nlp=statement_nlp)
+    supersede_tenant(tmp_path, lance_uri, tenant, minilm, at(6, 1), nlp=nlp)
     store = SupersessionStore(lance_uri)
 
     def chain() -> dict[str, str]:
@@ -278,7 +278,7 @@ def test_forgetting_the_newer_memory_lets_the_older_stand_again(tmp_path, minilm
     assert chain() == {}
     assert [r["content"] for r in service.query(memory_type="event")] == ["The offsite is on 14 May."]
     # The next consolidation agrees with what forgetting left.
-    supersede_tenant(tmp_path, lance_uri, tenant, minilm, at(6, 2), nlp=statement_nlp)
+    supersede_tenant(tmp_path, lance_uri, tenant, minilm, at(6, 2), nlp=nlp)
     assert chain() == {}
 
 

@@ -106,24 +106,24 @@ def client(url: str, model: str = "judge") -> LLMClient:
     return LLMClient(url, model, attempts=2, backoff=0.01, timeout=10)
 
 
-def test_the_judge_confirms_and_rejects_pairs(tmp_path, plans, judge, minilm, statement_nlp):
+def test_the_judge_confirms_and_rejects_pairs(tmp_path, plans, judge, minilm, nlp):
     lance_uri, refs = plans
     offsite = (refs[PLANS[0][0]], refs[PLANS[2][0]])
     standup = (refs[PLANS[1][0]], refs[PLANS[3][0]])
-    assert decided(tmp_path, lance_uri, minilm, statement_nlp, None) == {offsite: "extractive", standup: "extractive"}
+    assert decided(tmp_path, lance_uri, minilm, nlp, None) == {offsite: "extractive", standup: "extractive"}
 
-    assert decided(tmp_path, lance_uri, minilm, statement_nlp, client(judge.url)) == {offsite: "llm", standup: "llm"}
+    assert decided(tmp_path, lance_uri, minilm, nlp, client(judge.url)) == {offsite: "llm", standup: "llm"}
     assert sorted(judge.asked[-1]) == sorted([(PLANS[0][0], PLANS[2][0]), (PLANS[1][0], PLANS[3][0])])
 
     # Records stand while the statements, relations and the deciding model are unchanged: the same
     # model is not asked again; another model decides afresh.
     judge.verdict = lambda earlier, later: "standup" not in later
     asked = len(judge.asked)
-    assert decided(tmp_path, lance_uri, minilm, statement_nlp, client(judge.url)) == {offsite: "llm", standup: "llm"}
+    assert decided(tmp_path, lance_uri, minilm, nlp, client(judge.url)) == {offsite: "llm", standup: "llm"}
     assert len(judge.asked) == asked
-    assert decided(tmp_path, lance_uri, minilm, statement_nlp, client(judge.url, "judge-2")) == {offsite: "llm"}
+    assert decided(tmp_path, lance_uri, minilm, nlp, client(judge.url, "judge-2")) == {offsite: "llm"}
     judge.verdict = lambda earlier, later: "offsite" not in later
-    assert decided(tmp_path, lance_uri, minilm, statement_nlp, client(judge.url, "judge-3")) == {standup: "llm"}
+    assert decided(tmp_path, lance_uri, minilm, nlp, client(judge.url, "judge-3")) == {standup: "llm"}
 
 
 def _closed_port() -> str:
@@ -134,12 +134,12 @@ def _closed_port() -> str:
 
 
 @pytest.mark.parametrize("failure", ["error", "refused", "short"])
-def test_a_failing_judge_leaves_the_extractive_decision(failure, tmp_path, plans, judge, minilm, statement_nlp):
+def test_a_failing_judge_leaves_the_extractive_decision(failure, tmp_path, plans, judge, minilm, nlp):
     lance_uri, refs = plans
     offsite = (refs[PLANS[0][0]], refs[PLANS[2][0]])
     standup = (refs[PLANS[1][0]], refs[PLANS[3][0]])
     judge.verdict = lambda earlier, later: False  # were it heard, nothing would be recorded
     judge.mode = failure
     url = _closed_port() if failure == "refused" else judge.url
-    assert decided(tmp_path, lance_uri, minilm, statement_nlp, client(url)) == {offsite: "extractive", standup: "extractive"}
+    assert decided(tmp_path, lance_uri, minilm, nlp, client(url)) == {offsite: "extractive", standup: "extractive"}
     assert len(judge.asked) == {"error": 2, "refused": 0, "short": 1}[failure]  # 500 is retried once

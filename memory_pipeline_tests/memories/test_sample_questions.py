@@ -34,7 +34,7 @@ def utc(*args) -> datetime:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory, minilm, statement_nlp):
+def world(tmp_path_factory, minilm, nlp):
     """The sample workspace, its typed memories (alice, carol), alice's consolidated graph and
     both tenants' supersession records."""
     from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes
@@ -51,7 +51,7 @@ def world(tmp_path_factory, minilm, statement_nlp):
     consolidate_episodes(root, store, ALICE, None, graph.embedder, utc(2026, 11, 22), timedelta(minutes=30), timedelta(days=90))
     build_graph(root, store, ALICE, None, graph.embedder)
     for tenant in (ALICE, CAROL):
-        supersede_tenant(root, uri, tenant, minilm, utc(2026, 11, 22), nlp=statement_nlp)
+        supersede_tenant(root, uri, tenant, minilm, utc(2026, 11, 22), nlp=nlp)
     settings = Settings(root=str(root), lancedb_uri=uri, embedder="hash")
     return {"root": root, "uri": uri, "graph": graph, "reports": reports, "settings": settings}
 

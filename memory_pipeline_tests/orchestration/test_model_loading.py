@@ -19,11 +19,11 @@ from memory_pipeline.consolidation.assets import consolidation_assets, consolida
 from memory_pipeline.consolidation.launch import run_consolidation
 from memory_pipeline.orchestration import resources
 from memory_pipeline.orchestration.resources import EmbedderResource
-from memory_pipeline.text import memory_types, statements
+from memory_pipeline.text import statements
 from memory_pipeline_tests.helpers import make_resources
 from memory_pipeline_tests.helpers.consolidation import ALICE
 
-LOADERS = {"embedder": resources._embedder, "graph spaCy": statements.load_nlp, "supersession spaCy": memory_types.load_nlp}
+LOADERS = {"embedder": resources._embedder, "spaCy": statements.load_nlp}
 
 
 def test_the_embedder_cache_is_keyed_by_its_settings():

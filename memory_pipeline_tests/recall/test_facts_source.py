@@ -83,7 +83,7 @@ def test_a_forgotten_memory_is_not_recalled(graph, db, embedder):
 
 
 @pytest.mark.slow
-def test_a_plan_a_later_statement_moved_comes_after_it_labelled(indexed, graph, db, embedder, minilm, statement_nlp):
+def test_a_plan_a_later_statement_moved_comes_after_it_labelled(indexed, graph, db, embedder, minilm, nlp):
     from memory_pipeline.consolidation.supersession import supersede_tenant
 
     said = datetime(2026, 11, 2, 9, tzinfo=UTC)
@@ -91,7 +91,7 @@ def test_a_plan_a_later_statement_moved_comes_after_it_labelled(indexed, graph, 
                              occurred_at=said, happens_at=datetime(2026, 11, 21, 10, tzinfo=UTC))
     mover = graph.store_memory(ALICE, "event", "We pushed the cutover from 21 November to 28 November",
                                occurred_at=datetime(2026, 11, 9, 9, tzinfo=UTC), happens_at=datetime(2026, 11, 28, 10, tzinfo=UTC))
-    report = supersede_tenant(indexed[0], db[0], ALICE, minilm, datetime(2026, 11, 22, tzinfo=UTC), nlp=statement_nlp)
+    report = supersede_tenant(indexed[0], db[0], ALICE, minilm, datetime(2026, 11, 22, tzinfo=UTC), nlp=nlp)
     assert [(r["old_ref"], r["new_ref"]) for r in report.records] == [(f"facts/{old['id']}", f"facts/{mover['id']}")]
     results = facts("when is the cutover", ALICE, db, embedder)
     assert [r.ids[0] for r in results][:2] == [mover["id"], old["id"]]

@@ -10,9 +10,8 @@ With the real spaCy model and all-MiniLM-L6-v2:
   own texts;
 - a typed memory's words are never stored, and a removed session's texts leave the table;
 - a parse packed with one packer for many documents is ``Doc.to_bytes``, byte for byte;
-- a parse of the full pipeline (lemmatizer on), its lemmatizer's work undone, is the parse of the
-  pipeline supersession uses, attribute for attribute, on every line of the sample workspace, and
-  a supersession run reusing the full pipeline's parses stores the same bytes and records.
+- a supersession run reusing the pipeline's recent parses (its memo) stores the same bytes and
+  records as one parsing afresh.
 """
 
 from __future__ import annotations
@@ -29,21 +28,19 @@ from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.store import GraphStore
 from memory_pipeline.store.tables import SUPERSESSIONS
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline.text.statements import parse
+from memory_pipeline.text.statements import forget_parses, parse
 from memory_pipeline.timeline.parse_cache import (
     _NOT_KEPT,
     DOC,
     ParseStore,
     StatementCache,
-    derives,
     doc_bytes,
     doc_packer,
-    without_lemmas,
 )
 from memory_pipeline.timeline.records import SupersessionStore, record_row
 from memory_pipeline.timeline.statements import tenant_statements
 from memory_pipeline.timeline.supersede import claims_of, detect
-from memory_pipeline_tests.helpers import SAMPLE_ROOT, write
+from memory_pipeline_tests.helpers import write
 from memory_pipeline_tests.helpers.consolidation import jsonl, say
 
 pytestmark = pytest.mark.slow
@@ -87,7 +84,7 @@ def stored_docs(lance_uri) -> list[bytes]:
     return list(ParseStore(lance_uri).load(TENANT.key)[DOC].values())
 
 
-def test_stored_parses_decide_as_a_fresh_computation(tmp_path, minilm, statement_nlp):
+def test_stored_parses_decide_as_a_fresh_computation(tmp_path, minilm, nlp):
     root, lance_uri = tmp_path / "agents", str(tmp_path / "lancedb")
     write_session(root, "s1")
     write_session(root, "s2")
@@ -96,8 +93,8 @@ def test_stored_parses_decide_as_a_fresh_computation(tmp_path, minilm, statement
     )
 
     def run():
-        report = supersede_tenant(root, lance_uri, TENANT, minilm, NOW, nlp=statement_nlp)
-        assert stored_records(lance_uri) == fresh_records(root, lance_uri, statement_nlp, minilm)
+        report = supersede_tenant(root, lance_uri, TENANT, minilm, NOW, nlp=nlp)
+        assert stored_records(lance_uri) == fresh_records(root, lance_uri, nlp, minilm)
         return report
 
     first = run()
@@ -118,8 +115,8 @@ def test_stored_parses_decide_as_a_fresh_computation(tmp_path, minilm, statement
 
     # Claims read from stored parses are the claims of fresh parses.
     statements = tenant_statements(root, TENANT)
-    cache = StatementCache(lance_uri, TENANT.key, statement_nlp, minilm, lambda _: True)
-    assert claims_of(statements, cache.parser) == claims_of(statements, statement_nlp)
+    cache = StatementCache(lance_uri, TENANT.key, nlp, minilm, lambda _: True)
+    assert claims_of(statements, cache.parser) == claims_of(statements, nlp)
     assert cache.parser.parsed == 0
 
     # A new session: only its own texts are parsed; the whole set is decided again.
@@ -138,39 +135,28 @@ def test_stored_parses_decide_as_a_fresh_computation(tmp_path, minilm, statement
         assert MEMORY.encode() not in data  # a typed memory is never stored
 
 
-def test_one_packer_packs_each_parse_as_doc_to_bytes(statement_nlp):
+def test_one_packer_packs_each_parse_as_doc_to_bytes(nlp):
     texts = [text for turns in SESSIONS.values() for text, _ in turns]
     packer = doc_packer()
-    for doc in statement_nlp.pipe(texts):
+    for doc in nlp.pipe(texts):
         assert doc_bytes(doc, packer) == doc.to_bytes(exclude=_NOT_KEPT)
 
 
-def test_a_full_parse_less_its_lemmas_is_the_parse_supersession_makes(nlp, statement_nlp):
-    from spacy.attrs import DEP, ENT_IOB, ENT_KB_ID, ENT_TYPE, HEAD, LEMMA, MORPH, NORM, ORTH, POS, SENT_START, TAG
-
-    attrs = [ORTH, NORM, TAG, POS, MORPH, LEMMA, DEP, HEAD, SENT_START, ENT_IOB, ENT_TYPE, ENT_KB_ID]
-    lines = [line for path in sorted(SAMPLE_ROOT.rglob("*")) if path.suffix in (".md", ".jsonl")
-             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert len(lines) > 300 and derives(nlp, statement_nlp) and not derives(statement_nlp, nlp)
-    lemmas_set = 0
-    for full, own in zip(parse(lines, nlp), statement_nlp.pipe(lines), strict=True):
-        derived = without_lemmas(full, nlp)
-        assert (derived.to_array(attrs) == own.to_array(attrs)).all(), own.text
-        assert doc_bytes(derived) == doc_bytes(own)
-        lemmas_set += any(t.lemma_ for t in own)
-        assert full.to_array([LEMMA]).any() or not any(t.lemma_ for t in full)  # the shared doc is left as it was
-    assert lemmas_set > 100  # the attribute ruler's lemmas ("be", "I") are there, and kept
-
-
-def test_supersession_reusing_full_parses_stores_the_same(tmp_path, minilm, nlp, statement_nlp):
+def test_supersession_reusing_recent_parses_stores_the_same(tmp_path, minilm, nlp):
+    """Texts the pipeline parsed moments before (the summaries and the graph of a consolidation
+    run) come from its memo: the same stored parses and the same records as parsing afresh."""
     root = tmp_path / "agents"
     for name in SESSIONS:
         write_session(root, name)
+    statements = tenant_statements(root, TENANT)
     stored = {}
-    for label, full in (("own", None), ("derived", nlp)):
+    for label in ("fresh", "recent"):
+        forget_parses()
+        if label == "recent":
+            parse([s.text for s in statements], nlp)
         lance_uri = str(tmp_path / label)
-        cache = StatementCache(lance_uri, TENANT.key, statement_nlp, minilm, lambda _: True, full)
-        pairs = detect(tenant_statements(root, TENANT), cache.parser, cache.embedder)
+        cache = StatementCache(lance_uri, TENANT.key, nlp, minilm, lambda _: True)
+        pairs = detect(statements, cache.parser, cache.embedder)
         cache.save()
         stored[label] = (sorted(ParseStore(lance_uri).load(TENANT.key)[DOC].items()), [record_row(TENANT.key, p, NOW) for p in pairs])
-    assert stored["own"][1] and stored["own"] == stored["derived"]
+    assert stored["fresh"][1] and stored["fresh"] == stored["recent"]

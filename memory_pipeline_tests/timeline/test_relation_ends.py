@@ -70,7 +70,7 @@ def test_the_earlier_end_wins_and_never_before_the_start():
 
 
 @pytest.mark.slow
-def test_a_statement_ends_the_state_read_from_its_sentence_not_a_deed(statement_nlp, minilm):
+def test_a_statement_ends_the_state_read_from_its_sentence_not_a_deed(nlp, minilm):
     path = "bot/sessions/ann/s1.jsonl"
     said = "I live in Boston, in a flat near the harbour."
     old = Statement(f"{path}#L1", TURN, said, at(3, 2), "ann", path, 1)
@@ -82,7 +82,7 @@ def test_a_statement_ends_the_state_read_from_its_sentence_not_a_deed(statement_
                 "single_valued": single}
 
     rows = [relation("home", "lives_in", "residence", True), relation("deed", "bought", "action", False)]
-    ends = replaced_by_statements(rows, [pair], statement_nlp, minilm, ZoneInfo("UTC"))
+    ends = replaced_by_statements(rows, [pair], nlp, minilm, ZoneInfo("UTC"))
     assert ends == {"home": End(at(6, 10), new.ref, TURN, 0.6, ("name",), ("now",), "llm")}
 
 
@@ -163,14 +163,14 @@ def test_a_later_statement_ends_the_relation_read_from_its_sentence(tmp_path, in
 
 
 @pytest.mark.slow
-def test_forgetting_the_memory_that_ended_a_relation_lets_it_stand(tmp_path, instance, minilm, statement_nlp):
+def test_forgetting_the_memory_that_ended_a_relation_lets_it_stand(tmp_path, instance, minilm, nlp):
     root, lance_uri, tenant = tmp_path / "agents", str(tmp_path / "lancedb"), Tenant("bot", "ann")
     write_ann(root, move=False)
     assert consolidate(instance, make_resources(root, lance_uri, embedder="minilm"), "2026-03-02", tenant=ANN).success
     assert graph(lance_uri)["lives_in"][1] is None
     memories = MemoryGraph.open(lance_uri, minilm)
     move = memories.store_memory(tenant, "event", MOVE, occurred_at=at(6, 10), actor="test")
-    supersede_tenant(root, lance_uri, tenant, minilm, at(6, 11), nlp=statement_nlp)
+    supersede_tenant(root, lance_uri, tenant, minilm, at(6, 11), nlp=nlp)
     boston = graph(lance_uri)["lives_in"]
     assert boston[1] == at(6, 10)
     assert records(lance_uri)[relation_ref(boston[2])]["new_ref"] == f"facts/{move['id']}"
@@ -178,5 +178,5 @@ def test_forgetting_the_memory_that_ended_a_relation_lets_it_stand(tmp_path, ins
     memories.forget_memory(tenant, move["id"], reason="said by mistake", actor="test")
     assert graph(lance_uri)["lives_in"][1] is None
     assert relation_ref(boston[2]) not in records(lance_uri)
-    supersede_tenant(root, lance_uri, tenant, minilm, at(6, 12), nlp=statement_nlp)  # consolidation agrees
+    supersede_tenant(root, lance_uri, tenant, minilm, at(6, 12), nlp=nlp)  # consolidation agrees
     assert graph(lance_uri)["lives_in"][1] is None

@@ -77,20 +77,20 @@ def decided(pairs: list[Supersession]) -> list[tuple]:
     return [(p.old.ref, p.new.ref, p.old_sentence, p.new_sentence, p.changed, p.cues, p.score) for p in pairs]
 
 
-def test_filtered_pairs_decide_as_every_pair(sample_root, statement_nlp, minilm):
+def test_filtered_pairs_decide_as_every_pair(sample_root, nlp, minilm):
     statements = tenant_statements(sample_root, TENANT)
-    expected, claims = every_pair(statements, statement_nlp, minilm)
+    expected, claims = every_pair(statements, nlp, minilm)
     counting = CountingEmbedder(minilm)
-    found = detect(statements, statement_nlp, counting)
+    found = detect(statements, nlp, counting)
     assert len(expected) >= 5  # the tenant's notes and sessions change several facts
     assert decided(found) == decided(expected)
     assert 0 < counting.texts < claims / 2
 
 
-def test_keyed_pairs_are_every_pair_the_rules_accept(sample_root, statement_nlp, monkeypatch):
+def test_keyed_pairs_are_every_pair_the_rules_accept(sample_root, nlp, monkeypatch):
     from memory_pipeline.timeline import supersede
 
-    sentences, first_said = claims_and_first_said(tenant_statements(sample_root, TENANT), statement_nlp)
+    sentences, first_said = claims_and_first_said(tenant_statements(sample_root, TENANT), nlp)
     expected = [
         (i, j) for i, old in enumerate(sentences) for j, new in enumerate(sentences)
         if old.statement.order < new.statement.order and old.statement.ref != new.statement.ref
