@@ -25,8 +25,7 @@ from memory_pipeline.episodes.cues import DECISION, PREFERENCE, cues
 from memory_pipeline.episodes.cues import classify as cue_kind
 from memory_pipeline.episodes.dreaming import DECISIONS, PATTERNS, PREFERENCES, PROJECT_FACTS, Line, citation
 from memory_pipeline.episodes.dreaming import _line as make_line
-from memory_pipeline.sources.transcripts import parse_transcript
-from memory_pipeline.sources.workspace import read_text_file
+from memory_pipeline.sources.transcripts import read_transcript
 from memory_pipeline.text.memory_types import classify
 from memory_pipeline.text.salience import select
 from memory_pipeline.text.statements import Statement, statements
@@ -46,7 +45,7 @@ def _named(text: str, who: str | None) -> str:
 
 def _fact_text(s: Statement) -> str:
     who = s.subject or s.speaker
-    day = f"{s.ts:%Y-%m-%d}" if s.ts else "undated"
+    day = f"{s.said_at:%Y-%m-%d}" if s.said_at else "undated"
     return f"{who}, {day}: {s.text}"
 
 
@@ -156,14 +155,13 @@ def collect_lines(
     problems: list[str] = []
     people: set[str] = set()
     for episode in episodes:
-        read = read_text_file(root / episode["path"], 32_000_000, scrub=False)  # parsing scrubs
-        if read.text is None:
-            problems.append(f"{episode['path']}: {read.reason}")
+        transcript = read_transcript(root / episode["path"])
+        if isinstance(transcript, str):
+            problems.append(f"{episode['path']}: {transcript}")
             lines.append(make_line(PROJECT_FACTS, episode["l0_abstract"], citation(episode)))
             continue
-        transcript = parse_transcript(read.text)
         said = [
-            s for s in statements(transcript.turns, user_name, nlp) if f"{episode['path']}#L{s.line}" not in superseded
+            s for s in statements(transcript.turns, user_name, nlp, path=episode["path"]) if s.ref not in superseded
         ]
         people.update(s.speaker for s in said if s.speaker)
         lines += statement_lines(episode, said)

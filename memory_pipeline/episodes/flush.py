@@ -22,10 +22,9 @@ from typing import Any
 from memory_pipeline.config import get_settings
 from memory_pipeline.episodes.cues import ACTION, DECISION, FACT, PREFERENCE, cues
 from memory_pipeline.episodes.dreaming import line_key, memory_dir
-from memory_pipeline.episodes.sessions import MAX_TRANSCRIPT_BYTES, session_files
+from memory_pipeline.episodes.sessions import session_files
 from memory_pipeline.recall.scope import ReadOnlyError, is_read_only
-from memory_pipeline.sources.transcripts import parse_transcript
-from memory_pipeline.sources.workspace import read_text_file
+from memory_pipeline.sources.transcripts import read_transcript
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.scrub import scrub_secrets
 from memory_pipeline.text.summarize import shorten
@@ -138,8 +137,8 @@ def flush_session(
     root = Path(root).resolve()
     if path not in {f.path for f in session_files(root, tenant)}:
         raise ValueError(f"{path}: not a transcript of {tenant.key}")
-    read = read_text_file(root / path, MAX_TRANSCRIPT_BYTES)
-    if read.text is None:
-        raise ValueError(f"{path}: {read.reason or 'unreadable'}")
-    turns = parse_transcript(read.text).turns[start:end]
+    transcript = read_transcript(root / path)
+    if isinstance(transcript, str):
+        raise ValueError(f"{path}: {transcript}")
+    turns = transcript.turns[start:end]
     return flush([{"role": t.role, "content": t.content} for t in turns], tenant.agent_id, tenant.user_id, root, now)

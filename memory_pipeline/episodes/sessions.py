@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from memory_pipeline.sources.transcripts import Transcript, parse_transcript
-from memory_pipeline.sources.workspace import KIND_SESSIONS, WorkspaceFile, read_text_file, scan_workspace
+from memory_pipeline.sources.transcripts import Transcript, read_transcript
+from memory_pipeline.sources.workspace import KIND_SESSIONS, WorkspaceFile, scan_workspace
 from memory_pipeline.tenancy import Tenant
 
 COMPLETED_BY_MARKER = "marker"
 COMPLETED_BY_IDLE = "idle"
-MAX_TRANSCRIPT_BYTES = 32_000_000
 
 
 @dataclass(frozen=True)
@@ -106,10 +105,9 @@ def completion(
 
 def load_session(root: Path, file: SessionFile, now: datetime, idle: timedelta) -> Session | str:
     """The parsed session, or the reason it cannot be read."""
-    read = read_text_file(root / file.path, MAX_TRANSCRIPT_BYTES, scrub=False)  # parsing scrubs
-    if read.text is None:
-        return read.reason or "unreadable"
-    transcript = parse_transcript(read.text)
+    transcript = read_transcript(root / file.path)
+    if isinstance(transcript, str):
+        return transcript
     completed_at, completed_by = completion(transcript, file.modified_at, now, idle)
     return Session(file, transcript, completed_at, completed_by)
 

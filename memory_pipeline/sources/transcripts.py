@@ -22,10 +22,13 @@ import math
 import re
 from collections import Counter
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from dateutil import parser as date_parser
 
+from memory_pipeline.config import get_settings
+from memory_pipeline.sources.workspace import read_text_file
 from memory_pipeline.text.scrub import scrub_secrets
 from memory_pipeline.text.turns import Transcript, Turn
 
@@ -213,6 +216,16 @@ def parse_transcript(text: str) -> Transcript:
         skipped=tuple(skipped),
         secrets=dict(secrets),
     )
+
+
+def read_transcript(path: Path) -> Transcript | str:
+    """The parsed transcript at ``path`` (secrets scrubbed by the parse), or why it cannot be read.
+    Every reader of transcripts reads them here, under the one size limit of the settings
+    (``MEMORY_PIPELINE_MAX_FILE_BYTES``): a file too large to index is too large to consolidate."""
+    read = read_text_file(path, get_settings().max_file_bytes, scrub=False)  # parsing scrubs
+    if read.text is None:
+        return read.reason or "unreadable"
+    return parse_transcript(read.text)
 
 
 def _last_turn_ts(turns: list[Turn]) -> datetime | None:

@@ -130,9 +130,9 @@ def transcript_passages(turns: Sequence, path: str, user_name: str = "user", nlp
     """Every speaker's sentences of a parsed transcript (not an assistant's, whose restatements
     would store each fact twice), each with its time, its subject and its third-person text."""
     out = []
-    for s in statements(turns, user_name, nlp):
-        if s.speaker is not None and s.ts is not None:
-            out.append(Passage(s.said, s.ts, "transcript", f"{path}#L{s.line}", subject=s.subject, stored=s.text,
+    for s in statements(turns, user_name, nlp, path=path):
+        if s.speaker is not None and s.said_at is not None:
+            out.append(Passage(s.said, s.said_at, "transcript", s.ref, subject=s.subject, stored=s.text,
                                salience=s.salience, past=s.features.dated_in_past))
     return out
 

@@ -49,21 +49,49 @@ _COLLOQUIAL = {"wanna": "wants to", "gotta": "has to"}
 _CONTRACTED_AUX = {"'ll": "will", "’ll": "will", "'d": "would", "’d": "would"}
 
 
+TURN, NOTE, MEMORY, SENTENCE = "turn", "note", "memory", "sentence"
+
+
 @dataclass(frozen=True)
 class Statement:
-    """One sentence of a conversation: who said it, whom it is about, the stored (third-person)
-    text, the words as said, and where and when it was said."""
+    """One thing said or written, as every layer reads it: where it is (``ref``: ``path#Lline`` of
+    a turn, a note's line or a conversation's sentence, ``facts/<id>`` of a typed memory), what it
+    is (``kind``), its text, when it was said or written (``said_at``, timezone aware when known),
+    who said it (``speaker``: whom "I" means; None for a note, an assistant or a compaction
+    summary) and whom it is about (``subject``).
 
-    speaker: str | None  # None for an assistant or a compaction summary
-    subject: str | None  # whom it is about: the speaker, a person named as subject, or None
-    text: str  # rewritten in the third person
-    said: str
-    turn_id: str | None
+    A conversation's sentences (``statements``, kind ``sentence``) are stored rewritten in the
+    third person (``text``) beside the words as said (``said``), with their turn, position in the
+    session and salience. The timeline compares whole turns, note lines and typed memories
+    (``timeline.statements``), whose text is as written."""
+
+    ref: str
+    kind: str
+    text: str
+    said_at: datetime | None
+    speaker: str | None
+    path: str  # the file it is read from (a typed memory: its source's)
     line: int
-    ts: datetime | None
-    index: int  # position in the session
-    salience: float
-    features: Features
+    by_day: bool = False  # known to the day only (a dated note)
+    undated: bool = False  # an undated note (a MEMORY.md profile): its file time says when it was
+    # last edited, not when each line was true, so it counts as older than every dated statement
+    subject: str | None = None  # whom it is about: the speaker, a person named as subject, or None
+    said: str = ""  # a sentence's words as said
+    turn_id: str | None = None
+    index: int = 0  # a sentence's position in its session
+    salience: float = 0.0
+    features: Features | None = None
+
+    @property
+    def order(self) -> tuple:
+        """Said earlier sorts first; within one file, the earlier line; undated notes first of all."""
+        return (not self.undated, self.said_at, self.path, self.line)
+
+    def concurrent(self, other: "Statement") -> bool:
+        """Said at once as far as anyone knows: the same day, one of them known only to the day."""
+        if self.undated or other.undated:
+            return False
+        return (self.by_day or other.by_day) and self.said_at.date() == other.said_at.date()
 
 
 def load_pipeline(disable: Sequence[str] = ()):
@@ -205,10 +233,10 @@ def words_and_captions(text: str) -> tuple[str, list[str]]:
     return " ".join(_BRACKET_RE.sub(" ", text).split()), _BRACKET_RE.findall(text)
 
 
-def statements(turns: Sequence, user_name: str, nlp=None, plural: bool = False) -> list[Statement]:
-    """The statements of a session's turns, in order (one per sentence); ``plural``: the speaker's
-    "we", "us", "our" are put in the third person too (an episode's summary), else kept as said
-    (typed memories and supersession read "we" as the speaker's group)."""
+def statements(turns: Sequence, user_name: str, nlp=None, plural: bool = False, path: str = "") -> list[Statement]:
+    """The statements of a session's turns, in order (one per sentence), citing ``path``'s lines;
+    ``plural``: the speaker's "we", "us", "our" are put in the third person too (an episode's
+    summary), else kept as said (typed memories and supersession read "we" as the speaker's group)."""
     nlp = nlp or load_nlp()
     speakers = [speaker_of(t.role, user_name) for t in turns]
     spoken_to = addressees(speakers, display_name(user_name))
@@ -224,8 +252,9 @@ def statements(turns: Sequence, user_name: str, nlp=None, plural: bool = False) 
             feats = features(sent, known, to_person=other is not None and who is not None)
             text = _restore(third_person(sent, who, other, plural), secrets)
             out.append(Statement(
-                who, subject_of(sent, who, other, known), text, said, turn.turn_id, turn.line, turn.ts, len(out),
-                salience(feats), feats,
+                f"{path}#L{turn.line}", SENTENCE, text, turn.ts, who, path, turn.line,
+                subject=subject_of(sent, who, other, known), said=said, turn_id=turn.turn_id, index=len(out),
+                salience=salience(feats), features=feats,
             ))
     return out
 

@@ -14,48 +14,20 @@ wrote itself (dreamed files under ``_system/``) restates these statements and is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 
-from memory_pipeline.config import Settings
-from memory_pipeline.sources.transcripts import parse_transcript
+from memory_pipeline.config import get_settings
+from memory_pipeline.sources.transcripts import read_transcript
 from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, is_derived, read_text_file, scan_workspace
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.text.turns import Transcript
 from memory_pipeline.text.memory_types import markdown_passages
 from memory_pipeline.text.scrub import scrub_secrets
-from memory_pipeline.text.statements import ASSISTANT_ROLES, clean_text
+from memory_pipeline.text.statements import ASSISTANT_ROLES, MEMORY, NOTE, TURN, Statement, clean_text
 
-TURN, NOTE, MEMORY = "turn", "note", "memory"
-# The index's own size limit: a file too large to index is too large to read here.
-MAX_FILE_BYTES = Settings.model_fields["max_file_bytes"].default
-
-
-@dataclass(frozen=True)
-class Statement:
-    ref: str  # path#Lline, or facts/<memory id>
-    kind: str  # turn | note | memory
-    text: str
-    said_at: datetime  # timezone aware
-    speaker: str | None  # whom "I" means; None when unknown (a note, the assistant)
-    path: str  # the file it is read from (a typed memory: its source's)
-    line: int
-    by_day: bool = False  # known to the day only (a dated note)
-    undated: bool = False  # an undated note (a MEMORY.md profile): its file time says when it was
-    # last edited, not when each line was true, so it counts as older than every dated statement
-
-    @property
-    def order(self) -> tuple:
-        """Said earlier sorts first; within one file, the earlier line; undated notes first of all."""
-        return (not self.undated, self.said_at, self.path, self.line)
-
-    def concurrent(self, other: "Statement") -> bool:
-        """Said at once as far as anyone knows: the same day, one of them known only to the day."""
-        if self.undated or other.undated:
-            return False
-        return (self.by_day or other.by_day) and self.said_at.date() == other.said_at.date()
 
 
 def tenant_statements(root: str | Path, tenant: Tenant, memories: pl.DataFrame | None = None) -> list[Statement]:
@@ -66,13 +38,14 @@ def tenant_statements(root: str | Path, tenant: Tenant, memories: pl.DataFrame |
     for file in scan.files.get(tenant, []):
         if file.kind not in (KIND_MEMORY, KIND_SESSIONS) or is_derived(file.path):
             continue  # the pipeline's own documents (dreamed files) restate statements read here
-        read = read_text_file(root / file.path, MAX_FILE_BYTES)
-        if read.text is None:
-            continue  # the L0 index records why; nothing to compare here
-        written = datetime.fromtimestamp(file.mtime_ns / 1e9, tz=UTC)
         if file.kind == KIND_SESSIONS:
-            found += _turns(read.text, file.path, tenant)
-        else:
+            transcript = read_transcript(root / file.path)
+            if not isinstance(transcript, str):  # else the L0 index records why; nothing to compare
+                found += _turns(transcript, file.path, tenant)
+            continue
+        read = read_text_file(root / file.path, get_settings().max_file_bytes)
+        if read.text is not None:  # else the L0 index records why; nothing to compare here
+            written = datetime.fromtimestamp(file.mtime_ns / 1e9, tz=UTC)
             try:
                 found += _note_lines(read.text, file.path, written)
             except ValueError:
@@ -82,9 +55,9 @@ def tenant_statements(root: str | Path, tenant: Tenant, memories: pl.DataFrame |
     return sorted(found, key=lambda s: s.order)
 
 
-def _turns(text: str, path: str, tenant: Tenant) -> list[Statement]:
+def _turns(transcript: Transcript, path: str, tenant: Tenant) -> list[Statement]:
     out = []
-    for turn in parse_transcript(text).turns:
+    for turn in transcript.turns:
         if turn.ts is None or not turn.content.strip():
             continue
         role = turn.role.strip()
