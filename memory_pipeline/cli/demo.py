@@ -42,7 +42,7 @@ def demo_command(
     """Materialize every asset on the sample data in data/, then show a cited recall."""
     import time
 
-    from memory_pipeline.app import assemble
+    from memory_pipeline.wiring import assemble
     from memory_pipeline.config import get_settings
     from memory_pipeline.recall.search import search
     from memory_pipeline.orchestration.runs import run_partitioned_jobs

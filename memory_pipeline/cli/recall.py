@@ -40,7 +40,7 @@ def search_command(
     as_json: bool = options.JSON,
 ) -> None:
     """Hybrid search (vector + full text) of a tenant's memory, with citations."""
-    from memory_pipeline.app import assemble
+    from memory_pipeline.wiring import assemble
     from memory_pipeline.recall.query import reference_time
     from memory_pipeline.recall.search import search
 
@@ -106,7 +106,7 @@ def inject_command(
     as_json: bool = options.JSON,
 ) -> None:
     """Show the memory section auto-inject would add to the prompt for a message."""
-    from memory_pipeline.app import assemble
+    from memory_pipeline.wiring import assemble
     from memory_pipeline.recall.inject import inject
 
     assemble()

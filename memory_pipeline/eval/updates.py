@@ -190,7 +190,7 @@ def run_updates_eval(data: Path, out: Path, *, embedder: str = "minilm", k: int 
     """Stage the scenarios, run ``ingest``, ask; run ``graph ingest`` and ``consolidate``, ask
     again; write and return the summary. Questions are asked through recall's ``search``, as the
     ``search`` command and the MCP server ask them."""
-    from memory_pipeline.app import assemble
+    from memory_pipeline.wiring import assemble
     from memory_pipeline.config import get_settings
     from memory_pipeline.consolidation.statements import tenant_statements
     from memory_pipeline.consolidation.timeline import supersession_rows
@@ -295,7 +295,7 @@ def run_longmemeval_updates(data: Path, out: Path, *, embedder: str = "minilm", 
     ``sessions/<question_id>/``) through ``ingest``, ``graph ingest`` and ``consolidate``: R@1 and
     MRR on their evidence turns, and newest@1, the share whose first result cites the evidence turn
     of the latest session (the current value)."""
-    from memory_pipeline.app import assemble
+    from memory_pipeline.wiring import assemble
     from memory_pipeline.config import get_settings
     from memory_pipeline.embedding import make_embedder
     from memory_pipeline.eval.locomo import AGENT as LOCOMO_AGENT, EvalDataError, _bare, load_queries, stage_workspace
