@@ -26,7 +26,7 @@ from memory_pipeline.l0.pipeline import (
     prepare_tenant,
     write_tenant,
 )
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.orchestration.materializations import (
     PartitionReport,
     checks_only,
@@ -88,7 +88,7 @@ def memory_chunks(
 ):
     """Chunks of every new or changed Markdown memory file and transcript, and the files to drop."""
     started = time.perf_counter()
-    store = MemoryStore(lancedb.uri, dim=embedder.dim)
+    store = ChunkIndex(lancedb.uri, dim=embedder.dim)
     settings = workspace.settings()
     results: dict[str, TenantChunks | None] = {}
     report = PartitionReport(context.partition_keys)
@@ -165,7 +165,7 @@ def memory_embeddings(
     prepared = by_partition(context, memory_chunks)
     batches = [b for b in prepared.values() if b is not None]
     model = embedder.get() if any(b.chunks.height for b in batches) else _NoModel(embedder)
-    embedded = embed_tenants(batches, model, MemoryStore(lancedb.uri, dim=embedder.dim))
+    embedded = embed_tenants(batches, model, ChunkIndex(lancedb.uri, dim=embedder.dim))
     context.log.info(
         f"embedded {embedded.computed} new texts in {embedded.embed_s:.1f}s; {embedded.cache_hits} from the cache"
     )
@@ -214,7 +214,7 @@ def memory_index(
 ):
     """The tenant's searchable chunks in LanceDB (vector + full-text), matching its files exactly."""
     started = time.perf_counter()
-    store = MemoryStore(lancedb.uri, dim=embedder.dim)
+    store = ChunkIndex(lancedb.uri, dim=embedder.dim)
     if checks_only(context):  # the tenants' rows as they are now; nothing is re-indexed
         outcomes = {key: check_tenant(store, key, embedder.dim) for key in context.partition_keys}
         yield from report_checks(context, {

@@ -59,10 +59,10 @@ BAD_INPUTS = [
 
 def _state(world) -> tuple:
     """What a bad input must leave as it was: partitions, workspace folders, indexed tenants."""
-    from memory_pipeline.l0.store import MemoryStore
+    from memory_pipeline.l0.store import ChunkIndex
 
     folders = sorted(str(p.relative_to(world.root)) for p in world.root.rglob("*") if p.is_dir())
-    chunks = MemoryStore(world.lance_uri).db.open_table("chunks").search().select(["tenant"]).limit(None).to_arrow()
+    chunks = ChunkIndex(world.lance_uri).db.open_table("chunks").search().select(["tenant"]).limit(None).to_arrow()
     return local_instance(world.dagster_home).get_dynamic_partitions(TENANTS_PARTITION), folders, set(chunks["tenant"].to_pylist())
 
 

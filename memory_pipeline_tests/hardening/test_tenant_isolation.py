@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 
 from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.orchestration.runs import run_partitioned_job
@@ -147,7 +147,7 @@ def test_no_read_api_returns_another_tenants_memory(world, reader, query, target
 
 def test_symlinks_are_never_indexed_across_tenants_or_out_of_the_root(world):
     _, uri, _ = world
-    chunks = MemoryStore(uri).chunk_rows("alpha~u1", ["path", "text"])
+    chunks = ChunkIndex(uri).chunk_rows("alpha~u1", ["path", "text"])
     paths = set(chunks["path"].to_list())
     assert "alpha/users/u1/memory/borrowed.md" not in paths
     assert "alpha/users/u1/memory/outside.md" not in paths

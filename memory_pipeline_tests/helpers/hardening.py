@@ -21,7 +21,7 @@ from memory_pipeline.consolidation.launch import completed_tenants, run_consolid
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
 from memory_pipeline.l0.checks import check_tenant
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.memories.assets import graph_assets, graph_ingest_job
 from memory_pipeline.memories.operations import MemoryGraph
 from memory_pipeline.orchestration.runs import discover_tenants, materialization_metadata, run_partitioned_job
@@ -263,7 +263,7 @@ def ingest_in_process(root: Path, lance_uri: str) -> dg.ExecuteInProcessResult:
 
 
 def snapshot(lance_uri: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    store = MemoryStore(lance_uri)
+    store = ChunkIndex(lance_uri)
     chunks = pl.from_arrow(store.db.open_table("chunks").to_arrow())
     files = pl.from_arrow(store.db.open_table("files").to_arrow())
     chunk_cols = ["id", "tenant", "path", "source", "start_line", "end_line", "text", "text_hash", "file_hash", "vector"]
@@ -278,7 +278,7 @@ def assert_same_index(lance_uri: str, clean_uri: str) -> None:
     assert chunks.height == clean_chunks.height
     assert chunks.equals(clean_chunks)
     assert files.equals(clean_files)
-    store = MemoryStore(lance_uri, dim=DIM)
+    store = ChunkIndex(lance_uri, dim=DIM)
     for tenant in chunks["tenant"].unique().to_list():
         failed = [o for o in check_tenant(store, tenant, DIM) if not o.passed]
         assert not failed, (tenant, failed)
