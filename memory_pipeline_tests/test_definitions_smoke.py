@@ -67,7 +67,7 @@ def _every_other_job(defs: dg.Definitions, instance: dg.DagsterInstance, root, t
     return {
         "consolidation_job": run_consolidation(defs, instance, [tenant]),
         "dreaming_job": run_dreaming(defs, instance, [tenant]),
-        "graph_ingest_job": [run_partitioned_job(defs, "graph_ingest_job", instance, [tenant])],
+        "typed_memories_job": [run_partitioned_job(defs, "typed_memories_job", instance, [tenant])],
         "activation_job": [run_partitioned_job(defs, "activation_job", instance, [tenant])],
         # Without flush windows (a run launched by hand) the flush reads every transcript of the tenant.
         "compaction_flush_job": [

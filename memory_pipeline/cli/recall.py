@@ -44,7 +44,7 @@ def search_command(
     from memory_pipeline.recall.query import reference_time
     from memory_pipeline.recall.search import search
 
-    if not query.strip():  # as graph search and the MCP tool: an empty query is a mistake, not "nothing"
+    if not query.strip():  # as `memories search` and the MCP tool: an empty query is a mistake, not "nothing"
         raise BadInput("the query is empty: say what to recall, e.g. search \"where does Alice work\" -a AGENT")
     try:
         asked_at = reference_time(now) if now else None

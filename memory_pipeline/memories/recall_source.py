@@ -26,11 +26,11 @@ _warned: set[str] = set()
 
 
 class FactSource(RecallSource):
-    """Typed memories (identity, preference, fact, event, decision, goal, ...) of the graph."""
+    """Typed memories (identity, preference, fact, event, decision, goal, ...) of the ``memories`` table."""
 
     names = ("facts",)
     table = MEMORIES.name
-    text_column = "content"  # the graph's full-text index (content_idx) covers this column
+    text_column = "content"  # the table's full-text index (content_idx) covers this column
     columns = ("id", "memory_type", "content", "content_hash", "occurred_at", "happens_at", "created_at", "source",
                "source_ref", "vector")
 
@@ -40,7 +40,7 @@ class FactSource(RecallSource):
                 _warned.add(tenant)
                 log.warning(
                     "facts not searched for %s: the memories table has no vector column; run "
-                    "`memory-pipeline graph ingest` with the index's embedder to rebuild it", tenant,
+                    "`memory-pipeline memories ingest` with the index's embedder to rebuild it", tenant,
                 )
             arrow = arrow.slice(0, 0)
         arrow = arrow.sort_by([("created_at", "ascending"), ("id", "ascending")])

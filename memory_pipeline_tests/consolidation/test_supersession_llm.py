@@ -24,7 +24,7 @@ import pytest
 from memory_pipeline.consolidation.llm import LLMClient
 from memory_pipeline.consolidation.supersede import JUDGE_PROMPT
 from memory_pipeline.consolidation.timeline import SupersessionStore, supersede_tenant
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.tenancy import Tenant
 
 pytestmark = pytest.mark.slow
@@ -89,7 +89,7 @@ def judge():
 def plans(tmp_path, minilm):
     """The lance folder holding the four plans, and {text: ref}."""
     lance_uri = str(tmp_path / "lancedb")
-    graph = MemoryGraph.open(lance_uri, minilm)
+    typed = TypedMemories.open(lance_uri, minilm)
     refs = {text: f"facts/{graph.store_memory(KIM, 'event', text, occurred_at=when, actor='test')['id']}"
             for text, when in PLANS}
     return lance_uri, refs
