@@ -90,7 +90,7 @@ def plans(tmp_path, minilm):
     """The lance folder holding the four plans, and {text: ref}."""
     lance_uri = str(tmp_path / "lancedb")
     typed = TypedMemories.open(lance_uri, minilm)
-    refs = {text: f"facts/{graph.store_memory(KIM, 'event', text, occurred_at=when, actor='test')['id']}"
+    refs = {text: f"facts/{typed.store_memory(KIM, 'event', text, occurred_at=when, actor='test')['id']}"
             for text, when in PLANS}
     return lance_uri, refs
 
