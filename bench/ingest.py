@@ -125,13 +125,13 @@ def phase_bare(root: Path) -> dict:
     from memory_pipeline.config import get_settings
     from memory_pipeline.embedding import MiniLMEmbedder
     from memory_pipeline.l0.pipeline import prepare_tenant
-    from memory_pipeline.l0.store import MemoryStore
+    from memory_pipeline.l0.store import ChunkIndex
     from memory_pipeline.sources.workspace import scan_workspace
 
     scan = scan_workspace(root)
     settings = get_settings()
     # A store of its own for each pass (its manifest would skip the files a pass before read), removed with the workspace.
-    store = MemoryStore(tempfile.mkdtemp(prefix="bare-store-", dir=Path(root).parent), dim=384)
+    store = ChunkIndex(tempfile.mkdtemp(prefix="bare-store-", dir=Path(root).parent), dim=384)
     texts = []
     for tenant in scan.tenants:
         batch = prepare_tenant(store, root, tenant, settings, "bare", files=scan.files[tenant])

@@ -127,7 +127,7 @@ def generate(root: Path, chunks: int, tenants: int) -> dict:
 def run(chunks: int, tenants: int) -> dict:
     from memory_pipeline.config import Settings
     from memory_pipeline.l0.pipeline import EMBED_BLOCK, WRITE_BATCH, embed_tenants, prepare_tenant, write_tenant
-    from memory_pipeline.l0.store import MemoryStore
+    from memory_pipeline.l0.store import ChunkIndex
     from memory_pipeline.sources.workspace import scan_workspace
 
     work = Path(tempfile.mkdtemp(prefix="mp-bench-memory-"))
@@ -140,7 +140,7 @@ def run(chunks: int, tenants: int) -> dict:
         info = generate(root, chunks, tenants)
         timings["generate"] = time.perf_counter() - t0
         settings = Settings(root=str(root), lancedb_uri=str(work / "lancedb"), embedder="hash")
-        store = MemoryStore(work / "lancedb", dim=DIM)
+        store = ChunkIndex(work / "lancedb", dim=DIM)
         embedder = StandInEmbedder()
         sampler.enter("prepare")
         t0 = time.perf_counter()

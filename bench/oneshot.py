@@ -65,11 +65,11 @@ def build(workdir: Path, chunks: int) -> None:
     import numpy as np
 
     from bench.recall import DIM, Mixture, tenant_slices, texts, vocabulary
-    from memory_pipeline.l0.store import MemoryStore
+    from memory_pipeline.l0.store import ChunkIndex
 
     uri, root, user = workdir / "lancedb", workdir / "agents", f"t{chunks}"
     (root / AGENT / "users" / user).mkdir(parents=True)
-    store = MemoryStore(str(uri), dim=DIM)
+    store = ChunkIndex(str(uri), dim=DIM)
     table = store.chunks()
     vocab = vocabulary(random.Random(7))
     for part in tenant_slices(user, chunks, chunks, vocab, Mixture(chunks, chunks)):

@@ -71,7 +71,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from memory_pipeline.config import Settings  # noqa: E402
 from memory_pipeline.embedding import MiniLMEmbedder  # noqa: E402
-from memory_pipeline.l0.store import MemoryStore  # noqa: E402
+from memory_pipeline.l0.store import ChunkIndex  # noqa: E402
 from memory_pipeline.recall.search import embed_query, search  # noqa: E402
 from memory_pipeline.recall.sources import ChunkSource, tenant_cache  # noqa: E402
 from memory_pipeline.store.base import sql_str  # noqa: E402
@@ -380,7 +380,7 @@ def main() -> None:
     vocab = vocabulary(random.Random(7))
     workdir = tempfile.mkdtemp(prefix="recall-bench-")
     uri = str(Path(workdir) / "lancedb")
-    store = MemoryStore(uri, dim=DIM)
+    store = ChunkIndex(uri, dim=DIM)
     table = store.chunks()
     mixtures = {size: Mixture(size, size) for size in sizes}
     started = time.perf_counter()

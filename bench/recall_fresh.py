@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from memory_pipeline.config import Settings  # noqa: E402
 from memory_pipeline.embedding import MiniLMEmbedder  # noqa: E402
-from memory_pipeline.l0.store import MemoryStore  # noqa: E402
+from memory_pipeline.l0.store import ChunkIndex  # noqa: E402
 from memory_pipeline.recall import sources  # noqa: E402
 from memory_pipeline.recall.search import search  # noqa: E402
 from memory_pipeline.recall.sources import TenantCache, tenant_cache  # noqa: E402
@@ -107,7 +107,7 @@ def append_rows(uri: str, user: str, count: int, seed: int, vocab: list[str], mi
     """``count`` new rows for the tenant, in new files (a changed tenant)."""
     from bench.recall import DIM, tenant_slices
 
-    table = MemoryStore(uri, dim=DIM).db.open_table(CHUNKS.name)
+    table = ChunkIndex(uri, dim=DIM).db.open_table(CHUNKS.name)
     for part in tenant_slices(user, count, seed, vocab, mixture):
         ids = pc.binary_join_element_wise(part.column("id"), tag, "-")
         part = part.set_column(part.schema.get_field_index("id"), "id", ids)
@@ -124,7 +124,7 @@ def delete_files(uri: str, user: str, count: int) -> int:
     """Delete about ``count`` of the tenant's rows, whole note files; the rows deleted."""
     from bench.recall import AGENT, DIM
 
-    table = MemoryStore(uri, dim=DIM).db.open_table(CHUNKS.name)
+    table = ChunkIndex(uri, dim=DIM).db.open_table(CHUNKS.name)
     tenant = f"{AGENT}~{user}"
     before = table.count_rows(f"tenant = '{tenant}'")
     paths = [f"'{AGENT}/users/{user}/memory/note{f:06d}.md'" for f in range(0, max(1, count // 20) * 7, 7)]

@@ -43,7 +43,7 @@ import numpy as np  # noqa: E402
 
 from bench.recall import AGENT, DIM, Mixture, tenant_slices, texts, vocabulary  # noqa: E402
 from memory_pipeline.config import Settings  # noqa: E402
-from memory_pipeline.l0.store import MemoryStore  # noqa: E402
+from memory_pipeline.l0.store import ChunkIndex  # noqa: E402
 
 BUCKET = "bench"
 
@@ -96,7 +96,7 @@ def main() -> None:
         uri = f"s3://{BUCKET}/lancedb"
         vocab = vocabulary(random.Random(7))
         mixture = Mixture(args.size, args.size)
-        store = MemoryStore(uri, dim=DIM)
+        store = ChunkIndex(uri, dim=DIM)
         table = store.chunks()
         t0 = time.perf_counter()
         for part in tenant_slices(f"t{args.size}", args.size, args.size, vocab, mixture):

@@ -97,6 +97,14 @@ class Settings(BaseModel):
     embedder: str = Field(
         "minilm", description="'minilm' (all-MiniLM-L6-v2) or 'hash' (fast, offline, for tests)."
     )
+    include: tuple[str, ...] = Field(
+        DEFAULT_INCLUDE, description="Which files of a tenant are memory: glob patterns relative to its "
+        "folder, as a JSON list.",
+    )
+    exclude: tuple[str, ...] = Field(
+        DEFAULT_EXCLUDE, description="Files matching these patterns are not memory even when included "
+        "(a JSON list).",
+    )
     embed_batch_size: int = 32
     max_file_bytes: int = Field(8_000_000, description="Larger files are recorded, not indexed.")
     chunk_target_chars: int = 1000

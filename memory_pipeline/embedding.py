@@ -14,7 +14,7 @@ from typing import Protocol
 
 import numpy as np
 
-from memory_pipeline.heap import kept_for_the_process
+from memory_pipeline.gc_freeze import kept_for_the_process
 
 MINILM_NAME = "all-MiniLM-L6-v2"
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)

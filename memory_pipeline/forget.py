@@ -50,7 +50,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory_pipeline.activation.access_log import forget_spool
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.orchestration.instance.forget_runs import forget_in_instance, runs_covering
 from memory_pipeline.orchestration.instance.run_workers import in_flight_runs, wait_for_runs
 from memory_pipeline.recall.index.files import forget_index_files
@@ -138,7 +138,7 @@ def forget_tenant(
         Tenant(agent, user)  # refuses a crafted user id
     now = now or datetime.now(UTC)
     root = Path(root).resolve()
-    store = MemoryStore(lancedb_uri)
+    store = ChunkIndex(lancedb_uri)
     _require_known(store, root, instance, agent, user)
     covers = runs_covering(instance, lambda key: _matches(key, agent, user)) if instance is not None else None
     waited: list[str] = []
@@ -155,7 +155,7 @@ def forget_tenant(
 
 
 def _forget_once(
-    store: MemoryStore, root: Path, agent: str, user: str | None, io_dir, instance, delete_sources: bool,
+    store: ChunkIndex, root: Path, agent: str, user: str | None, io_dir, instance, delete_sources: bool,
     actor: str, now: datetime,
 ) -> ForgetReport:
     tenants: set[str] = {f"{agent}~{user}"} if user is not None else set()
@@ -185,7 +185,7 @@ def _forget_once(
     return report
 
 
-def _require_known(store: MemoryStore, root: Path, instance, agent: str, user: str | None) -> None:
+def _require_known(store: ChunkIndex, root: Path, instance, agent: str, user: str | None) -> None:
     """UnknownTenantError, naming the known users, when nothing of the tenant is known anywhere."""
     from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION, TENANTS_PARTITION
 
@@ -203,7 +203,7 @@ def _require_known(store: MemoryStore, root: Path, instance, agent: str, user: s
         )
 
 
-def _held_tenants(store: MemoryStore, agent: str, user: str | None) -> dict[str, list[str]]:
+def _held_tenants(store: ChunkIndex, agent: str, user: str | None) -> dict[str, list[str]]:
     """{table: the tenant keys of ``agent`` (or of that one user) it holds} over every table."""
     held: dict[str, list[str]] = {}
     for name in store.table_names():
@@ -218,7 +218,7 @@ def _held_tenants(store: MemoryStore, agent: str, user: str | None) -> dict[str,
 
 
 def _forget_rows(
-    store: MemoryStore, agent: str, user: str | None, tenants: set[str], root: Path, actor: str, now: datetime
+    store: ChunkIndex, agent: str, user: str | None, tenants: set[str], root: Path, actor: str, now: datetime
 ) -> ForgetReport:
     """Delete the tenants' rows from every table that holds them, purge those tables, prune the cache."""
     tables = store.table_names()
@@ -270,7 +270,7 @@ def _forget_audit_rows(schema: pa.Schema, tenants: list[str], removed: int, acto
     return pa.Table.from_pylist(rows, schema=schema)
 
 
-def _prune_cache(store: MemoryStore, local: bool) -> int:
+def _prune_cache(store: ChunkIndex, local: bool) -> int:
     """Drop cache vectors whose text no remaining chunk has; returns how many went."""
     cache = store.db.open_table(EMBEDDING_CACHE.name)
     used: set[str] = set()

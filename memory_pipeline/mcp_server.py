@@ -75,7 +75,7 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp_types import ToolAnnotations
 
-    from memory_pipeline.app import assemble
+    from memory_pipeline.wiring import assemble
     from memory_pipeline.memories.service import MemoryService
 
     assemble()

@@ -97,7 +97,7 @@ def test_partition_space_is_bounded_and_automation_starts_stopped():
     by_session_tenants = {job.name for job in repo.get_all_jobs() if job.partitions_def == consolidation_partitions}
     assert by_session_tenants == SESSION_TENANT_JOBS
     assert {s.name for s in repo.sensor_defs} == {
-        "workspace_sensor", "consolidation_sensor", "dreaming_sensor", "flush_sensor", "memories_sensor"
+        "workspace_sensor", "consolidation_sensor", "dreaming_sensor", "flush_sensor", "typed_memories_sensor"
     }
     assert all(s.default_status == dg.DefaultSensorStatus.STOPPED for s in repo.sensor_defs)
     assert all(s.default_status == dg.DefaultScheduleStatus.STOPPED for s in repo.schedule_defs)

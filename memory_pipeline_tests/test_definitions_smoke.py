@@ -14,7 +14,7 @@ import importlib
 import dagster as dg
 import pytest
 
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 
 
 @pytest.mark.slow
@@ -52,7 +52,7 @@ def test_definitions_load_and_l0_job_runs(sample_root, tmp_path, monkeypatch):
     jobs = {job.name for job in repo.get_all_jobs() if not job.name.startswith("__")}
     assert set(ran) == jobs
     assert all(results and all(r.success for r in results) for results in ran.values()), ran
-    rows = MemoryStore(tmp_path / "lancedb").chunk_rows("support-bot~_global")
+    rows = ChunkIndex(tmp_path / "lancedb").chunk_rows("support-bot~_global")
     assert rows.height > 0 and len(rows["vector"][0]) == 384
     assert rows["text"].str.contains("30 days").any()
     config.get_settings.cache_clear()
@@ -67,7 +67,7 @@ def _every_other_job(defs: dg.Definitions, instance: dg.DagsterInstance, root, t
     return {
         "consolidation_job": run_consolidation(defs, instance, [tenant]),
         "dreaming_job": run_dreaming(defs, instance, [tenant]),
-        "graph_ingest_job": [run_partitioned_job(defs, "graph_ingest_job", instance, [tenant])],
+        "typed_memories_job": [run_partitioned_job(defs, "typed_memories_job", instance, [tenant])],
         "activation_job": [run_partitioned_job(defs, "activation_job", instance, [tenant])],
         # Without flush windows (a run launched by hand) the flush reads every transcript of the tenant.
         "compaction_flush_job": [

@@ -42,7 +42,7 @@ def demo_command(
     """Materialize every asset on the sample data in data/, then show a cited recall."""
     import time
 
-    from memory_pipeline.app import assemble
+    from memory_pipeline.wiring import assemble
     from memory_pipeline.config import get_settings
     from memory_pipeline.recall.search import search
     from memory_pipeline.orchestration.runs import run_partitioned_jobs
@@ -134,8 +134,8 @@ def _consolidation(defs, instance, tenant_keys: list[str], focus: str) -> None:
 
 
 def _typed_memories(defs, instance, tenant_keys: list[str], agent: str, user: str) -> None:
-    """Typed memories extracted from every tenant's notes and transcripts (what ``graph stats``,
-    ``graph query`` and ``context`` read), the reader's counts and working memory."""
+    """Typed memories extracted from every tenant's notes and transcripts (what ``memories stats``,
+    ``memories query`` and ``context`` read), the reader's counts and working memory."""
     import time
 
     from memory_pipeline.memories.service import MemoryService
@@ -144,7 +144,7 @@ def _typed_memories(defs, instance, tenant_keys: list[str], agent: str, user: st
     console().rule("[bold]Typed memories: notes and transcripts -> identity, preferences, todos, ...")
     started = time.perf_counter()
     with runs.progress("extracting typed memories", None, "runs"):
-        results = run_partitioned_jobs(defs, "graph_ingest_job", instance, tenant_keys, run_config=runs.run_config())
+        results = run_partitioned_jobs(defs, "typed_memories_job", instance, tenant_keys, run_config=runs.run_config())
     runs.print_summary("typed memories", runs.summarize(results, tenant_keys, started))
     service = MemoryService(agent, user, actor="demo")
     stats = service.stats()

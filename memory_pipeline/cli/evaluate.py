@@ -94,7 +94,7 @@ def eval_consolidation_command(
 def _print_updates(s: dict | None, p: dict | None, out: Path) -> None:
     if s:
         say(f"{s['scenarios']} scenarios: {s['changed']} changed facts, {s['lookalikes']} look-alikes; "
-            "after ingest -> after graph ingest and consolidate")
+            "after ingest -> after memories ingest and consolidate")
 
         def num(value) -> str:
             return "-" if value is None else f"{value:.3f}"
@@ -131,7 +131,7 @@ def eval_updates_command(
     embedder: str = EMBEDDER,
     as_json: bool = options.JSON,
 ) -> None:
-    """Knowledge updates through ingest, graph ingest and consolidate: newer-first and new@1 after
+    """Knowledge updates through ingest, memories ingest and consolidate: newer-first and new@1 after
     ingest and after the whole pipeline, false supersessions, and precision on realistic memories
     (``--precision``)."""
     from memory_pipeline.eval.updates import DEFAULT_DATA, run_longmemeval_updates, run_precision_eval, run_updates_eval

@@ -67,7 +67,7 @@ def partitions_command(
     by hand, a tenant whose folder and indexed rows are gone); --prune removes them, --register
     adds the workspace's tenants (what the workspace sensor does on its first tick)."""
     from memory_pipeline.config import get_settings
-    from memory_pipeline.l0.store import MemoryStore
+    from memory_pipeline.l0.store import ChunkIndex
     from memory_pipeline.orchestration.runs import register_tenants
     from memory_pipeline.orchestration.tenant_keys import remove_partitions, stale_partitions, workspace_partitions
 
@@ -77,7 +77,7 @@ def partitions_command(
         {name: register_tenants(instance, keys, name) for name, keys in workspace_partitions(settings.root).items()}
         if register else {}
     )
-    store = MemoryStore(settings.lancedb_uri)
+    store = ChunkIndex(settings.lancedb_uri)
     stale = stale_partitions(instance, settings.root, settings.teams, store.holds_tenant)
     rows = [{"partitions": name, "key": key, "reason": why} for name, keys in stale.items() for key, why in keys.items()]
     removed = remove_partitions(instance, stale) if prune else 0

@@ -1,5 +1,6 @@
-"""Typed-memory commands: ``graph ingest|stats|search|query|entity|bulletin``, ``context`` (working
-memory) and ``memory store|update|forget|skip|audit`` (every write audited)."""
+"""Typed-memory commands: ``memories ingest|stats|search|query|entity|bulletin``, ``context``
+(working memory) and ``memory store|update|forget|skip|audit`` (every write audited). ``graph``,
+the group's former name, still runs its commands (hidden from ``--help``, with a one-line notice)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,17 @@ from memory_pipeline.cli.app import BadInput, app
 from memory_pipeline.cli.output import print_json, print_records, say, summary_table, superseded_label
 from memory_pipeline.cli.tenants import require_tenant, select_tenants
 
-graph_app = typer.Typer(no_args_is_help=True, help="Typed memories: extraction, search, queries, the knowledge graph, bulletins.")
+memories_app = typer.Typer(no_args_is_help=True, help="Typed memories: extraction, search, queries, the knowledge graph, bulletins.")
 memory_app = typer.Typer(no_args_is_help=True, help="Store, update, forget or skip a typed memory (audited).")
-app.add_typer(graph_app, name="graph")
+app.add_typer(memories_app, name="memories")
 app.add_typer(memory_app, name="memory")
+
+
+def _renamed_group() -> None:
+    typer.echo("note: 'graph' is now 'memories' (memory-pipeline memories ...); 'graph' will go away", err=True)
+
+
+app.add_typer(memories_app, name="graph", hidden=True, callback=_renamed_group, help="Former name of 'memories'.")
 
 TYPE = typer.Option(None, "--type", "-t", help=f"Memory type: {options.MEMORY_TYPE_HELP}.")
 MEMORY_ID = typer.Argument(..., help="The memory's id (m_...), as queries return it.")
@@ -53,7 +61,7 @@ def _stamp(value: str | None) -> str:
     return text.removesuffix(" 00:00")
 
 
-@graph_app.command("ingest")
+@memories_app.command("ingest")
 def ingest_command(
     agent: list[str] = options.AGENTS,
     user: list[str] = options.USERS,
@@ -62,7 +70,7 @@ def ingest_command(
     max_age: int = typer.Option(None, "--max-age", min=1, help="Read only what was written in the last DAYS days; older memories are kept."),
     as_json: bool = options.JSON,
 ) -> None:
-    """Extract typed memories with the graph_ingest_job Dagster job (incremental by content hash)."""
+    """Extract typed memories with the typed_memories_job Dagster job (incremental by content hash)."""
     from memory_pipeline.memories.assets import MAX_AGE_TAG, SOURCE_TAG
     from memory_pipeline.memories.pipeline import SOURCE_KINDS
     from memory_pipeline.orchestration.runs import run_partitioned_jobs
@@ -73,17 +81,17 @@ def ingest_command(
     tags = {SOURCE_TAG: source_kind, **({MAX_AGE_TAG: str(max_age)} if max_age is not None else {})}
     started = time.perf_counter()
     with runs.progress("extracting typed memories", None, "runs") as bars:
-        results = run_partitioned_jobs(runs.defs(), "graph_ingest_job", runs.instance(), keys, tags=tags,
+        results = run_partitioned_jobs(runs.defs(), "typed_memories_job", runs.instance(), keys, tags=tags,
                                        run_config=runs.run_config())
         bars.advance(len(results))
     summary = runs.summarize(results, keys, started, {"input": source_kind})
     if as_json:
         print_json(summary)
     else:
-        runs.print_summary("graph ingest", summary)
+        runs.print_summary("memories ingest", summary)
 
 
-@graph_app.command("stats")
+@memories_app.command("stats")
 def stats_command(agent: str = options.AGENT, user: str = options.USER, as_json: bool = options.JSON) -> None:
     """Memories by type and by source, with and without embeddings, and relation counts."""
     stats = _service(agent, user).stats()
@@ -102,13 +110,13 @@ def stats_command(agent: str = options.AGENT, user: str = options.USER, as_json:
     )
 
 
-@graph_app.command("search")
+@memories_app.command("search")
 def search_command(
     query: str = options.text_argument("What to recall."),
     agent: str = options.AGENT,
     user: str = options.USER,
     memory_type: str = TYPE,
-    limit: int = options.limit(6, maximum=options.GRAPH_MAX_RESULTS),
+    limit: int = options.limit(6, maximum=options.MEMORIES_MAX_RESULTS),
     min_score: float = typer.Option(None, "--min-score", min=0.0, help="Drop results below this."),
     as_json: bool = options.JSON,
 ) -> None:
@@ -117,7 +125,7 @@ def search_command(
     _print_memories(hits, f"memories of {agent}/{user} for {query!r}", as_json)
 
 
-@graph_app.command("query")
+@memories_app.command("query")
 def query_command(
     agent: str = options.AGENT,
     user: str = options.USER,
@@ -126,7 +134,7 @@ def query_command(
     occurred_from: str = typer.Option(None, "--occurred-from", help="Occurred on or after (ISO date or time, local)."),
     occurred_to: str = typer.Option(None, "--occurred-to", help="Occurred on or before (a date includes the whole day)."),
     sort_by: str = typer.Option("recent", "--sort", help="scheduled, recent or confidence."),
-    limit: int = options.limit(10, maximum=options.GRAPH_MAX_RESULTS),
+    limit: int = options.limit(10, maximum=options.MEMORIES_MAX_RESULTS),
     now: str = typer.Option(None, "--now", help="Pretend it is this time (ISO), for windows."),
     include_superseded: bool = typer.Option(False, "--include-superseded", help="Keep plans later moved."),
     as_json: bool = options.JSON,
@@ -141,7 +149,7 @@ def query_command(
     _print_memories(rows, f"memories of {agent}/{user}", as_json)
 
 
-@graph_app.command("entity")
+@memories_app.command("entity")
 def entity_command(
     name: str = options.text_argument("An entity: a person, place, organisation, project."),
     agent: str = options.AGENT,
@@ -167,7 +175,7 @@ def entity_command(
         say(f"  {found['note']}")
 
 
-@graph_app.command("bulletin")
+@memories_app.command("bulletin")
 def bulletin_command(
     kind: str = typer.Argument("memory", help="memory (identity, goals, preferences, recent events) or context (todos, time-sensitive)."),
     agent: str = options.AGENT,

@@ -40,9 +40,9 @@ JSON = typer.Option(False, "--json", help="Print JSON on stdout, nothing else.")
 MEMORY_TYPE_HELP = "identity, preference, fact, event, decision, goal, routine, observation, todo or anomaly"
 
 
-GRAPH_MAX_RESULTS = 100
-"""The most typed memories a graph search or query returns (``memories.query.MAX_RESULTS``; a
-test keeps the two equal, this module imports nothing heavy)."""
+MEMORIES_MAX_RESULTS = 100
+"""The most typed memories ``memories search`` or ``memories query`` returns
+(``memories.query.MAX_RESULTS``; a test keeps the two equal, this module imports nothing heavy)."""
 
 
 def limit(default: int | None, help: str = "How many results.", maximum: int = 1000):

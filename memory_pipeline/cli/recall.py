@@ -41,11 +41,11 @@ def search_command(
     as_json: bool = options.JSON,
 ) -> None:
     """Hybrid search (vector + full text) of a tenant's memory, with citations."""
-    from memory_pipeline.app import assemble
+    from memory_pipeline.wiring import assemble
     from memory_pipeline.recall.query import reference_time
     from memory_pipeline.recall.search import search
 
-    if not query.strip():  # as graph search and the MCP tool: an empty query is a mistake, not "nothing"
+    if not query.strip():  # as `memories search` and the MCP tool: an empty query is a mistake, not "nothing"
         raise BadInput("the query is empty: say what to recall, e.g. search \"where does Alice work\" -a AGENT")
     try:
         asked_at = reference_time(now) if now else None
@@ -107,7 +107,7 @@ def inject_command(
     as_json: bool = options.JSON,
 ) -> None:
     """Show the memory section auto-inject would add to the prompt for a message."""
-    from memory_pipeline.app import assemble
+    from memory_pipeline.wiring import assemble
     from memory_pipeline.recall.inject import inject
 
     assemble()

@@ -97,14 +97,14 @@ def consolidate_conversation(root: Path, lance: str, tenant: Tenant, embedder, n
     from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities, dream
     from memory_pipeline.consolidation.store import ConsolidationStore
     from memory_pipeline.memories.pipeline import ingest_tenant
-    from memory_pipeline.memories.operations import MemoryGraph
+    from memory_pipeline.memories.operations import TypedMemories
 
     store = ConsolidationStore(lance, embedder.dim)
     consolidate_episodes(root, store, tenant, None, embedder, now, timedelta(minutes=30), timedelta(days=36500))
     build_graph(root, store, tenant, None, embedder)
     dedup_entities(store, tenant, now)
-    graph = MemoryGraph.open(lance, embedder)
-    ingest_tenant(graph, root, tenant, source="transcript", now=now)
+    typed = TypedMemories.open(lance, embedder)
+    ingest_tenant(typed, root, tenant, source="transcript", now=now)
     dream(root, store, tenant, now, limit=100_000)
 
     conv = tenant.user_id
@@ -120,7 +120,7 @@ def consolidate_conversation(root: Path, lance: str, tenant: Tenant, embedder, n
         text = f"{subject} {row['predicate'].replace('_', ' ')} {obj}"
         units.append({"conversation_id": conv, "session": Path(row["path"]).stem, "kind": "relation", "text": text,
                       "line": row["line"], "evidence": row["evidence"]})
-    memories = graph.store.memory_rows(tenant.key)
+    memories = typed.store.memory_rows(tenant.key)
     for row in memories.iter_rows(named=True) if memories.height else []:
         path = (row["source_ref"] or "").split("#", 1)[0]
         units.append({"conversation_id": conv, "session": Path(path).stem, "kind": "memory", "text": row["content"],

@@ -3,7 +3,7 @@
 Reads knowledge-update scenarios (``bench/knowledge_updates/scenarios.yaml``: transcripts and
 dated notes whose facts change, and look-alikes whose facts do not), stages each as its own tenant
 of a temporary workspace and runs the pipeline as a user runs it: ``memory-pipeline ingest --all``,
-then ``graph ingest --all`` and ``consolidate --all``, each in its own process (the same Dagster
+then ``memories ingest --all`` and ``consolidate --all``, each in its own process (the same Dagster
 jobs, episodes and supersession included). Every question is asked after ``ingest`` ("before") and
 after the whole pipeline ("after"), and scored, overall and for transcripts and notes apart:
 - newer-first: the first result holding the new value ranks above every result holding only an
@@ -131,7 +131,7 @@ def stage(scenarios: list[Scenario], raw: dict, root: Path) -> None:
             os.utime(memory_md, (stamp, stamp))
 
 
-PIPELINE = (("ingest", "--all"), ("graph", "ingest", "--all"), ("consolidate", "--all"))
+PIPELINE = (("ingest", "--all"), ("memories", "ingest", "--all"), ("consolidate", "--all"))
 
 
 def run_pipeline(root: Path, workdir: Path, embedder: str, log_path: Path,
@@ -187,10 +187,10 @@ def kind_of(sc: Scenario) -> str:
 
 
 def run_updates_eval(data: Path, out: Path, *, embedder: str = "minilm", k: int = 10) -> dict:
-    """Stage the scenarios, run ``ingest``, ask; run ``graph ingest`` and ``consolidate``, ask
+    """Stage the scenarios, run ``ingest``, ask; run ``memories ingest`` and ``consolidate``, ask
     again; write and return the summary. Questions are asked through recall's ``search``, as the
     ``search`` command and the MCP server ask them."""
-    from memory_pipeline.app import assemble
+    from memory_pipeline.wiring import assemble
     from memory_pipeline.config import get_settings
     from memory_pipeline.timeline.statements import tenant_statements
     from memory_pipeline.timeline.records import supersession_rows
@@ -292,10 +292,10 @@ def _question_day(query: dict) -> datetime:
 
 def run_longmemeval_updates(data: Path, out: Path, *, embedder: str = "minilm", k: int = 10) -> dict:
     """The knowledge-update questions of a LongMemEval-format folder (``queries.jsonl`` and
-    ``sessions/<question_id>/``) through ``ingest``, ``graph ingest`` and ``consolidate``: R@1 and
+    ``sessions/<question_id>/``) through ``ingest``, ``memories ingest`` and ``consolidate``: R@1 and
     MRR on their evidence turns, and newest@1, the share whose first result cites the evidence turn
     of the latest session (the current value)."""
-    from memory_pipeline.app import assemble
+    from memory_pipeline.wiring import assemble
     from memory_pipeline.config import get_settings
     from memory_pipeline.embedding import make_embedder
     from memory_pipeline.eval.locomo import AGENT as LOCOMO_AGENT, EvalDataError, _bare, load_queries, stage_workspace

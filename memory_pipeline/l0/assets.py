@@ -28,7 +28,7 @@ from memory_pipeline.l0.pipeline import (
     prepare_tenant,
     write_tenant,
 )
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.orchestration.materializations import (
     PartitionReport,
     checks_only,
@@ -105,7 +105,7 @@ CHUNKS_KEY, EMBEDDINGS_KEY, INDEX_KEY = (spec.key for spec in SPECS)
 def l0_index(context: dg.AssetExecutionContext, workspace: WorkspaceResource, lancedb: LanceDBResource, embedder: EmbedderResource):
     """Chunks, embeds and indexes the changed memory files of the run's tenants in one step, so a
     tenant that fails is materialized by none of the three assets while the others are."""
-    store = MemoryStore(lancedb.uri, dim=embedder.dim)
+    store = ChunkIndex(lancedb.uri, dim=embedder.dim)
     if checks_only(context):  # the tenants' rows as they are now; nothing is re-indexed
         outcomes = {key: check_tenant(store, key, embedder.dim) for key in context.partition_keys}
         yield from report_checks(context, {
@@ -127,7 +127,7 @@ def l0_index(context: dg.AssetExecutionContext, workspace: WorkspaceResource, la
     raise_failed(index_report)
 
 
-def _prepare(context, keys: list[str], failed: dict[str, str], store: MemoryStore, workspace: WorkspaceResource, embedder: EmbedderResource):
+def _prepare(context, keys: list[str], failed: dict[str, str], store: ChunkIndex, workspace: WorkspaceResource, embedder: EmbedderResource):
     """memory_chunks: each tenant's changed files chunked; a tenant that cannot be prepared goes to
     ``failed`` (in a run of one tenant, the step fails)."""
     started = time.perf_counter()
@@ -189,7 +189,7 @@ FILE_FIGURES = (
 )
 
 
-def _embed(context, keys: list[str], failed: dict[str, str], batches: dict[str, TenantChunks], store: MemoryStore, embedder: EmbedderResource):
+def _embed(context, keys: list[str], failed: dict[str, str], batches: dict[str, TenantChunks], store: ChunkIndex, embedder: EmbedderResource):
     """memory_embeddings: a vector in the cache for every new chunk text of the prepared tenants."""
     started = time.perf_counter()
     model = embedder.get() if any(b.chunks.height for b in batches.values()) else _NoModel(embedder)
@@ -221,7 +221,7 @@ class _NoModel:
         raise AssertionError("nothing to embed")
 
 
-def _write(context, keys: list[str], failed: dict[str, str], batches: dict[str, TenantChunks], store: MemoryStore, embedder: EmbedderResource):
+def _write(context, keys: list[str], failed: dict[str, str], batches: dict[str, TenantChunks], store: ChunkIndex, embedder: EmbedderResource):
     """memory_index: the prepared tenants' rows written and checked, a failed check repaired by the
     next run."""
     started = time.perf_counter()

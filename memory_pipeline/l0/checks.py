@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.store.tables import CHUNKS
 
 CHECK_ONE_VECTOR = "one_vector_per_chunk"
@@ -38,7 +38,7 @@ class CheckOutcome:
     repair_paths: tuple[str, ...] = ()  # every file whose rows are wrong, not only the first 20
 
 
-def _load(store: MemoryStore, tenant: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _load(store: ChunkIndex, tenant: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     manifest = store.manifest(tenant)
     if not store.has(CHUNKS):
         return pl.DataFrame(), manifest
@@ -46,7 +46,7 @@ def _load(store: MemoryStore, tenant: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     return chunks, manifest
 
 
-def check_tenant(store: MemoryStore, tenant: str, dim: int) -> list[CheckOutcome]:
+def check_tenant(store: ChunkIndex, tenant: str, dim: int) -> list[CheckOutcome]:
     chunks, manifest = _load(store, tenant)
     n = chunks.height
     out = []
@@ -92,7 +92,7 @@ def check_tenant(store: MemoryStore, tenant: str, dim: int) -> list[CheckOutcome
     return out
 
 
-def repair_tenant(store: MemoryStore, tenant: str, outcomes: list[CheckOutcome]) -> list[str]:
+def repair_tenant(store: ChunkIndex, tenant: str, outcomes: list[CheckOutcome]) -> list[str]:
     """Drop the chunks and manifest rows of every file a failed check named; returns those paths.
 
     The next run sees the files that still exist as new and indexes them again (the embedding

@@ -22,7 +22,7 @@ from memory_pipeline.config import Settings
 from memory_pipeline.embedding import Embedder
 from memory_pipeline import progress
 from memory_pipeline.faults import fault_point
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import (
     KIND_OTHER,
@@ -136,7 +136,7 @@ def _spans_for(wf: WorkspaceFile, text: str, settings: Settings, secrets: Counte
 
 
 def prepare_tenant(
-    store: MemoryStore,
+    store: ChunkIndex,
     root: Path,
     tenant: Tenant,
     settings: Settings,
@@ -298,7 +298,7 @@ class EmbeddingReport:
 
 
 def embed_tenants(
-    batches: list[TenantChunks], embedder: Embedder, store: MemoryStore, block: int = EMBED_BLOCK
+    batches: list[TenantChunks], embedder: Embedder, store: ChunkIndex, block: int = EMBED_BLOCK
 ) -> EmbeddingReport:
     """Make sure every distinct chunk text of these tenants has a vector in the cache.
 
@@ -354,7 +354,7 @@ def embed_tenants(
     )
 
 
-def _chunk_batches(store: MemoryStore, chunks: pl.DataFrame, model: str, schema: pa.Schema):
+def _chunk_batches(store: ChunkIndex, chunks: pl.DataFrame, model: str, schema: pa.Schema):
     """Chunk rows with their cached vectors, as Arrow batches of WRITE_BATCH rows."""
     now = datetime.now(UTC)
     for start in range(0, chunks.height, WRITE_BATCH):
@@ -377,7 +377,7 @@ def _chunk_batches(store: MemoryStore, chunks: pl.DataFrame, model: str, schema:
         yield from frame.select(schema.names).to_arrow().cast(schema).to_batches()
 
 
-def write_tenant(store: MemoryStore, prepared: TenantChunks, model: str) -> dict[str, int]:
+def write_tenant(store: ChunkIndex, prepared: TenantChunks, model: str) -> dict[str, int]:
     """Replace the chunks of every changed or deleted file in one commit, then the manifest.
 
     Rows are streamed into the commit batch by batch, each with vectors read from the cache, so
@@ -402,7 +402,7 @@ def write_tenant(store: MemoryStore, prepared: TenantChunks, model: str) -> dict
     return {"chunks_written": prepared.chunks.height, "chunks_replaced_or_removed": before}
 
 
-def _count_paths(store: MemoryStore, tenant: str, paths: list[str]) -> int:
+def _count_paths(store: ChunkIndex, tenant: str, paths: list[str]) -> int:
     from memory_pipeline.store.base import sql_in, sql_str
 
     table = store.chunks()

@@ -13,7 +13,7 @@ import time
 import dagster as dg
 
 from memory_pipeline.config import get_settings
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.orchestration.cron import utc_schedule
 from memory_pipeline.orchestration.materializations import md_table
 from memory_pipeline.orchestration.pools import LANCEDB_WRITE_POOL
@@ -35,7 +35,7 @@ def table_stats(store) -> dict[str, dict[str, int]]:
 def optimize_lancedb_tables(context: dg.OpExecutionContext, lancedb: LanceDBResource) -> dg.Output:
     """Compacts every LanceDB table, updates its indices and prunes versions older than a week."""
     started = time.perf_counter()
-    store = MemoryStore(lancedb.uri)
+    store = ChunkIndex(lancedb.uri)
     before = table_stats(store)
     done = store.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
     after = table_stats(store)

@@ -54,7 +54,7 @@ def plan_l0_runs(
 )
 def workspace_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:
     started = time.perf_counter()
-    scan = scan_workspace(workspace.root_path, workspace.include, workspace.exclude)
+    scan = scan_workspace(workspace.root_path)
     cursor = read_cursor(context)
     present = {t.key for t in scan.files}
     cleaned = {

@@ -20,8 +20,8 @@ from memory_pipeline.store.base import KEEP_VERSIONS_FOR, LanceBase, retry_commi
 from memory_pipeline.store.tables import CHUNKS, EMBEDDING_CACHE, FILES
 
 
-class MemoryStore(LanceBase):
-    """The L0 tables of one LanceDB database."""
+class ChunkIndex(LanceBase):
+    """The L0 chunk index of one LanceDB database: its chunks, file manifest and embedding cache."""
 
     def chunks(self):
         return self.open(CHUNKS)

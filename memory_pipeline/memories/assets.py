@@ -1,10 +1,10 @@
 """The ``typed_memories`` asset: typed memories extracted from each tenant's transcripts and notes.
 
 Partitioned by tenant; a run over many tenants loads spaCy and the embedder once. Which files are
-read comes from run tags set by ``memory-pipeline graph ingest`` (``SOURCE_TAG``,
+read comes from run tags set by ``memory-pipeline memories ingest`` (``SOURCE_TAG``,
 ``MAX_AGE_TAG``); a run without them reads every transcript and note. Each tenant's partition
 gets its own figures and check; a tenant that fails is reported as failed after the others are
-extracted. The ``memories_sensor`` requests it whenever the workspace sensor observes a tenant's
+extracted. The ``typed_memories_sensor`` requests it whenever the workspace sensor observes a tenant's
 sources changing.
 """
 
@@ -18,7 +18,7 @@ from memory_pipeline.config import get_settings
 from memory_pipeline.consolidation.supersession import supersede_tenant
 from memory_pipeline.embedding import EMBEDDER_IDENTITY
 from memory_pipeline.memories.checks import DESCRIPTION, MEMORIES_CHECK, check_memories
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.memories.pipeline import SOURCE_KINDS, ingest_tenant
 from memory_pipeline.orchestration.materializations import (
     PartitionReport,
@@ -36,10 +36,10 @@ from memory_pipeline.orchestration.sources import markdown_memory, session_trans
 from memory_pipeline.store.tables import MEMORIES
 from memory_pipeline.tenancy import Tenant
 
-GROUP = "memory_graph"
+GROUP = "typed_memories"
 memories_asset = layer_asset(GROUP, {"layer": "memories"})
-SOURCE_TAG = "memory_pipeline/graph_source"
-MAX_AGE_TAG = "memory_pipeline/graph_max_age_days"
+SOURCE_TAG = "memory_pipeline/typed_memories_source"
+MAX_AGE_TAG = "memory_pipeline/typed_memories_max_age_days"
 _DIM = EMBEDDER_IDENTITY[get_settings().embedder][1]
 
 
@@ -89,9 +89,9 @@ def typed_memories(
     """Typed memories (identity, preference, event, todo, ...) of each tenant, in the memories table."""
     started = time.perf_counter()
     source, max_age = _options(context)
-    graph = MemoryGraph.open(lancedb.uri, _LazyEmbedder(embedder))
+    typed = TypedMemories.open(lancedb.uri, _LazyEmbedder(embedder))
     if checks_only(context):
-        yield from report_checks(context, {MEMORIES_CHECK: {k: check_memories(graph.store, k) for k in context.partition_keys}})
+        yield from report_checks(context, {MEMORIES_CHECK: {k: check_memories(typed.store, k) for k in context.partition_keys}})
         return
     report = PartitionReport(context.partition_keys)
     preview = []
@@ -99,7 +99,7 @@ def typed_memories(
         tenant = Tenant.from_key(key)
         try:
             ingested = ingest_tenant(
-                graph, workspace.root, tenant, source=source, max_age_days=max_age,
+                typed, workspace.root, tenant, source=source, max_age_days=max_age,
                 max_file_bytes=workspace.settings().max_file_bytes, actor=f"run:{context.run_id[:8]}",
             )
             supersessions = 0
@@ -121,9 +121,9 @@ def typed_memories(
                 "files_skipped": len(ingested.skipped),
                 "supersessions": supersessions,
                 "by_type": dg.MetadataValue.json(ingested.by_type),
-                "dagster/row_count": graph.store.memory_rows(key).height,
+                "dagster/row_count": typed.store.memory_rows(key).height,
             },
-            {MEMORIES_CHECK: check_memories(graph.store, key)},
+            {MEMORIES_CHECK: check_memories(typed.store, key)},
         )
     metadata = {
         "source": source,
@@ -139,9 +139,9 @@ FIGURES = (
 )
 
 
-graph_ingest_job = dg.define_asset_job(
-    "graph_ingest_job", [typed_memories], partitions_def=tenant_partitions,
+typed_memories_job = dg.define_asset_job(
+    "typed_memories_job", [typed_memories], partitions_def=tenant_partitions,
     description="Extract typed memories from transcripts and notes, incrementally by content hash.",
 )
 
-graph_assets = [typed_memories]
+typed_memory_assets = [typed_memories]

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 from memory_pipeline.memories.operations import MemoryOperationError
 from memory_pipeline.memories.query import ReadScope, superseded
-from memory_pipeline.memories.store import GraphStore, now_utc
+from memory_pipeline.memories.store import TypedMemoryStore, now_utc
 
 if TYPE_CHECKING:  # imported where a frame is made: polars takes 0.5 s to import
     import polars as pl
@@ -75,7 +75,7 @@ def distinct(rows, limit: int | None = None, seen: list[dict] | None = None) -> 
 
 
 def bulletin(
-    store: GraphStore,
+    store: TypedMemoryStore,
     scope: ReadScope,
     kind: str = "memory",
     *,
@@ -99,7 +99,7 @@ def bulletin(
     return _context(frame, heading, per_section, now, tz)
 
 
-def current_memories(store: GraphStore, scope: ReadScope) -> pl.DataFrame:
+def current_memories(store: TypedMemoryStore, scope: ReadScope) -> pl.DataFrame:
     """The memories a reader's bulletin or working memory is made of: the first scope holding any
     (the user's own, else a team member's leader), without what a later statement replaced (a moved
     plan, an old address)."""

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from memory_pipeline.memories.store import MEMORY_TYPES, GraphStore
+from memory_pipeline.memories.store import MEMORY_TYPES, TypedMemoryStore
 
 MEMORIES_CHECK = "memories_typed_and_embedded"
 DESCRIPTION = (
@@ -15,7 +15,7 @@ DESCRIPTION = (
 )
 
 
-def check_memories(store: GraphStore, tenant: str) -> tuple[bool, dict[str, Any]]:
+def check_memories(store: TypedMemoryStore, tenant: str) -> tuple[bool, dict[str, Any]]:
     rows = store.memory_rows(tenant, vectors=True)
     if rows.height == 0:
         return True, {"memories": 0}

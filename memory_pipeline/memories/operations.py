@@ -15,7 +15,7 @@ from memory_pipeline.embedding import Embedder
 from memory_pipeline.memories.store import (
     INGESTION_SOURCES,
     MEMORY_TYPES,
-    GraphStore,
+    TypedMemoryStore,
     content_hash,
     memory_id,
     now_utc,
@@ -88,15 +88,15 @@ class MemoryFields:
 
 
 @dataclass
-class MemoryGraph:
+class TypedMemories:
     """Operations on one database's typed memories, embedding content with ``embedder``."""
 
-    store: GraphStore
+    store: TypedMemoryStore
     embedder: Embedder
 
     @classmethod
-    def open(cls, uri: str, embedder: Embedder) -> "MemoryGraph":
-        return cls(GraphStore(uri, embedder.dim), embedder)
+    def open(cls, uri: str, embedder: Embedder) -> "TypedMemories":
+        return cls(TypedMemoryStore(uri, embedder.dim), embedder)
 
     def row(self, tenant: Tenant, memory_type: str, content: str, **fields) -> dict:
         """A memory row, not yet embedded; ``fields`` are the columns of ``MemoryFields``."""

@@ -24,7 +24,7 @@ from memory_pipeline.text.memory_types import (
     markdown_passages,
     transcript_passages,
 )
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.memories.store import SOURCE_CHANGED, now_utc
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, is_derived, read_text_file, scan_workspace
@@ -55,7 +55,7 @@ class IngestReport:
 
 
 def ingest_tenant(
-    graph: MemoryGraph,
+    typed: TypedMemories,
     root: str | Path,
     tenant: Tenant,
     *,
@@ -63,7 +63,7 @@ def ingest_tenant(
     max_age_days: int | None = None,
     now: datetime | None = None,
     max_file_bytes: int = 8_000_000,
-    actor: str = "graph_ingest",
+    actor: str = "typed_memories_ingest",
 ) -> IngestReport:
     """Extract typed memories from the tenant's changed files; returns what was done."""
     if source not in SOURCE_KINDS:
@@ -83,8 +83,8 @@ def ingest_tenant(
     tz_name = tenant_timezone(memory_files) or "UTC"
     tz = zone(tz_name)
     report = IngestReport(tenant.key, tz_name, files_seen=len(files))
-    manifest = graph.store.manifest(tenant.key)
-    blocked = graph.store.blocked_ids(tenant.key)
+    manifest = typed.store.manifest(tenant.key)
+    blocked = typed.store.blocked_ids(tenant.key)
 
     todo: list[tuple[str, str, list]] = []  # (path, hash, passages)
     for f in files:
@@ -119,7 +119,7 @@ def ingest_tenant(
     for path, digest, _ in todo:
         ids = []
         for item in by_path.get(path, []):
-            row = graph.row(tenant, **asdict(item))
+            row = typed.row(tenant, **asdict(item))
             if row["id"] in blocked:
                 report.blocked += 1
                 continue
@@ -142,7 +142,7 @@ def ingest_tenant(
     if cutoff is not None and stale:
         # Passages before the window were not read again: what they gave stays, and the file's
         # manifest keeps naming it.
-        old = graph.store.memory_rows(tenant.key, sql_in("id", stale))
+        old = typed.store.memory_rows(tenant.key, sql_in("id", stale))
         older = {r["id"] for r in old.iter_rows(named=True) if r["occurred_at"] is not None and r["occurred_at"] < cutoff}
         for p in redone:
             kept_older[p] = {i for i in (manifest.get(p, {}).get("memory_ids") or []) if i in older}
@@ -150,24 +150,24 @@ def ingest_tenant(
 
     known_ids: set[str] = set()
     if rows:
-        existing = graph.store.memory_rows(tenant.key, sql_in("id", list(rows)), vectors=True)
+        existing = typed.store.memory_rows(tenant.key, sql_in("id", list(rows)), vectors=True)
         known_ids = set(existing["id"].to_list()) if existing.height else set()
         for old in existing.iter_rows(named=True):
             row = rows[old["id"]]
             row["created_at"] = old["created_at"]
-            if old["content_hash"] == row["content_hash"] and old["model"] == graph.embedder.name:
+            if old["content_hash"] == row["content_hash"] and old["model"] == typed.embedder.name:
                 row["vector"], row["model"] = old["vector"], old["model"]  # no need to embed again
-        graph.embed_rows(list(rows.values()))
-        graph.store.upsert_memories(list(rows.values()))
+        typed.embed_rows(list(rows.values()))
+        typed.store.upsert_memories(list(rows.values()))
     if stale:
-        live = graph.store.memory_rows(tenant.key, f"{sql_in('id', stale)} AND source = 'live'")
+        live = typed.store.memory_rows(tenant.key, f"{sql_in('id', stale)} AND source = 'live'")
         stale = sorted(set(stale) - set(live["id"].to_list() if live.height else []))
-        graph.store.delete_memories(tenant.key, stale)
+        typed.store.delete_memories(tenant.key, stale)
     for row in manifest_rows:
         row["memory_ids"] = sorted(set(row["memory_ids"]) | kept_older.get(row["path"], set()))
-    graph.store.upsert_manifest(manifest_rows)
-    graph.store.delete_manifest(tenant.key, gone_paths)
-    graph.store.ensure_fts_index()
+    typed.store.upsert_manifest(manifest_rows)
+    typed.store.delete_manifest(tenant.key, gone_paths)
+    typed.store.ensure_fts_index()
     # A memory re-read from a changed file is the same row: only new memories are a store.
     audit = [
         {"tenant": tenant.key, "memory_id": mid, "op": "store", "memory_type": row["memory_type"],
@@ -179,7 +179,7 @@ def ingest_tenant(
          "fields": [SOURCE_CHANGED], "reason": "its source file changed or was deleted", "actor": actor}
         for mid in stale
     ]
-    graph.store.append_audit(audit)
+    typed.store.append_audit(audit)
     report.files_removed = len(gone_paths)
     report.memories_written = len(rows)
     report.memories_removed = len(stale)

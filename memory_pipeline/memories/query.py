@@ -1,4 +1,4 @@
-"""Questions to the memory graph: typed filters, recall over memories, and scopes.
+"""Questions to the typed memories: typed filters, recall over memories, and scopes.
 
 Time windows are computed in the user's timezone: ``happens_within="1d"`` at 23:30 in Lisbon
 reaches 23:30 tomorrow, and a date-only bound such as ``occurred_to="2026-11-10"`` includes the
@@ -17,7 +17,7 @@ from memory_pipeline.config import Settings
 from memory_pipeline.embedding import Embedder
 from memory_pipeline.memories.operations import MemoryOperationError, check_type, public
 from memory_pipeline.memories.recall_source import FACTS
-from memory_pipeline.memories.store import GraphStore, now_utc
+from memory_pipeline.memories.store import TypedMemoryStore, now_utc
 from memory_pipeline.recall.scope import recall_scopes
 from memory_pipeline.recall.search import NoIndexError, search
 from memory_pipeline.store.base import sql_in
@@ -85,7 +85,7 @@ def parse_bound(value: str | datetime | date | None, tz: ZoneInfo, end: bool = F
     return datetime(day.year, day.month, day.day, tzinfo=tz).astimezone(UTC)
 
 
-def superseded(store: GraphStore, tenants: list[str]) -> dict[str, dict]:
+def superseded(store: TypedMemoryStore, tenants: list[str]) -> dict[str, dict]:
     """Memory id -> the record of the later statement that replaced it, as consolidation stored it
     (``timeline/records.py``): a moved plan, an old address, a corrected number."""
     from memory_pipeline.timeline.records import superseded_memories
@@ -102,7 +102,7 @@ def labelled(row: dict, gone: dict[str, dict]) -> dict:
 
 
 def query_memories(
-    store: GraphStore,
+    store: TypedMemoryStore,
     scope: ReadScope,
     *,
     memory_type: str | list[str] | None = None,
@@ -169,7 +169,7 @@ def _sort(frame: pl.DataFrame, sort_by: str) -> pl.DataFrame:
 
 
 def recall_memories(
-    store: GraphStore,
+    store: TypedMemoryStore,
     embedder: Embedder,
     query: str,
     agent: str,

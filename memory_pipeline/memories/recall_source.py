@@ -5,7 +5,7 @@ A typed memory reads as one row cited ``facts/<id>``, the way an episode without
 is cited ``episodes/<id>``. A forgotten memory is deleted from the table and an updated one is
 replaced in place (same id, new content and vector). A memory a later statement replaced stays
 searchable: recall ranks it below its successor and labels it (``recall/timeline.py``), as it
-does transcripts and notes. ``memory_pipeline.app``
+does transcripts and notes. ``memory_pipeline.wiring``
 registers this source where the application is assembled; typed-memory recall passes it to
 ``recall.search`` directly.
 """
@@ -26,11 +26,11 @@ _warned: set[str] = set()
 
 
 class FactSource(RecallSource):
-    """Typed memories (identity, preference, fact, event, decision, goal, ...) of the graph."""
+    """Typed memories (identity, preference, fact, event, decision, goal, ...) of the ``memories`` table."""
 
     names = ("facts",)
     table = MEMORIES.name
-    text_column = "content"  # the graph's full-text index (content_idx) covers this column
+    text_column = "content"  # the table's full-text index (content_idx) covers this column
     columns = ("id", "memory_type", "content", "content_hash", "occurred_at", "happens_at", "created_at", "source",
                "source_ref", "vector")
 
@@ -40,7 +40,7 @@ class FactSource(RecallSource):
                 _warned.add(tenant)
                 log.warning(
                     "facts not searched for %s: the memories table has no vector column; run "
-                    "`memory-pipeline graph ingest` with the index's embedder to rebuild it", tenant,
+                    "`memory-pipeline memories ingest` with the index's embedder to rebuild it", tenant,
                 )
             arrow = arrow.slice(0, 0)
         arrow = arrow.sort_by([("created_at", "ascending"), ("id", "ascending")])

@@ -9,7 +9,7 @@ for an automation condition. Its cursor holds the last observation read of each 
 
 import dagster as dg
 
-from memory_pipeline.memories.assets import graph_ingest_job
+from memory_pipeline.memories.assets import typed_memories_job
 from memory_pipeline.orchestration.sensor_ticks import pipeline_sensor, read_cursor, tagged_run_request, tick_result
 from memory_pipeline.orchestration.sources import MARKDOWN_MEMORY, SESSION_TRANSCRIPTS
 
@@ -34,14 +34,14 @@ def plan_memories_runs(instance: dg.DagsterInstance, cursor: dict) -> tuple[dict
 
 
 @pipeline_sensor(
-    graph_ingest_job, 30,
+    typed_memories_job, 30,
     "Requests typed-memory extraction for every tenant whose Markdown memory or transcripts "
     "the workspace sensor observed changing.",
 )
-def memories_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+def typed_memories_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
     newest, new_cursor = plan_memories_runs(context.instance, read_cursor(context))
     requests = [
-        tagged_run_request(tenant, f"memories:{tenant}:{storage_id}", trigger="memories_sensor")
+        tagged_run_request(tenant, f"typed_memories:{tenant}:{storage_id}", trigger="typed_memories_sensor")
         for tenant, storage_id in sorted(newest.items())
     ]
     return tick_result(context, requests, new_cursor, skip_reason="no source observed changing since the last tick")

@@ -1,4 +1,4 @@
-"""One reader's view of the memory graph: the agent and user it serves, its scopes, timezone,
+"""One reader's view of the typed memories: the agent and user it serves, its scopes, timezone,
 and whether it may write. The CLI and the MCP server both go through it.
 """
 
@@ -14,7 +14,7 @@ from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.embedding import EMBEDDER_IDENTITY, Embedder, make_embedder
 from memory_pipeline.knowledge.search import KnowledgeQueryError, knowledge_graph_search
 from memory_pipeline.memories import bulletin as bulletins
-from memory_pipeline.memories.operations import MemoryGraph, MemoryOperationError, ReadOnlyError, public
+from memory_pipeline.memories.operations import MemoryOperationError, ReadOnlyError, TypedMemories, public
 from memory_pipeline.memories.query import (
     ReadScope,
     own_scope,
@@ -24,8 +24,8 @@ from memory_pipeline.memories.query import (
     read_scope,
     recall_memories,
 )
-from memory_pipeline.memories.stats import audit_entries, graph_stats
-from memory_pipeline.memories.store import GraphStore, now_utc
+from memory_pipeline.memories.stats import audit_entries, typed_memory_stats
+from memory_pipeline.memories.store import TypedMemoryStore, now_utc
 from memory_pipeline.recall.scope import is_read_only
 from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
 
@@ -68,9 +68,9 @@ class MemoryService:
         return own_scope(self.agent, self.user, self.settings)
 
     @cached_property
-    def store(self) -> GraphStore:
+    def store(self) -> TypedMemoryStore:
         dim = self.embedder.dim if self.embedder else EMBEDDER_IDENTITY[self.settings.embedder][1]
-        return GraphStore(self.settings.lancedb_uri, dim)
+        return TypedMemoryStore(self.settings.lancedb_uri, dim)
 
     def get_embedder(self) -> Embedder:
         """The embedder, made without opening the store: a search needs only its query vectors
@@ -80,8 +80,8 @@ class MemoryService:
         return self.embedder
 
     @cached_property
-    def graph(self) -> MemoryGraph:
-        return MemoryGraph(self.store, self.get_embedder())
+    def typed(self) -> TypedMemories:
+        return TypedMemories(self.store, self.get_embedder())
 
     def _writable(self) -> None:
         if self.team_member:
@@ -185,14 +185,14 @@ class MemoryService:
                                        "date or time (2026-11-10, 2026-11-10T09:30)") from None
 
     def stats(self) -> dict:
-        return graph_stats(self.store, self.scope.primary[:1] + self.scope.fallback[:1])
+        return typed_memory_stats(self.store, self.scope.primary[:1] + self.scope.fallback[:1])
 
     # -- writes ---------------------------------------------------------------------------
     def store_memory(self, memory_type: str, content: str, reasoning: str | None = None,
                      happens_at: str | None = None, occurred_at: str | None = None,
                      confidence: float | None = None) -> dict:
         self._writable()
-        return self.graph.store_memory(
+        return self.typed.store_memory(
             self.tenant, memory_type, content, reasoning=reasoning, happens_at=self.time(happens_at, "happens_at"),
             occurred_at=self.time(occurred_at, "occurred_at"), confidence=confidence, actor=self.actor,
         )
@@ -202,15 +202,15 @@ class MemoryService:
         for key in ("happens_at", "occurred_at"):
             if isinstance(changes.get(key), str):
                 changes[key] = self.time(changes[key], key)
-        return self.graph.update_memory(self.tenant, _mid(memory_id), reason=reason, actor=self.actor, **changes)
+        return self.typed.update_memory(self.tenant, _mid(memory_id), reason=reason, actor=self.actor, **changes)
 
     def forget_memory(self, memory_id: str, reason: str) -> dict:
         self._writable()
-        return self.graph.forget_memory(self.tenant, _mid(memory_id), reason, actor=self.actor)
+        return self.typed.forget_memory(self.tenant, _mid(memory_id), reason, actor=self.actor)
 
     def skip_memory(self, content: str, reason: str, memory_type: str = "observation") -> dict:
         self._writable()
-        return self.graph.skip_memory(self.tenant, content, reason, memory_type, actor=self.actor)
+        return self.typed.skip_memory(self.tenant, content, reason, memory_type, actor=self.actor)
 
 
 def _mid(value: str) -> str:

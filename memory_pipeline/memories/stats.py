@@ -1,4 +1,4 @@
-"""Counts of the memory graph: memories by type and by ingestion source, with and without an
+"""Counts of the typed memories: memories by type and by ingestion source, with and without an
 embedding, and the relations of the knowledge graph; and the audit log itself, filtered."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ from datetime import datetime
 
 from memory_pipeline.knowledge.search import relation_counts
 from memory_pipeline.memories.operations import MemoryOperationError, check_type
-from memory_pipeline.memories.store import INGESTION_SOURCES, MEMORY_TYPES, OPERATIONS, GraphStore
+from memory_pipeline.memories.store import INGESTION_SOURCES, MEMORY_TYPES, OPERATIONS, TypedMemoryStore
 from memory_pipeline.store.base import sql_in
 from memory_pipeline.store.tables import MEMORY_AUDIT
 
 
-def graph_stats(store: GraphStore, tenants: list[str]) -> dict:
+def typed_memory_stats(store: TypedMemoryStore, tenants: list[str]) -> dict:
     frame = store.memory_rows(tenants, vectors=True)
     by_type = {t: 0 for t in MEMORY_TYPES}
     by_source = {s: 0 for s in INGESTION_SOURCES}
@@ -45,7 +45,7 @@ AUDIT_KEYS = ("at", "op", "memory_id", "memory_type", "fields", "reason", "actor
 
 
 def audit_entries(
-    store: GraphStore,
+    store: TypedMemoryStore,
     tenants: list[str],
     *,
     ops: list[str] | None = None,

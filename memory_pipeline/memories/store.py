@@ -56,7 +56,7 @@ def now_utc() -> datetime:
     return datetime.now(UTC)
 
 
-class GraphStore(LanceBase):
+class TypedMemoryStore(LanceBase):
     """The typed-memory tables, in the same LanceDB database as the rest of the memory."""
 
     def memories(self):

@@ -37,7 +37,7 @@ import polars as pl
 from memory_pipeline.memories.bulletin import TIME_SENSITIVE_DAYS, current_memories, distinct, when_text
 from memory_pipeline.memories.operations import MemoryOperationError
 from memory_pipeline.memories.query import ReadScope
-from memory_pipeline.memories.store import GraphStore, now_utc
+from memory_pipeline.memories.store import TypedMemoryStore, now_utc
 
 DEFAULT_TOKEN_BUDGET = 1500
 MAX_RECENT = 30
@@ -113,7 +113,7 @@ def count_tokens(text: str) -> int:
 
 
 def working_memory(
-    store: GraphStore,
+    store: TypedMemoryStore,
     scope: ReadScope,
     *,
     title: str,
@@ -196,7 +196,7 @@ def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int,
     return out
 
 
-def _timeline(store: GraphStore, episodes: pl.DataFrame | None):
+def _timeline(store: TypedMemoryStore, episodes: pl.DataFrame | None):
     """The supersession records of the episodes' tenant, as recall reads them."""
     from memory_pipeline.timeline.records import supersession_rows
     from memory_pipeline.recall.timeline import TenantTimeline

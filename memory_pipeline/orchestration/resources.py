@@ -10,17 +10,16 @@ from pathlib import Path
 
 import dagster as dg
 
-from memory_pipeline.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, Settings, get_settings
+from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.embedding import EMBEDDER_IDENTITY, Embedder, make_embedder
 from memory_pipeline.orchestration.io_manager import PartitionedPickleIOManager
 
 
 class WorkspaceResource(dg.ConfigurableResource):
-    """The workspace root and which of its files are memory."""
+    """The workspace root. Which of its files are memory is a setting (``MEMORY_PIPELINE_INCLUDE``,
+    ``MEMORY_PIPELINE_EXCLUDE``), so every reader of the workspace, in a run or not, sees the same files."""
 
     root: str = "data/agents"
-    include: list[str] = list(DEFAULT_INCLUDE)
-    exclude: list[str] = list(DEFAULT_EXCLUDE)
 
     @property
     def root_path(self) -> Path:

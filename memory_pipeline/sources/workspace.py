@@ -16,6 +16,8 @@ skipped path and reason is scrubbed before anyone logs or stores it.
 
 This is the one walker of the workspace: the L0 index, consolidation (its transcripts) and typed
 memories see the tenants and files it finds, under the same include, exclude and symlink rules.
+The include and exclude patterns are settings (``Settings.include``, ``Settings.exclude``), read
+here when a caller passes none, so no reader can see files another does not.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from zoneinfo import ZoneInfo
 
 from wcmatch import glob as wcglob
 
-from memory_pipeline.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE
+from memory_pipeline.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, get_settings
 from memory_pipeline.tenancy import GLOBAL_USER, InvalidTenantError, Tenant
 from memory_pipeline.text.dates import tenant_timezone, zone
 from memory_pipeline.text.scrub import scrub_secrets
@@ -211,16 +213,19 @@ class _Walker:
 
 def scan_workspace(
     root: str | Path,
-    include: Sequence[str] = DEFAULT_INCLUDE,
-    exclude: Sequence[str] = DEFAULT_EXCLUDE,
+    include: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
     only: Sequence[Tenant] | None = None,
 ) -> ScanResult:
-    """Find every tenant under ``root`` (or only those in ``only``) and stat its files.
+    """Find every tenant under ``root`` (or only those in ``only``) and stat its files; which are
+    memory follows ``include`` and ``exclude``, by default the settings' patterns.
 
     A missing root gives an empty result with one skip reason, not an error, so a sensor on a
     fresh deployment keeps ticking.
     """
-    walker = _Walker(Path(root), include, exclude)
+    settings = get_settings()
+    include = settings.include if include is None else include
+    walker = _Walker(Path(root), include, settings.exclude if exclude is None else exclude)
     if not walker.root.is_dir():
         walker.skip(walker.root, "workspace root does not exist")
         return walker.result

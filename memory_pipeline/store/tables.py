@@ -171,7 +171,7 @@ MEMORIES = TableSpec(
     "confidence f32!, source str!, source_ref str, model str, vector vec, created_at ts!, updated_at ts!, "
     "content_hash str!",
     fts="content",
-    after_new_model="drop the memories table and run `memory-pipeline graph ingest` again (live "
+    after_new_model="drop the memories table and run `memory-pipeline memories ingest` again (live "
     "memories must be stored again)",
 )
 MEMORY_AUDIT = TableSpec(

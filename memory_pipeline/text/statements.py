@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-from memory_pipeline.heap import kept_for_the_process
+from memory_pipeline.gc_freeze import kept_for_the_process
 from memory_pipeline.text.salience import Features, dropped_verb, features, salience
 from memory_pipeline.text.secret_families import PLACEHOLDER_RE
 

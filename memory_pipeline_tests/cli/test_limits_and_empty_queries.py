@@ -1,6 +1,6 @@
 """Proves: what ``--help`` says a command takes is what it takes, and an empty query is refused
-the same way by every search (before, ``search ""`` answered nothing with exit 0 while ``graph
-search ""`` and the MCP tool refused it, and ``-k`` read 1-1000 where graph commands refuse
+the same way by every search (before, ``search ""`` answered nothing with exit 0 while ``memories
+search ""`` and the MCP tool refused it, and ``-k`` read 1-1000 where ``memories`` commands refuse
 above 100).
 """
 
@@ -16,12 +16,12 @@ from memory_pipeline.memories.query import MAX_RESULTS
 runner = CliRunner()
 
 
-def test_the_graph_limit_is_the_one_the_graph_applies():
-    assert options.GRAPH_MAX_RESULTS == MAX_RESULTS
+def test_the_memories_limit_is_the_one_typed_memory_queries_apply():
+    assert options.MEMORIES_MAX_RESULTS == MAX_RESULTS
 
 
-@pytest.mark.parametrize("command", [["graph", "search", "tea"], ["graph", "query"]])
-def test_graph_commands_say_and_apply_their_limit(command):
+@pytest.mark.parametrize("command", [["memories", "search", "tea"], ["memories", "query"]])
+def test_memories_commands_say_and_apply_their_limit(command):
     help_text = " ".join(runner.invoke(cli_group, [*command[:2], "--help"]).output.split())
     assert f"1<=x<={MAX_RESULTS}" in help_text and "1<=x<=1000" not in help_text
     refused = runner.invoke(cli_group, [*command, "-a", "bot", "-k", str(MAX_RESULTS + 1)])

@@ -42,11 +42,11 @@ BAD_INPUTS = [
     (["get", "support-bot/MEMORY.md", *ALICE, "--from", "0"], None, "--from"),
     (["get", "support-bot/MEMORY.md", *ALICE, "--from", "9999"], None, "past its end"),
     (["inject", "hello there friend", "-a", "support-bot", "-u", "../bob"], None, "invalid user id"),
-    (["graph", "query", *ALICE, "--happens-within", "soon"], None, "not a duration"),
-    (["graph", "query", *ALICE, "--sort", "sideways"], None, "sort_by"),
+    (["memories", "query", *ALICE, "--happens-within", "soon"], None, "not a duration"),
+    (["memories", "query", *ALICE, "--sort", "sideways"], None, "sort_by"),
     (["memory", "store", "likes tea", *ALICE, "--type", "mood"], None, "memory_type"),
     (["memory", "forget", "../../x", *ALICE, "--reason", "r"], None, "not a memory id"),
-    (["graph", "stats", "-a", "nosuch"], None, "unknown agent"),
+    (["memories", "stats", "-a", "nosuch"], None, "unknown agent"),
     (["mcp", "-a", "nosuch"], None, "unknown agent"),
     (["forget-tenant", *ALICE], None, "--yes"),
     (["forget-tenant", "-a", "nosuch", "--yes"], None, "unknown agent 'nosuch': nothing of it is in the workspace, the memory or the instance"),
@@ -59,10 +59,10 @@ BAD_INPUTS = [
 
 def _state(world) -> tuple:
     """What a bad input must leave as it was: partitions, workspace folders, indexed tenants."""
-    from memory_pipeline.l0.store import MemoryStore
+    from memory_pipeline.l0.store import ChunkIndex
 
     folders = sorted(str(p.relative_to(world.root)) for p in world.root.rglob("*") if p.is_dir())
-    chunks = MemoryStore(world.lance_uri).db.open_table("chunks").search().select(["tenant"]).limit(None).to_arrow()
+    chunks = ChunkIndex(world.lance_uri).db.open_table("chunks").search().select(["tenant"]).limit(None).to_arrow()
     return local_instance(world.dagster_home).get_dynamic_partitions(TENANTS_PARTITION), folders, set(chunks["tenant"].to_pylist())
 
 
@@ -125,11 +125,11 @@ def test_every_command_that_prints_data_prints_json(world):
     assert stored["memory_type"] == "preference" and stored["id"].startswith("m_")
     updated = world.json("memory", "update", stored["id"], *ALICE, "--confidence", "0.9", "--reason", "confirmed")
     assert updated["confidence"] == 0.9
-    assert [m["id"] for m in world.json("graph", "query", *ALICE, "--type", "preference")] == [stored["id"]]
-    assert world.json("graph", "search", "invoices by email", *ALICE)[0]["id"] == stored["id"]
-    assert world.json("graph", "stats", *ALICE)["by_type"]["preference"] == 1
-    assert world.json("graph", "bulletin", "memory", *ALICE)["markdown"].count("Prefers invoices by email") == 1
-    assert world.json("graph", "entity", "Alice", *ALICE)["entity"] == "Alice"
+    assert [m["id"] for m in world.json("memories", "query", *ALICE, "--type", "preference")] == [stored["id"]]
+    assert world.json("memories", "search", "invoices by email", *ALICE)[0]["id"] == stored["id"]
+    assert world.json("memories", "stats", *ALICE)["by_type"]["preference"] == 1
+    assert world.json("memories", "bulletin", "memory", *ALICE)["markdown"].count("Prefers invoices by email") == 1
+    assert world.json("memories", "entity", "Alice", *ALICE)["entity"] == "Alice"
     assert world.json("memory", "forget", stored["id"], *ALICE, "--reason", "test")["forgotten"] is True
     assert world.json("memory", "skip", "It rained", *ALICE, "--reason", "small talk")["skipped"] is True
 

@@ -10,7 +10,7 @@ from memory_pipeline.consolidation.assets import scope_config
 from memory_pipeline.consolidation.launch import completed_tenants, run_consolidation, run_dreaming
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.orchestration.runs import run_partitioned_job
 from memory_pipeline_tests.helpers import make_resources
 from memory_pipeline_tests.helpers.consolidation import ALICE, dreamed_path, human_files, store_for
@@ -42,7 +42,7 @@ def test_transcripts_to_dreamed_file_to_search(sample_root, lance_uri):
     assert "Dana Whitfield (2026-10-30 to 2026-12-01)" in text
 
     assert run_partitioned_job(defs, "l0_index_job", instance, [ALICE]).success
-    chunks = MemoryStore(lance_uri).chunk_rows(ALICE, ["path", "start_line", "end_line", "text"])
+    chunks = ChunkIndex(lance_uri).chunk_rows(ALICE, ["path", "start_line", "end_line", "text"])
     dreamed = chunks.filter(chunks["path"] == rel)
     assert dreamed.height >= 1 and any("Porto" in t for t in dreamed["text"])
     assert store_for(lance_uri).episode_rows(ALICE, "promoted_at IS NULL").height == 0

@@ -21,7 +21,7 @@ import pytest
 
 from memory_pipeline.config import Settings
 from memory_pipeline.episodes.dreaming import mark_replaced
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.memories.pipeline import ingest_tenant
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.recall.search import search
@@ -48,13 +48,13 @@ def pipeline(tmp_path_factory, minilm):
     root, lance = base / "agents", str(base / "lancedb")
     instance = dg.DagsterInstance.ephemeral()
     resources = make_resources(root, lance, embedder="minilm")
-    graph = MemoryGraph.open(lance, minilm)
+    typed = TypedMemories.open(lance, minilm)
     write(root, "bot/sessions/ann/s1.jsonl", jsonl(
         say("user", "I love the new dashboard colours.", "2026-10-01T09:00:00Z", "t1"),
         say("user", "We scheduled the database cutover for Saturday 21 November.", "2026-10-01T09:01:00Z", "t2"),
         completed="2026-10-01T09:05:00Z",
     ))
-    ingest_tenant(graph, root, ANN)
+    ingest_tenant(typed, root, ANN)
     assert consolidate(instance, resources, "2026-10-01", tenant=ANN.key).success
     assert run_dreaming(instance, resources, tenant=ANN.key).success
     dreamed = next((root / "bot/users/ann/memory/_system/dreaming").glob("*.md"))
@@ -63,7 +63,7 @@ def pipeline(tmp_path_factory, minilm):
         say("user", "We pushed the database cutover from 21 November to Saturday 5 December.", "2026-11-18T08:52:00Z", "t1"),
         completed="2026-11-18T08:55:00Z",
     ))
-    ingest_tenant(graph, root, ANN)
+    ingest_tenant(typed, root, ANN)
     assert consolidate(instance, resources, "2026-11-18", tenant=ANN.key).success
     ingest(root, lance, "minilm")  # the L0 index, the dreamed document included
     settings = Settings(root=str(root), lancedb_uri=lance, embedder="minilm")

@@ -20,7 +20,7 @@ import pytest
 
 from memory_pipeline.config import Settings
 from memory_pipeline.consolidation.supersession import supersede_tenant
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.timeline.records import SupersessionStore
@@ -256,9 +256,9 @@ def test_consolidation_records_once_and_every_reader_agrees(tmp_path, instance, 
 
 def test_forgetting_the_newer_memory_lets_the_older_stand_again(tmp_path, minilm, nlp):
     lance_uri, tenant = str(tmp_path / "lancedb"), Tenant("bot", "kim")
-    graph = MemoryGraph.open(lance_uri, minilm)
+    typed = TypedMemories.open(lance_uri, minilm)
     plans = [
-        graph.store_memory(tenant, "event", text, occurred_at=when, actor="test")
+        typed.store_memory(tenant, "event", text, occurred_at=when, actor="test")
         for text, when in [("The offsite is on 14 May.", at(3, 3)), ("The offsite was rescheduled to 4 June.", at(4, 7)),
                            ("The offsite moved again, to 18 June.", at(5, 2))]
     ]
@@ -272,9 +272,9 @@ def test_forgetting_the_newer_memory_lets_the_older_stand_again(tmp_path, minilm
     assert chain() == {first: second, second: third}
     service = MemoryService("bot", "kim", settings=Settings(root=str(tmp_path), lancedb_uri=lance_uri), embedder=minilm)
     assert [r["content"] for r in service.query(memory_type="event")] == ["The offsite moved again, to 18 June."]
-    graph.forget_memory(tenant, plans[1]["id"], reason="said by mistake", actor="test")
+    typed.forget_memory(tenant, plans[1]["id"], reason="said by mistake", actor="test")
     assert chain() == {first: third}  # the first plan now points at the last one
-    graph.forget_memory(tenant, plans[2]["id"], reason="cancelled", actor="test")
+    typed.forget_memory(tenant, plans[2]["id"], reason="cancelled", actor="test")
     assert chain() == {}
     assert [r["content"] for r in service.query(memory_type="event")] == ["The offsite is on 14 May."]
     # The next consolidation agrees with what forgetting left.

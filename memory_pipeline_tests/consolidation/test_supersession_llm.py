@@ -23,7 +23,7 @@ import pytest
 
 from memory_pipeline.consolidation.supersession import supersede_tenant
 from memory_pipeline.llm.client import LLMClient
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.timeline.records import SupersessionStore
 from memory_pipeline.timeline.supersede import JUDGE_PROMPT
@@ -90,8 +90,8 @@ def judge():
 def plans(tmp_path, minilm):
     """The lance folder holding the four plans, and {text: ref}."""
     lance_uri = str(tmp_path / "lancedb")
-    graph = MemoryGraph.open(lance_uri, minilm)
-    refs = {text: f"facts/{graph.store_memory(KIM, 'event', text, occurred_at=when, actor='test')['id']}"
+    typed = TypedMemories.open(lance_uri, minilm)
+    refs = {text: f"facts/{typed.store_memory(KIM, 'event', text, occurred_at=when, actor='test')['id']}"
             for text, when in PLANS}
     return lance_uri, refs
 

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from memory_pipeline.config import Settings
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.l0.pipeline import prepare_tenant
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.recall.query import understand
 from memory_pipeline.recall.search import search
 from memory_pipeline.sources.transcripts import SESSION_COMPLETED, parse_transcript
@@ -123,7 +123,7 @@ def test_every_file_is_indexed_within_its_lines_or_reported_skipped(notes, sessi
             path.write_bytes(body if isinstance(body, bytes) else body.encode("utf-8", "surrogatepass"))
         config = Settings(root=str(root), embedder="hash", max_file_bytes=50_000, chunk_target_chars=target,
                           chunk_max_chars=maximum, chunk_overlap_chars=overlap)
-        store = MemoryStore(Path(tmp) / "lancedb", dim=64)
+        store = ChunkIndex(Path(tmp) / "lancedb", dim=64)
         prepared = prepare_tenant(store, root, Tenant("ops-bot", "alice"), config, "hash-bow")
 
         skipped = {path for path, reason in prepared.skipped if "line skipped" not in reason}
@@ -200,6 +200,6 @@ def test_a_long_repetitive_line_counts_its_rows_in_the_manifest(tmp_path):
     path.parent.mkdir(parents=True)
     path.write_text("-" * 20 + " " + "=" * 400 + "\n")
     config = Settings(root=str(root), embedder="hash", chunk_target_chars=40, chunk_max_chars=60, chunk_overlap_chars=10)
-    prepared = prepare_tenant(MemoryStore(tmp_path / "lancedb", dim=64), root, Tenant("ops-bot", "alice"), config, "hash-bow")
+    prepared = prepare_tenant(ChunkIndex(tmp_path / "lancedb", dim=64), root, Tenant("ops-bot", "alice"), config, "hash-bow")
     (row,) = prepared.files.to_pylist()
     assert row["chunk_count"] == prepared.chunks.height and prepared.chunks["id"].is_unique().all()

@@ -32,7 +32,7 @@ import pytest
 
 from memory_pipeline.config import Settings
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.recall.get import get
 from memory_pipeline.recall.inject import inject
 from memory_pipeline.recall.search import search
@@ -129,14 +129,14 @@ def _rows(tenant: str, path: str, n: int, dim: int = 8) -> pa.Table:
 
 def test_six_writers_on_one_tenant_lose_nothing(tmp_path):
     uri = str(tmp_path / "lancedb")
-    MemoryStore(uri, dim=8).chunks()
+    ChunkIndex(uri, dim=8).chunks()
     def writer(k: int) -> None:
-        store = MemoryStore(uri, dim=8)  # its own connection, as another process would have
+        store = ChunkIndex(uri, dim=8)  # its own connection, as another process would have
         for size in range(20, 26):  # each round replaces the file's chunks with a longer version
             store.replace_file_chunks("ops-bot~alice", [f"f{k}.md"], _rows("ops-bot~alice", f"f{k}.md", size))
 
     assert run_together(writer, 6) == []
-    chunks = MemoryStore(uri, dim=8).chunk_rows("ops-bot~alice", ["id", "path"])
+    chunks = ChunkIndex(uri, dim=8).chunk_rows("ops-bot~alice", ["id", "path"])
     assert chunks.height == 6 * 25 and chunks["id"].is_unique().all()
 
 

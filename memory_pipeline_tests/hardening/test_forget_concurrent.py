@@ -20,7 +20,7 @@ from memory_pipeline import forget
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.forget import forget_tenant
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.orchestration.resources import LanceDBResource
 from memory_pipeline.orchestration.runs import discover_tenants, run_partitioned_job
 from memory_pipeline.recall.search import search
@@ -43,7 +43,7 @@ def tenants_in(uri: str) -> dict[str, set[str]]:
     return out
 
 
-def workspace(tmp_path: Path, lance_uri: str) -> tuple[Path, MemoryGraph, dict]:
+def workspace(tmp_path: Path, lance_uri: str) -> tuple[Path, TypedMemories, dict]:
     """The recall test workspace indexed into ``lance_uri``, plus typed memories of Alice and Bob."""
     root = tmp_path / "agents"
     build_workspace(root)
@@ -54,23 +54,23 @@ def workspace(tmp_path: Path, lance_uri: str) -> tuple[Path, MemoryGraph, dict]:
     resources = {**make_resources(root, str(tmp_path / "unused")), "lancedb": LanceDBResource(uri=lance_uri)}
     defs = dg.Definitions(assets=l0_assets, jobs=[l0_index_job], resources=resources)
     run_partitioned_job(defs, "l0_index_job", dg.DagsterInstance.ephemeral(), discover_tenants(root))
-    graph = MemoryGraph.open(lance_uri, HashEmbedder())
+    typed = TypedMemories.open(lance_uri, HashEmbedder())
     stored = {
-        "bob": graph.store_memory(BOB, "fact", f"Bob plays in a band as a {BOB_WORD}"),
-        "alice": graph.store_memory(ALICE, "preference", "Prefers invoices as PDF attachments"),
+        "bob": typed.store_memory(BOB, "fact", f"Bob plays in a band as a {BOB_WORD}"),
+        "alice": typed.store_memory(ALICE, "preference", "Prefers invoices as PDF attachments"),
     }
-    return root, graph, stored
+    return root, typed, stored
 
 
 def check_forgotten(root: Path, lance_uri: str, stored: dict, done: dict) -> None:
     held = tenants_in(lance_uri)
     assert all(BOB.key not in tenants for name, tenants in held.items() if name != "memory_audit"), held
-    graph = MemoryGraph.open(lance_uri, HashEmbedder())
+    typed = TypedMemories.open(lance_uri, HashEmbedder())
     # The concurrent writes are all there: the new memory, the updated text, their audit rows.
-    assert graph.store.get_memory(ALICE.key, done["new"]["id"])["content"] == f"Alice bought a {ALICE_WORD} in November"
-    assert graph.store.get_memory(ALICE.key, stored["alice"]["id"])["content"] == "Prefers invoices as a portal link"
-    assert [a["op"] for a in graph.store.audit_rows(ALICE.key).to_dicts()] == ["store", "store", "update"]
-    assert [(a["op"], a["memory_id"]) for a in graph.store.audit_rows(BOB.key).to_dicts()] == [("forget", "*")]
+    assert typed.store.get_memory(ALICE.key, done["new"]["id"])["content"] == f"Alice bought a {ALICE_WORD} in November"
+    assert typed.store.get_memory(ALICE.key, stored["alice"]["id"])["content"] == "Prefers invoices as a portal link"
+    assert [a["op"] for a in typed.store.audit_rows(ALICE.key).to_dicts()] == ["store", "store", "update"]
+    assert [(a["op"], a["memory_id"]) for a in typed.store.audit_rows(BOB.key).to_dicts()] == [("forget", "*")]
     # Recall serves them, full text included; Bob's memory is gone from it.
     settings = recall_settings(root, lance_uri)
     hits = search(f"{ALICE_WORD} bought", "support-bot", "alice", store=lance_uri, embedder=HashEmbedder(),
@@ -110,7 +110,7 @@ def test_forget_on_a_local_folder_keeps_a_write_that_lands_meanwhile(tmp_path, m
 def test_a_commit_conflict_is_retried(tmp_path, monkeypatch):
     """LanceDB reports a conflict it cannot rebase; forget retries that write and completes."""
     lance_uri = str(tmp_path / "lancedb")
-    root, graph, stored = workspace(tmp_path, lance_uri)
+    root, typed, stored = workspace(tmp_path, lance_uri)
     calls = []
     update = lancedb.table.LanceTable.update
 
@@ -124,5 +124,5 @@ def test_a_commit_conflict_is_retried(tmp_path, monkeypatch):
     report = forget_tenant("support-bot", "bob", root=root, lancedb_uri=lance_uri)
     assert calls[0] == calls[1]  # the same table's rewrite, tried again
     assert BOB.key not in tenants_in(lance_uri)["memories"]
-    assert graph.store.get_memory(ALICE.key, stored["alice"]["id"])["content"] == "Prefers invoices as PDF attachments"
+    assert typed.store.get_memory(ALICE.key, stored["alice"]["id"])["content"] == "Prefers invoices as PDF attachments"
     assert set(report.tables_rewritten) >= {"chunks", "memories", "memory_audit"}

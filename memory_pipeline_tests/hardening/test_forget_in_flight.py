@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from memory_pipeline.forget import forget_tenant
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.orchestration.instance import run_workers
 from memory_pipeline.orchestration.instance.run_workers import RunsStillInFlight
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
@@ -30,7 +30,7 @@ ANA = "bot~ana"
 
 
 def _tenant_rows(lance_uri: str) -> dict[str, int]:
-    chunks = MemoryStore(lance_uri).chunks().search().select(["tenant"]).limit(None).to_arrow()
+    chunks = ChunkIndex(lance_uri).chunks().search().select(["tenant"]).limit(None).to_arrow()
     keys = chunks.column("tenant").to_pylist()
     return {key: keys.count(key) for key in sorted(set(keys))}
 

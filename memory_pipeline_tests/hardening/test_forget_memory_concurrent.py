@@ -1,7 +1,7 @@
 """Forgetting one typed memory keeps a write that lands meanwhile and leaves no byte of what it
 forgot, on a local folder and on object storage (moto's S3; skipped, saying why, without it).
 
-``GraphStore.purge_deleted`` used to read the memory and audit tables and overwrite them from that
+``TypedMemoryStore.purge_deleted`` used to read the memory and audit tables and overwrite them from that
 snapshot: a memory stored or updated by another process between the read and the overwrite was
 silently lost on object storage, where no commit lock keeps other writers out. It now purges as
 ``forget_tenant`` does (``store.purge.purge_table``: every live row updated in place, indices
@@ -19,7 +19,7 @@ import pytest
 
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.memories import store as graph_store
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.helpers.hardening import ALICE_WORD, BUCKET, objects_containing, with_concurrent_writer
 
@@ -28,16 +28,16 @@ FORGOTTEN = "quokkazebra"  # only in the memory that is forgotten (and a reason 
 KEPT = ALICE_WORD  # only in what stays: the concurrent writer's word
 
 
-def _memories(lance_uri: str) -> tuple[MemoryGraph, dict]:
-    graph = MemoryGraph.open(lance_uri, HashEmbedder())
+def _memories(lance_uri: str) -> tuple[TypedMemories, dict]:
+    typed = TypedMemories.open(lance_uri, HashEmbedder())
     for i in range(20):  # enough rows that a lone delete would not make LanceDB rewrite a file
-        graph.store_memory(ALICE, "fact", f"Filler fact number {i} about the nightly loader")
+        typed.store_memory(ALICE, "fact", f"Filler fact number {i} about the nightly loader")
     stored = {
-        "secret": graph.store_memory(ALICE, "fact", f"Alice's locker code is {FORGOTTEN}-5521",
+        "secret": typed.store_memory(ALICE, "fact", f"Alice's locker code is {FORGOTTEN}-5521",
                                      reasoning=f"she spelled {FORGOTTEN} twice"),
-        "kept": graph.store_memory(ALICE, "preference", "Prefers invoices as PDF attachments"),
+        "kept": typed.store_memory(ALICE, "preference", "Prefers invoices as PDF attachments"),
     }
-    return graph, stored
+    return typed, stored
 
 
 @pytest.fixture(scope="module")
@@ -48,21 +48,21 @@ def built(tmp_path_factory) -> tuple[str, dict]:
 
 
 @pytest.fixture
-def local_memories(built, tmp_path) -> tuple[str, MemoryGraph, dict]:
+def local_memories(built, tmp_path) -> tuple[str, TypedMemories, dict]:
     """A copy of ``built`` for one test: (LanceDB folder, graph on it, stored memories)."""
     lance_uri = str(tmp_path / "lancedb")
     shutil.copytree(built[0], lance_uri)
-    return lance_uri, MemoryGraph.open(lance_uri, HashEmbedder()), built[1]
+    return lance_uri, TypedMemories.open(lance_uri, HashEmbedder()), built[1]
 
 
 def _check(lance_uri: str, stored: dict, done: dict) -> None:
-    graph = MemoryGraph.open(lance_uri, HashEmbedder())
+    typed = TypedMemories.open(lance_uri, HashEmbedder())
     assert done, "the purge never ran"
-    assert graph.store.get_memory(ALICE.key, stored["secret"]["id"]) is None
-    assert graph.store.get_memory(ALICE.key, done["new"]["id"])["content"] == f"Alice bought a {KEPT} in November"
-    assert graph.store.get_memory(ALICE.key, stored["kept"]["id"])["content"] == "Prefers invoices as a portal link"
-    assert graph.store.memory_rows(ALICE.key).height == 22
-    audit = graph.store.audit_rows(ALICE.key).to_dicts()
+    assert typed.store.get_memory(ALICE.key, stored["secret"]["id"]) is None
+    assert typed.store.get_memory(ALICE.key, done["new"]["id"])["content"] == f"Alice bought a {KEPT} in November"
+    assert typed.store.get_memory(ALICE.key, stored["kept"]["id"])["content"] == "Prefers invoices as a portal link"
+    assert typed.store.memory_rows(ALICE.key).height == 22
+    audit = typed.store.audit_rows(ALICE.key).to_dicts()
     assert [(a["memory_id"], a["op"]) for a in audit if a["memory_id"] in (done["new"]["id"], stored["kept"]["id"])] == [
         (stored["kept"]["id"], "store"), (done["new"]["id"], "store"), (stored["kept"]["id"], "update"),
     ]
@@ -70,7 +70,7 @@ def _check(lance_uri: str, stored: dict, done: dict) -> None:
         ("store", None), ("forget", "asked to"),
     ]
     # The rebuilt full-text index covers the concurrent write and not the forgotten memory.
-    table = graph.store.memories()
+    table = typed.store.memories()
     assert [r["id"] for r in table.search(KEPT, query_type="fts").limit(5).to_list()] == [done["new"]["id"]]
     assert table.search(FORGOTTEN, query_type="fts").limit(5).to_list() == []
 
@@ -82,11 +82,11 @@ def _local_files_containing(folder: str, word: str) -> list[str]:
 
 def test_forgetting_a_memory_keeps_a_concurrent_write_on_a_local_folder(local_memories, monkeypatch):
     """forget_memory holds the commit lock, re-entrant on its own thread, so the writer goes through."""
-    lance_uri, graph, stored = local_memories
+    lance_uri, typed, stored = local_memories
     assert _local_files_containing(lance_uri, FORGOTTEN)
     done = with_concurrent_writer(monkeypatch, graph_store, "purge_table", lance_uri, stored["kept"]["id"])
 
-    graph.forget_memory(ALICE, stored["secret"]["id"], reason="asked to", actor="test")
+    typed.forget_memory(ALICE, stored["secret"]["id"], reason="asked to", actor="test")
 
     _check(lance_uri, stored, done)
     assert _local_files_containing(lance_uri, FORGOTTEN) == []  # data files, old versions, indices
@@ -95,11 +95,11 @@ def test_forgetting_a_memory_keeps_a_concurrent_write_on_a_local_folder(local_me
 
 def test_forgetting_a_memory_on_object_storage_keeps_a_concurrent_write(s3, monkeypatch):
     lance_uri = f"s3://{BUCKET}/db"
-    graph, stored = _memories(lance_uri)
+    typed, stored = _memories(lance_uri)
     assert objects_containing(s3, FORGOTTEN)
     done = with_concurrent_writer(monkeypatch, graph_store, "purge_table", lance_uri, stored["kept"]["id"])
 
-    graph.forget_memory(ALICE, stored["secret"]["id"], reason="asked to", actor="test")
+    typed.forget_memory(ALICE, stored["secret"]["id"], reason="asked to", actor="test")
 
     _check(lance_uri, stored, done)
     assert objects_containing(s3, FORGOTTEN) == []
@@ -108,10 +108,10 @@ def test_forgetting_a_memory_on_object_storage_keeps_a_concurrent_write(s3, monk
 
 def test_purge_keeps_every_row_and_the_index_when_nothing_was_deleted(local_memories):
     """A purge with nothing to remove changes no row, and full-text search still answers."""
-    _, graph, stored = local_memories
-    before = graph.store.memory_rows(ALICE.key).sort("id").to_dicts()
-    graph.store.purge_deleted()
-    assert graph.store.memory_rows(ALICE.key).sort("id").to_dicts() == before
-    hits = graph.store.memories().search("invoices", query_type="fts").limit(5).to_list()
+    _, typed, stored = local_memories
+    before = typed.store.memory_rows(ALICE.key).sort("id").to_dicts()
+    typed.store.purge_deleted()
+    assert typed.store.memory_rows(ALICE.key).sort("id").to_dicts() == before
+    hits = typed.store.memories().search("invoices", query_type="fts").limit(5).to_list()
     assert [h["id"] for h in hits] == [stored["kept"]["id"]]
-    assert len(graph.store.memories().list_versions()) == 1  # older versions dropped
+    assert len(typed.store.memories().list_versions()) == 1  # older versions dropped

@@ -21,7 +21,7 @@ from memory_pipeline.cli import app as cli_group
 from memory_pipeline.config import get_settings
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.forget import forget_tenant
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline.orchestration.runs import run_partitioned_job
 from memory_pipeline.recall.search import search
@@ -51,7 +51,7 @@ def refusing(leaky, in_memory):
 
 def tenant_counts(lance_uri: str) -> dict[str, dict[str, int]]:
     """{table: {tenant: rows}} for every table with a tenant column."""
-    store = MemoryStore(lance_uri)
+    store = ChunkIndex(lance_uri)
     out = {}
     for name in store.table_names():
         table = store.db.open_table(name)
@@ -82,7 +82,7 @@ def test_forgetting_a_user_leaves_nothing_of_them(copy):
         if table == "memory_audit":
             assert counts.pop(BOB) == 1  # only: forgotten, when, by whom
         assert counts == expected, table
-    audit = MemoryStore(lance_uri).db.open_table("memory_audit").search().where(f"tenant = '{BOB}'").to_list()
+    audit = ChunkIndex(lance_uri).db.open_table("memory_audit").search().where(f"tenant = '{BOB}'").to_list()
     assert [(a["op"], a["memory_id"]) for a in audit] == [("forget", "*")]
     assert report.rows_deleted["chunks"] == before["chunks"][BOB]
     assert report.cache_rows_deleted > 0

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pytest
 
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.orchestration.runs import materialization_metadata
 from memory_pipeline.recall.get import get
 from memory_pipeline.recall.search import search
@@ -67,7 +67,7 @@ def test_every_stage_ran_and_redacted(leaky):
 
 def test_no_table_cell_holds_a_secret(leaky):
     _, _, lance_uri, _ = leaky
-    store = MemoryStore(lance_uri)
+    store = ChunkIndex(lance_uri)
     names = store.table_names()
     assert {"chunks", "files", "episodes", "entities", "relations", "memories", "memory_audit"} <= set(names)
     placeholders = 0

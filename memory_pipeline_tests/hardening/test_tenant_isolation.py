@@ -4,8 +4,8 @@ however it names things.
 The workspace has three agents (one a team member of another), three users each plus the
 agent-wide memory; every tenant's notes, transcript and typed memories carry a word only that
 tenant has. A hypothesis property draws a reader and a query (mixing tenants' words and noise)
-and calls every read API: ``search``, ``inject``, ``get`` (on any tenant's file), and the memory
-graph's recall, query, knowledge search and bulletin. The answers may hold only the words of the
+and calls every read API: ``search``, ``inject``, ``get`` (on any tenant's file), and the
+typed memories' recall, query, knowledge search and bulletin. The answers may hold only the words of the
 tenants the reader may read: its user, its agent-wide memory, and for a team member its leader's.
 
 Crafted ids (``..``, ``/``, empty, 65+ characters, Unicode, NUL, ``~``) are refused by every entry
@@ -26,8 +26,8 @@ from typer.testing import CliRunner
 
 from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.l0.store import MemoryStore
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.l0.store import ChunkIndex
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.orchestration.runs import run_partitioned_job
 from memory_pipeline.recall.get import AccessDeniedError, GetError, get
@@ -87,10 +87,10 @@ def world(tmp_path_factory):
     from memory_pipeline_tests.helpers.hardening import pipeline_defs
 
     run_partitioned_job(pipeline_defs(root, uri), "l0_index_job", dg.DagsterInstance.ephemeral(), [t.key for t in tenants()])
-    graph = MemoryGraph.open(uri, HashEmbedder())
+    typed = TypedMemories.open(uri, HashEmbedder())
     for t in tenants():
-        graph.store_memory(t, "preference", f"Prefers {word(t)} for lunch", actor="test")
-        graph.store_memory(t, "todo", f"Call Dana about {word(t)} tomorrow", actor="test")
+        typed.store_memory(t, "preference", f"Prefers {word(t)} for lunch", actor="test")
+        typed.store_memory(t, "todo", f"Call Dana about {word(t)} tomorrow", actor="test")
     config = Settings(root=str(root), lancedb_uri=uri, embedder="hash", teams=TEAMS)
     return root, uri, config
 
@@ -147,7 +147,7 @@ def test_no_read_api_returns_another_tenants_memory(world, reader, query, target
 
 def test_symlinks_are_never_indexed_across_tenants_or_out_of_the_root(world):
     _, uri, _ = world
-    chunks = MemoryStore(uri).chunk_rows("alpha~u1", ["path", "text"])
+    chunks = ChunkIndex(uri).chunk_rows("alpha~u1", ["path", "text"])
     paths = set(chunks["path"].to_list())
     assert "alpha/users/u1/memory/borrowed.md" not in paths
     assert "alpha/users/u1/memory/outside.md" not in paths

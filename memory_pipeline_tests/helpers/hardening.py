@@ -21,9 +21,9 @@ from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.episodes.flush import flush
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
 from memory_pipeline.l0.checks import check_tenant
-from memory_pipeline.l0.store import MemoryStore
-from memory_pipeline.memories.assets import graph_assets, graph_ingest_job
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.l0.store import ChunkIndex
+from memory_pipeline.memories.assets import typed_memory_assets, typed_memories_job
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.orchestration.runs import discover_tenants, materialization_metadata, run_partitioned_job
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.helpers import make_resources, write
@@ -208,8 +208,8 @@ def flush_messages() -> list[dict]:
 
 def pipeline_defs(root: Path, lance_uri: str) -> dg.Definitions:
     return dg.Definitions(
-        assets=[*l0_assets, *consolidation.ASSETS, *graph_assets],
-        jobs=[l0_index_job, *consolidation.JOBS, graph_ingest_job],
+        assets=[*l0_assets, *consolidation.ASSETS, *typed_memory_assets],
+        jobs=[l0_index_job, *consolidation.JOBS, typed_memories_job],
         resources=make_resources(root, lance_uri),
     )
 
@@ -223,7 +223,7 @@ def run_everything(root: Path, lance_uri: str, instance: dg.DagsterInstance) -> 
     results["l0"] = [run_partitioned_job(defs, "l0_index_job", instance, tenants)]
     results["consolidation"] = run_consolidation(defs, instance, completed_tenants(root, 30))
     results["dreaming"] = run_dreaming(defs, instance, tenants)
-    results["typed_memories"] = [run_partitioned_job(defs, "graph_ingest_job", instance, tenants)]
+    results["typed_memories"] = [run_partitioned_job(defs, "typed_memories_job", instance, tenants)]
     results["l0_again"] = [run_partitioned_job(defs, "l0_index_job", instance, tenants)]
     return results
 
@@ -263,7 +263,7 @@ def ingest_in_process(root: Path, lance_uri: str) -> dg.ExecuteInProcessResult:
 
 
 def snapshot(lance_uri: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    store = MemoryStore(lance_uri)
+    store = ChunkIndex(lance_uri)
     chunks = pl.from_arrow(store.db.open_table("chunks").to_arrow())
     files = pl.from_arrow(store.db.open_table("files").to_arrow())
     chunk_cols = ["id", "tenant", "path", "source", "start_line", "end_line", "text", "text_hash", "file_hash", "vector"]
@@ -278,7 +278,7 @@ def assert_same_index(lance_uri: str, clean_uri: str) -> None:
     assert chunks.height == clean_chunks.height
     assert chunks.equals(clean_chunks)
     assert files.equals(clean_files)
-    store = MemoryStore(lance_uri, dim=DIM)
+    store = ChunkIndex(lance_uri, dim=DIM)
     for tenant in chunks["tenant"].unique().to_list():
         failed = [o for o in check_tenant(store, tenant, DIM) if not o.passed]
         assert not failed, (tenant, failed)
@@ -309,7 +309,7 @@ def with_concurrent_writer(monkeypatch, module, name: str, lance_uri: str, alice
 
     def purge_after_a_concurrent_write(table, local):
         if not done:
-            other = MemoryGraph.open(lance_uri, HashEmbedder())  # its own connection, as another process has
+            other = TypedMemories.open(lance_uri, HashEmbedder())  # its own connection, as another process has
             done["new"] = other.store_memory(ALICE, "fact", f"Alice bought a {ALICE_WORD} in November")
             done["updated"] = other.update_memory(ALICE, alice_memory_id, content="Prefers invoices as a portal link")
         return purge(table, local)

@@ -15,7 +15,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.helpers import REPO, SAMPLE_ROOT
 
@@ -26,19 +26,19 @@ def mcp_environment(base: Path) -> dict[str, str]:
     shutil.copytree(SAMPLE_ROOT, sample_root)
     lance_uri = str(base / "lancedb")
     soon = datetime.now(UTC) + timedelta(days=2)
-    graph = MemoryGraph.open(lance_uri, HashEmbedder())
+    typed = TypedMemories.open(lance_uri, HashEmbedder())
     carol = Tenant("research-assistant", "carol")
     rows = [
-        graph.row(carol, "fact", "Emma's birthday is March 14", happens_at=datetime(2027, 3, 14, 5, tzinfo=UTC)),
-        graph.row(carol, "preference", "Prefers concise answers, no preamble"),
-        graph.row(carol, "todo", "Ask Jonah whether the magazine pays for photos", happens_at=soon),
+        typed.row(carol, "fact", "Emma's birthday is March 14", happens_at=datetime(2027, 3, 14, 5, tzinfo=UTC)),
+        typed.row(carol, "preference", "Prefers concise answers, no preamble"),
+        typed.row(carol, "todo", "Ask Jonah whether the magazine pays for photos", happens_at=soon),
     ]
     # Enough memories naming Jonah that an unbounded answer would be far over the size cap.
-    rows += [graph.row(carol, "observation", f"Jonah mentioned chapter {n} of the Meridian draft again, " + "at length " * 60)
+    rows += [typed.row(carol, "observation", f"Jonah mentioned chapter {n} of the Meridian draft again, " + "at length " * 60)
              for n in range(60)]
-    graph.embed_rows(rows)
-    graph.store.upsert_memories(rows)
-    graph.store.ensure_fts_index()
+    typed.embed_rows(rows)
+    typed.store.upsert_memories(rows)
+    typed.store.ensure_fts_index()
     return {
         **os.environ,
         "MEMORY_PIPELINE_ROOT": str(sample_root),

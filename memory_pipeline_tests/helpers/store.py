@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pyarrow as pa
 
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.store.tables import CHUNKS
 
 DIM = 8
@@ -21,7 +21,7 @@ def vectors(n: int, seed: int = 0) -> np.ndarray:
 
 def put_all_hashes(uri: str, order: int) -> None:
     """Cache a vector for every hash of ``HASHES`` in blocks of 50, forwards or backwards by ``order``."""
-    store = MemoryStore(uri, dim=DIM)  # its own connection, as another process would have
+    store = ChunkIndex(uri, dim=DIM)  # its own connection, as another process would have
     hashes = HASHES if order % 2 == 0 else HASHES[::-1]
     for start in range(0, len(hashes), 50):
         block = hashes[start : start + 50]

@@ -15,7 +15,7 @@ import pytest
 
 from memory_pipeline.l0.assets import l0_assets
 from memory_pipeline.l0.checks import ALL_CHECKS, CHECK_MANIFEST
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline_tests.helpers import make_resources, write
 
@@ -70,7 +70,7 @@ def checks(result) -> dict[str, bool]:
 
 
 def rows(lance_uri, tenant) -> pl.DataFrame:
-    return MemoryStore(lance_uri).chunk_rows(tenant).sort(["path", "start_line"])
+    return ChunkIndex(lance_uri).chunk_rows(tenant).sort(["path", "start_line"])
 
 
 @pytest.fixture
@@ -132,7 +132,7 @@ def test_edit_and_delete(instance, workspace, lance_uri):
     assert "Porto office" in text and "Lisbon office" not in text
     assert not alice["path"].str.ends_with("2026-11-02.md").any()
     assert all(checks(result).values())
-    manifest = MemoryStore(lance_uri).manifest(ALICE)
+    manifest = ChunkIndex(lance_uri).manifest(ALICE)
     assert "bot/users/alice/memory/2026-11-02.md" not in manifest["path"].to_list()
 
 
@@ -159,7 +159,7 @@ def test_bad_inputs_are_skipped_with_reasons(instance, workspace, lance_uri, tmp
     assert "must never be indexed" not in "\n".join(alice["text"])
     # The good files, and the good lines of the broken transcript, are indexed.
     assert {"bot/users/alice/MEMORY.md", "bot/sessions/alice/broken.jsonl"} <= set(alice["path"])
-    manifest = MemoryStore(lance_uri).manifest(ALICE)
+    manifest = ChunkIndex(lance_uri).manifest(ALICE)
     status = dict(zip(manifest["path"], manifest["status"]))
     assert status["bot/users/alice/memory/notes.txt"] == "recorded"
     assert status["bot/users/alice/memory/empty.md"] == "indexed"
@@ -251,7 +251,7 @@ def test_changed_chunking_settings_reindex_unchanged_files(workspace, lance_uri)
     from memory_pipeline.tenancy import Tenant
 
     embedder = HashEmbedder()
-    store = MemoryStore(lance_uri, dim=embedder.dim)
+    store = ChunkIndex(lance_uri, dim=embedder.dim)
     tenant = Tenant("bot", "alice")
 
     def run(settings):
@@ -272,7 +272,7 @@ def test_a_corrupted_index_fails_its_check_and_the_next_run_repairs_it(instance,
     materialize(instance, workspace, lance_uri, ALICE)
     before = rows(lance_uri, ALICE)
     victim = before.filter(pl.col("path").str.ends_with("MEMORY.md")).row(0, named=True)
-    MemoryStore(lance_uri).chunks().delete(f"id = '{victim['id']}'")
+    ChunkIndex(lance_uri).chunks().delete(f"id = '{victim['id']}'")
 
     resources = make_resources(workspace, lance_uri)
     failed = dg.materialize(l0_assets, partition_key=ALICE, instance=instance, resources=resources, raise_on_error=False)

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from memory_pipeline.cli import app as cli_group
 from memory_pipeline.config import get_settings
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline_tests.helpers import write
 from memory_pipeline_tests.helpers.recall import ingest
 
@@ -38,7 +38,7 @@ def test_a_fact_deep_inside_a_long_turn_is_found_by_search(tmp_path, monkeypatch
     write(root, "ops-bot/sessions/alice/s1.jsonl", "".join(json.dumps(line) + "\n" for line in lines))
     ingest(root, lance_uri)
 
-    rows = MemoryStore(lance_uri).chunks().to_polars().filter(pl.col("turn_ids") == ["t2"]).collect()
+    rows = ChunkIndex(lance_uri).chunks().to_polars().filter(pl.col("turn_ids") == ["t2"]).collect()
     assert rows.height > 2
     assert set(zip(rows["start_line"], rows["end_line"])) == {(2, 2)}
     assert all(text.startswith("assistant (2026-11-04 09:00): ") for text in rows["text"])

@@ -1,5 +1,5 @@
 """The ``typed_memories`` asset through Dagster: a tenant partition extracts into LanceDB, a rerun
-finds every file unchanged, and run tags choose the sources, as ``graph ingest`` sets them; a run
+finds every file unchanged, and run tags choose the sources, as ``memories ingest`` sets them; a run
 over two tenants skips a badly named note in one and reports each tenant's own figures and check.
 """
 
@@ -9,8 +9,8 @@ import dagster as dg
 import pytest
 
 from memory_pipeline.memories.assets import MAX_AGE_TAG, SOURCE_TAG, typed_memories
-from memory_pipeline.memories.stats import graph_stats
-from memory_pipeline.memories.store import GraphStore
+from memory_pipeline.memories.stats import typed_memory_stats
+from memory_pipeline.memories.store import TypedMemoryStore
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline.orchestration.runs import RANGE_END_TAG, RANGE_START_TAG
 from memory_pipeline_tests.helpers import make_resources, write
@@ -36,11 +36,11 @@ def test_a_tenant_partition_extracts_then_skips_unchanged_files(instance, sample
     instance.add_dynamic_partitions(TENANTS_PARTITION, [KEY])
     first = _metadata(_materialize(instance, sample_root, lance_uri))
     assert (first["files_extracted"], first["files_unchanged"]) == (5, 0)
-    store = GraphStore(lance_uri, 64)
+    store = TypedMemoryStore(lance_uri, 64)
     rows = store.memory_rows(KEY)
     assert rows.height == first["memories_written"] > 10
     assert set(rows["tenant"].to_list()) == {KEY}
-    stats = graph_stats(store, [KEY])
+    stats = typed_memory_stats(store, [KEY])
     assert (stats["with_embedding"], stats["without_embedding"]) == (rows.height, 0)
     assert stats["by_source"]["markdown"] > 0 and stats["by_source"]["transcript"] > 0
 
@@ -53,7 +53,7 @@ def test_run_tags_choose_the_source(instance, sample_root, lance_uri):
     instance.add_dynamic_partitions(TENANTS_PARTITION, [KEY])
     meta = _metadata(_materialize(instance, sample_root, lance_uri, {SOURCE_TAG: "transcript", MAX_AGE_TAG: "3650"}))
     assert meta["source"] == "transcript" and meta["files_extracted"] == 2
-    sources = set(GraphStore(lance_uri, 64).memory_rows(KEY)["source"].to_list())
+    sources = set(TypedMemoryStore(lance_uri, 64).memory_rows(KEY)["source"].to_list())
     assert sources == {"transcript"}
     with pytest.raises(dg.Failure, match="use markdown, transcript or all"):
         _materialize(instance, sample_root, lance_uri, {SOURCE_TAG: "email"})
@@ -83,7 +83,7 @@ def test_one_run_over_two_tenants_skips_a_bad_note_and_reports_each_tenant(insta
     }
     assert (latest[ann]["files_extracted"], latest[ann]["files_skipped"]) == (1, 1)
     assert (latest[bob]["files_extracted"], latest[bob]["files_skipped"]) == (1, 0)
-    store = GraphStore(lance_uri, 64)
+    store = TypedMemoryStore(lance_uri, 64)
     for key in (ann, bob):
         assert latest[key]["dagster/row_count"] == latest[key]["memories_written"] == store.memory_rows(key).height > 0
     checks = {

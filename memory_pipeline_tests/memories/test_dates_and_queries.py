@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.memories.operations import MemoryGraph, MemoryOperationError
+from memory_pipeline.memories.operations import MemoryOperationError, TypedMemories
 from memory_pipeline.memories.query import ReadScope, parse_duration, query_memories
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.dates import detect_timezone, find_when, rescheduled, zone
@@ -89,8 +89,8 @@ def test_the_timezone_comes_from_the_memory_file():
 
 
 @pytest.fixture
-def graph(lance_uri) -> MemoryGraph:
-    g = MemoryGraph.open(lance_uri, HashEmbedder())
+def typed(lance_uri) -> TypedMemories:
+    g = TypedMemories.open(lance_uri, HashEmbedder())
     rows = [
         # Late evening in Toronto on 9 Nov (the 10th in UTC) and early on the 10th local.
         g.row(CAROL, "event", "Evening call with Jonah", occurred_at=utc(2026, 11, 10, 3, 30)),
@@ -113,29 +113,29 @@ def contents(rows):
     return [r["content"] for r in rows]
 
 
-def test_a_date_bound_covers_the_whole_local_day(graph):
-    on_9th = query_memories(graph.store, SCOPE, occurred_from="2026-11-09", occurred_to="2026-11-09", tz=TORONTO)
+def test_a_date_bound_covers_the_whole_local_day(typed):
+    on_9th = query_memories(typed.store, SCOPE, occurred_from="2026-11-09", occurred_to="2026-11-09", tz=TORONTO)
     assert contents(on_9th) == ["Evening call with Jonah"]
-    on_10th_utc = query_memories(graph.store, SCOPE, occurred_from="2026-11-10", occurred_to="2026-11-10", tz=zone("UTC"))
+    on_10th_utc = query_memories(typed.store, SCOPE, occurred_from="2026-11-10", occurred_to="2026-11-10", tz=zone("UTC"))
     assert contents(on_10th_utc) == ["Morning interview with Okonkwo", "Evening call with Jonah"]
 
 
-def test_happens_within_counts_from_now_across_midnight(graph):
+def test_happens_within_counts_from_now_across_midnight(typed):
     now = utc(2026, 11, 21, 4, 30)  # 23:30 on 20 November in Toronto
-    soon = query_memories(graph.store, SCOPE, happens_within="1h", sort_by="scheduled", now=now, tz=TORONTO)
+    soon = query_memories(typed.store, SCOPE, happens_within="1h", sort_by="scheduled", now=now, tz=TORONTO)
     assert contents(soon) == ["Send the draft before midnight", "Plant visit just after midnight"]
-    week = query_memories(graph.store, SCOPE, happens_within="7d", sort_by="scheduled", now=now, tz=TORONTO)
+    week = query_memories(typed.store, SCOPE, happens_within="7d", sort_by="scheduled", now=now, tz=TORONTO)
     assert contents(week) == ["Send the draft before midnight", "Plant visit just after midnight", "Draft due to Jonah"]
-    later = query_memories(graph.store, SCOPE, happens_within="7d", now=utc(2026, 11, 21, 5, 0), sort_by="scheduled")
+    later = query_memories(typed.store, SCOPE, happens_within="7d", now=utc(2026, 11, 21, 5, 0), sort_by="scheduled")
     assert contents(later) == ["Plant visit just after midnight", "Draft due to Jonah"]
 
 
-def test_type_filter_sort_and_limit(graph):
-    by_conf = query_memories(graph.store, SCOPE, sort_by="confidence", max_results=2)
+def test_type_filter_sort_and_limit(typed):
+    by_conf = query_memories(typed.store, SCOPE, sort_by="confidence", max_results=2)
     assert contents(by_conf) == ["Prefers concise answers", "Plant visit just after midnight"]
-    todos = query_memories(graph.store, SCOPE, memory_type="todo")
+    todos = query_memories(typed.store, SCOPE, memory_type="todo")
     assert contents(todos) == ["Send the draft before midnight"]
-    recent = query_memories(graph.store, SCOPE, memory_type=["event"], sort_by="recent", occurred_from="2026-11-01")
+    recent = query_memories(typed.store, SCOPE, memory_type=["event"], sort_by="recent", occurred_from="2026-11-01")
     assert contents(recent) == ["Morning interview with Okonkwo", "Evening call with Jonah"]
 
 
@@ -149,9 +149,9 @@ def test_type_filter_sort_and_limit(graph):
         ({"occurred_from": "last tuesday"}, "not ISO-8601"),
     ],
 )
-def test_bad_filters_say_what_is_wrong(graph, kwargs, message):
+def test_bad_filters_say_what_is_wrong(typed, kwargs, message):
     with pytest.raises(MemoryOperationError, match=message):
-        query_memories(graph.store, SCOPE, **kwargs)
+        query_memories(typed.store, SCOPE, **kwargs)
 
 
 def test_durations():

@@ -13,7 +13,7 @@ import pytest
 
 from memory_pipeline.config import Settings
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.memories.operations import MemoryGraph, MemoryNotFoundError, MemoryOperationError, ReadOnlyError
+from memory_pipeline.memories.operations import MemoryNotFoundError, MemoryOperationError, ReadOnlyError, TypedMemories
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.recall.sources import TenantCache
 from memory_pipeline.tenancy import Tenant
@@ -22,12 +22,12 @@ ALICE = Tenant("support-bot", "alice")
 
 
 @pytest.fixture
-def graph(lance_uri: str) -> MemoryGraph:
-    return MemoryGraph.open(lance_uri, HashEmbedder())
+def typed(lance_uri: str) -> TypedMemories:
+    return TypedMemories.open(lance_uri, HashEmbedder())
 
 
-def _audit(graph: MemoryGraph, mid: str) -> list[dict]:
-    rows = graph.store.audit_rows(ALICE.key, mid).to_dicts()
+def _audit(typed: TypedMemories, mid: str) -> list[dict]:
+    rows = typed.store.audit_rows(ALICE.key, mid).to_dicts()
     return [{k: r[k] for k in ("memory_id", "op", "memory_type", "fields", "reason", "actor")} for r in rows]
 
 
@@ -39,76 +39,76 @@ def files_containing(folder: str, needle: str) -> list[str]:
     )
 
 
-def test_store_writes_the_memory_and_one_audit_row(graph):
-    stored = graph.store_memory(ALICE, "preference", "Prefers dark mode in Dashboards", reasoning="said twice", actor="test")
-    row = graph.store.get_memory(ALICE.key, stored["id"])
+def test_store_writes_the_memory_and_one_audit_row(typed):
+    stored = typed.store_memory(ALICE, "preference", "Prefers dark mode in Dashboards", reasoning="said twice", actor="test")
+    row = typed.store.get_memory(ALICE.key, stored["id"])
     assert (row["memory_type"], row["content"], row["reasoning"], row["source"]) == (
         "preference", "Prefers dark mode in Dashboards", "said twice", "live")
     assert stored["has_embedding"] is True
-    assert _audit(graph, stored["id"]) == [{
+    assert _audit(typed, stored["id"]) == [{
         "memory_id": stored["id"], "op": "store", "memory_type": "preference",
         "fields": ["content", "reasoning"], "reason": "said twice", "actor": "test",
     }]
 
 
-def test_storing_the_same_content_twice_keeps_one_row(graph):
-    first = graph.store_memory(ALICE, "fact", "Workspace is ws_tidewater")
-    second = graph.store_memory(ALICE, "fact", "workspace is  ws_tidewater.")
+def test_storing_the_same_content_twice_keeps_one_row(typed):
+    first = typed.store_memory(ALICE, "fact", "Workspace is ws_tidewater")
+    second = typed.store_memory(ALICE, "fact", "workspace is  ws_tidewater.")
     assert first["id"] == second["id"]
-    assert graph.store.memory_rows(ALICE.key).height == 1
+    assert typed.store.memory_rows(ALICE.key).height == 1
     assert second["created_at"] == first["created_at"]
 
 
-def test_update_records_the_changed_fields_and_reason(graph):
-    stored = graph.store_memory(ALICE, "event", "PG16 cutover on Saturday 21 November")
-    updated = graph.update_memory(
+def test_update_records_the_changed_fields_and_reason(typed):
+    stored = typed.store_memory(ALICE, "event", "PG16 cutover on Saturday 21 November")
+    updated = typed.update_memory(
         ALICE, stored["id"], content="PG16 cutover on Saturday 5 December", confidence=0.9,
         reason="moved after the change freeze", actor="test",
     )
     assert updated["content"] == "PG16 cutover on Saturday 5 December"
     assert updated["id"] == stored["id"]
-    assert _audit(graph, stored["id"])[-1] == {
+    assert _audit(typed, stored["id"])[-1] == {
         "memory_id": stored["id"], "op": "update", "memory_type": "event",
         "fields": ["confidence", "content"], "reason": "moved after the change freeze", "actor": "test",
     }
 
 
-def test_update_of_an_unknown_id_or_with_nothing_new_is_refused(graph):
-    stored = graph.store_memory(ALICE, "fact", "Renewal is on 2027-03-01", confidence=0.8)
+def test_update_of_an_unknown_id_or_with_nothing_new_is_refused(typed):
+    stored = typed.store_memory(ALICE, "fact", "Renewal is on 2027-03-01", confidence=0.8)
     with pytest.raises(MemoryNotFoundError, match="no memory"):
-        graph.update_memory(ALICE, "m_" + "0" * 24, content="x")
+        typed.update_memory(ALICE, "m_" + "0" * 24, content="x")
     with pytest.raises(MemoryOperationError, match="nothing to update"):
-        graph.update_memory(ALICE, stored["id"], confidence=0.8)
+        typed.update_memory(ALICE, stored["id"], confidence=0.8)
 
 
-def test_update_with_a_refused_reason_changes_nothing(graph):
-    stored = graph.store_memory(ALICE, "event", "Offsite on Friday 4 December", actor="test")
+def test_update_with_a_refused_reason_changes_nothing(typed):
+    stored = typed.store_memory(ALICE, "event", "Offsite on Friday 4 December", actor="test")
     with pytest.raises(MemoryOperationError, match="reason is 1001 characters"):
-        graph.update_memory(ALICE, stored["id"], content="Offsite on Friday 11 December", reason="x" * 1001)
+        typed.update_memory(ALICE, stored["id"], content="Offsite on Friday 11 December", reason="x" * 1001)
     # Refused before the write: no change without the audit row that says why.
-    assert graph.store.get_memory(ALICE.key, stored["id"])["content"] == "Offsite on Friday 4 December"
-    assert [r["op"] for r in _audit(graph, stored["id"])] == ["store"]
+    assert typed.store.get_memory(ALICE.key, stored["id"])["content"] == "Offsite on Friday 4 December"
+    assert [r["op"] for r in _audit(typed, stored["id"])] == ["store"]
 
 
-def test_forget_removes_the_content_from_every_file_and_keeps_only_id_reason_time(graph, lance_uri):
+def test_forget_removes_the_content_from_every_file_and_keeps_only_id_reason_time(typed, lance_uri):
     for i in range(40):  # enough rows that a lone delete would not trigger a rewrite by itself
-        graph.store_memory(ALICE, "fact", f"Filler fact number {i} about the nightly loader")
+        typed.store_memory(ALICE, "fact", f"Filler fact number {i} about the nightly loader")
     secret = "Alice's locker code is Quokkazebra-5521"
-    stored = graph.store_memory(ALICE, "fact", secret, reasoning="mentioned Quokkazebra once")
-    graph.update_memory(ALICE, stored["id"], confidence=0.4, reason="unsure")
+    stored = typed.store_memory(ALICE, "fact", secret, reasoning="mentioned Quokkazebra once")
+    typed.update_memory(ALICE, stored["id"], confidence=0.4, reason="unsure")
     assert files_containing(lance_uri, "quokkazebra")  # it is on disk before
     # and in the read recall keeps of this small tenant's memories (recall/index/files.py)
     TenantCache(lance_uri).read_tenant("memories", ALICE.key, ["id", "content"])
     assert any(f.startswith("_recall_index/memories/") for f in files_containing(lance_uri, "quokkazebra"))
 
-    result = graph.forget_memory(ALICE, stored["id"], reason="user asked to forget it", actor="test")
+    result = typed.forget_memory(ALICE, stored["id"], reason="user asked to forget it", actor="test")
 
     assert result == {"id": stored["id"], "forgotten": True, "reason": "user asked to forget it"}
     assert files_containing(lance_uri, "quokkazebra") == []
-    assert graph.store.get_memory(ALICE.key, stored["id"]) is None
-    assert graph.store.memory_rows(ALICE.key).height == 40
+    assert typed.store.get_memory(ALICE.key, stored["id"]) is None
+    assert typed.store.memory_rows(ALICE.key).height == 40
     # Earlier reasons may quote what was forgotten: they are dropped; the rows themselves stay.
-    assert _audit(graph, stored["id"]) == [
+    assert _audit(typed, stored["id"]) == [
         {"memory_id": stored["id"], "op": "store", "memory_type": "fact", "fields": ["content", "reasoning"],
          "reason": None, "actor": "cli"},
         {"memory_id": stored["id"], "op": "update", "memory_type": "fact", "fields": ["confidence"],
@@ -117,20 +117,20 @@ def test_forget_removes_the_content_from_every_file_and_keeps_only_id_reason_tim
          "reason": "user asked to forget it", "actor": "test"},
     ]
     # Full-text search still works after the index rebuild, and does not find the forgotten row.
-    table = graph.store.memories()
+    table = typed.store.memories()
     assert table.search("quokkazebra", query_type="fts").limit(5).to_list() == []
     assert len(table.search("loader", query_type="fts").limit(50).to_list()) == 40
 
 
-def test_skip_records_a_decision_without_the_content(graph):
-    skipped = graph.skip_memory(ALICE, "Had coffee this morning", "small talk", actor="test")
-    assert graph.store.memory_rows(ALICE.key).height == 0
-    audit = _audit(graph, skipped["id"])
+def test_skip_records_a_decision_without_the_content(typed):
+    skipped = typed.skip_memory(ALICE, "Had coffee this morning", "small talk", actor="test")
+    assert typed.store.memory_rows(ALICE.key).height == 0
+    audit = _audit(typed, skipped["id"])
     assert audit == [{
         "memory_id": skipped["id"], "op": "skip", "memory_type": "observation", "fields": [],
         "reason": "small talk", "actor": "test",
     }]
-    assert skipped["id"] in graph.store.blocked_ids(ALICE.key)
+    assert skipped["id"] in typed.store.blocked_ids(ALICE.key)
 
 
 @pytest.mark.parametrize(
@@ -143,9 +143,9 @@ def test_skip_records_a_decision_without_the_content(graph):
         (lambda g: g.forget_memory(ALICE, "m_" + "1" * 24, reason=""), "reason must be a non-empty string"),
     ],
 )
-def test_bad_input_is_refused_with_a_clear_message(graph, call, message):
+def test_bad_input_is_refused_with_a_clear_message(typed, call, message):
     with pytest.raises(MemoryOperationError, match=message):
-        call(graph)
+        call(typed)
 
 
 def test_a_team_member_may_read_but_not_write(lance_uri, root):

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 from memory_pipeline.embedding import make_embedder
 from memory_pipeline.memories.pipeline import ingest_tenant
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.tenancy import Tenant
 
 CAROL = Tenant("research-assistant", "carol")
@@ -23,8 +23,8 @@ CAROL = Tenant("research-assistant", "carol")
 def test_a_badly_named_note_is_skipped_and_the_rest_extracted(sample_root, lance_uri):
     notes = sample_root / "research-assistant" / "users" / "carol" / "memory"
     (notes / "2026-13-45.md").write_text("- I prefer tea over coffee in the mornings with Dana.\n")
-    graph = MemoryGraph.open(lance_uri, make_embedder("hash"))
-    report = ingest_tenant(graph, sample_root, CAROL)
+    typed = TypedMemories.open(lance_uri, make_embedder("hash"))
+    report = ingest_tenant(typed, sample_root, CAROL)
     assert report.skipped == [(
         "research-assistant/users/carol/memory/2026-13-45.md",
         "2026-13-45 is not a date (a dated note is memory/YYYY-MM-DD.md)",
@@ -34,10 +34,10 @@ def test_a_badly_named_note_is_skipped_and_the_rest_extracted(sample_root, lance
 
 
 def test_max_age_reads_the_window_and_keeps_older_memories(sample_root, lance_uri):
-    graph = MemoryGraph.open(lance_uri, make_embedder("hash"))
+    typed = TypedMemories.open(lance_uri, make_embedder("hash"))
     now = datetime(2026, 11, 22, tzinfo=UTC)
-    full = ingest_tenant(graph, sample_root, CAROL, now=now)
-    before = set(graph.store.memory_rows(CAROL.key)["id"].to_list())
+    full = ingest_tenant(typed, sample_root, CAROL, now=now)
+    before = set(typed.store.memory_rows(CAROL.key)["id"].to_list())
     assert full.memories_written == len(before) > 10
     # Every file but one was written long ago; the recent one is re-read with a 12-day window.
     old = (now - timedelta(days=60)).timestamp()
@@ -47,17 +47,17 @@ def test_max_age_reads_the_window_and_keeps_older_memories(sample_root, lance_ur
         os.utime(path, (old, old))
     recent = sample_root / "research-assistant" / "users" / "carol" / "memory" / "2026-11-10.md"
     recent.write_text(recent.read_text() + "\n- We decided to move the weekly review to Thursday.\n")
-    windowed = ingest_tenant(graph, sample_root, CAROL, max_age_days=12, now=now)
+    windowed = ingest_tenant(typed, sample_root, CAROL, max_age_days=12, now=now)
     assert (windowed.files_older, windowed.files_extracted) == (len(files) - 1, 1)
-    after = set(graph.store.memory_rows(CAROL.key)["id"].to_list())
+    after = set(typed.store.memory_rows(CAROL.key)["id"].to_list())
     assert before <= after, "a limited run forgot memories it did not read"
     assert windowed.memories_removed == 0
 
 
 def test_a_dreamed_document_is_not_extracted_again(sample_root, lance_uri):
-    graph = MemoryGraph.open(lance_uri, make_embedder("hash"))
-    before = ingest_tenant(graph, sample_root, CAROL)
-    ids = set(graph.store.memory_rows(CAROL.key)["id"].to_list())
+    typed = TypedMemories.open(lance_uri, make_embedder("hash"))
+    before = ingest_tenant(typed, sample_root, CAROL)
+    ids = set(typed.store.memory_rows(CAROL.key)["id"].to_list())
     dreamed = sample_root / "research-assistant/users/carol/memory/_system/dreaming/20261112-consolidated.md"
     dreamed.parent.mkdir(parents=True)
     dreamed.write_text(
@@ -65,17 +65,17 @@ def test_a_dreamed_document_is_not_extracted_again(sample_root, lance_uri):
         "- Carol, 2026-11-10: Carol decided to take the staff writer job. [cm02 · research-assistant/sessions/carol/"
         "sess-20261110-cm02.jsonl#L8]\n"
     )
-    again = ingest_tenant(graph, sample_root, CAROL)
+    again = ingest_tenant(typed, sample_root, CAROL)
     assert (again.files_seen, again.files_extracted, again.memories_written) == (before.files_seen, 0, 0)
-    assert set(graph.store.memory_rows(CAROL.key)["id"].to_list()) == ids
+    assert set(typed.store.memory_rows(CAROL.key)["id"].to_list()) == ids
     # A store that had read the dreamed file before loses what it took from it.
-    graph.store.upsert_manifest([{
+    typed.store.upsert_manifest([{
         "id": f"{CAROL.key}|{dreamed.relative_to(sample_root).as_posix()}", "tenant": CAROL.key,
         "path": dreamed.relative_to(sample_root).as_posix(), "content_hash": "x", "memory_ids": ["m_dreamed"],
         "options": "", "extracted_at": datetime(2026, 11, 12, tzinfo=UTC),
     }])
-    graph.store.upsert_memories([graph.row(CAROL, "decision", "Carol decided to take the staff writer job.",
+    typed.store.upsert_memories([typed.row(CAROL, "decision", "Carol decided to take the staff writer job.",
                                            source="markdown", source_ref=f"{dreamed.relative_to(sample_root).as_posix()}#L4")
                                  | {"id": "m_dreamed"}])
-    ingest_tenant(graph, sample_root, CAROL)
-    assert set(graph.store.memory_rows(CAROL.key)["id"].to_list()) == ids
+    ingest_tenant(typed, sample_root, CAROL)
+    assert set(typed.store.memory_rows(CAROL.key)["id"].to_list()) == ids

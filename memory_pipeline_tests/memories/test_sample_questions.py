@@ -1,4 +1,4 @@
-"""The questions of the memory-graph issue, asked of the sample workspace in data/agents.
+"""The questions of the typed-memories issue, asked of the sample workspace in data/agents.
 
 Typed memories are extracted with spaCy from the real transcripts and notes, and alice's
 knowledge graph is built by consolidation, so these tests prove the pieces answer together:
@@ -17,7 +17,7 @@ import pytest
 
 from memory_pipeline.config import Settings
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.memories.pipeline import ingest_tenant
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.tenancy import Tenant
@@ -45,19 +45,19 @@ def world(tmp_path_factory, minilm, nlp):
     root = base / "agents"
     shutil.copytree(SAMPLE_ROOT, root)
     uri = str(base / "lancedb")
-    graph = MemoryGraph.open(uri, HashEmbedder())
-    reports = {t.key: ingest_tenant(graph, root, t, now=utc(2026, 11, 22)) for t in (ALICE, CAROL)}
-    store = ConsolidationStore(uri, graph.embedder.dim)
-    consolidate_episodes(root, store, ALICE, None, graph.embedder, utc(2026, 11, 22), timedelta(minutes=30), timedelta(days=90))
-    build_graph(root, store, ALICE, None, graph.embedder)
+    typed = TypedMemories.open(uri, HashEmbedder())
+    reports = {t.key: ingest_tenant(typed, root, t, now=utc(2026, 11, 22)) for t in (ALICE, CAROL)}
+    store = ConsolidationStore(uri, typed.embedder.dim)
+    consolidate_episodes(root, store, ALICE, None, typed.embedder, utc(2026, 11, 22), timedelta(minutes=30), timedelta(days=90))
+    build_graph(root, store, ALICE, None, typed.embedder)
     for tenant in (ALICE, CAROL):
         supersede_tenant(root, uri, tenant, minilm, utc(2026, 11, 22), nlp=nlp)
     settings = Settings(root=str(root), lancedb_uri=uri, embedder="hash")
-    return {"root": root, "uri": uri, "graph": graph, "reports": reports, "settings": settings}
+    return {"root": root, "uri": uri, "typed": typed, "reports": reports, "settings": settings}
 
 
 def service(world, tenant: Tenant) -> MemoryService:
-    return MemoryService(tenant.agent_id, tenant.user_id, settings=world["settings"], embedder=world["graph"].embedder)
+    return MemoryService(tenant.agent_id, tenant.user_id, settings=world["settings"], embedder=world["typed"].embedder)
 
 
 def objects(found: dict, predicate: str) -> list[str]:
@@ -68,7 +68,7 @@ def test_extraction_reads_both_sources_in_the_users_timezone(world):
     alice, carol = world["reports"][ALICE.key], world["reports"][CAROL.key]
     assert (alice.timezone, carol.timezone) == ("Europe/Lisbon", "America/Toronto")
     assert alice.files_extracted == 9 and carol.files_extracted == 5
-    rows = world["graph"].store.memory_rows([ALICE.key, CAROL.key])
+    rows = world["typed"].store.memory_rows([ALICE.key, CAROL.key])
     assert set(rows["source"].to_list()) == {"markdown", "transcript"}
     assert {"identity", "preference", "event", "decision", "todo", "goal"} <= set(rows["memory_type"].to_list())
 
@@ -145,8 +145,8 @@ def test_bulletins_for_a_system_prompt(world):
 
 
 def test_ingest_is_incremental_and_a_forgotten_memory_stays_forgotten(world, tmp_path):
-    graph = world["graph"]
-    again = ingest_tenant(graph, world["root"], CAROL, now=utc(2026, 11, 22))
+    typed = world["typed"]
+    again = ingest_tenant(typed, world["root"], CAROL, now=utc(2026, 11, 22))
     assert (again.files_extracted, again.files_unchanged, again.memories_written) == (0, 5, 0)
 
     carol = service(world, CAROL)
@@ -154,9 +154,9 @@ def test_ingest_is_incremental_and_a_forgotten_memory_stays_forgotten(world, tmp
     carol.forget_memory(emma["id"], reason="not needed")
     note = Path(world["root"]) / "research-assistant/sessions/carol/sess-20261031-cm01.jsonl"
     note.write_text(note.read_text() + "\n", encoding="utf-8")  # changed bytes, same content
-    stores_before = graph.store.audit_rows(CAROL.key).filter(pl.col("op") == "store").height
-    rerun = ingest_tenant(graph, world["root"], CAROL, now=utc(2026, 11, 22))
+    stores_before = typed.store.audit_rows(CAROL.key).filter(pl.col("op") == "store").height
+    rerun = ingest_tenant(typed, world["root"], CAROL, now=utc(2026, 11, 22))
     assert rerun.files_extracted == 1 and rerun.blocked == 1
-    assert graph.store.get_memory(CAROL.key, emma["id"]) is None
+    assert typed.store.get_memory(CAROL.key, emma["id"]) is None
     # The memories read again are the same rows: no new store in the audit.
-    assert graph.store.audit_rows(CAROL.key).filter(pl.col("op") == "store").height == stores_before
+    assert typed.store.audit_rows(CAROL.key).filter(pl.col("op") == "store").height == stores_before

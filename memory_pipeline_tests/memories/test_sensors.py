@@ -1,4 +1,4 @@
-"""Proves: typed memories are automated by the sources' observations. The ``memories_sensor``
+"""Proves: typed memories are automated by the sources' observations. The ``typed_memories_sensor``
 requests extraction for each tenant whose Markdown memory or transcripts the workspace sensor
 observed changing, once per observation, and nothing when nothing was observed since its last tick.
 """
@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import dagster as dg
 
-from memory_pipeline.memories.sensors import memories_sensor
+from memory_pipeline.memories.sensors import typed_memories_sensor
 
 
 def tick(instance, cursor=None) -> dg.SensorResult:
-    return memories_sensor(dg.build_sensor_context(instance=instance, cursor=cursor))
+    return typed_memories_sensor(dg.build_sensor_context(instance=instance, cursor=cursor))
 
 
 def observe(instance, source: str, tenant: str) -> None:
@@ -27,7 +27,7 @@ def test_observed_sources_request_their_tenants_once(instance):
     observe(instance, "markdown_memory", "bot~bob")
     second = tick(instance, first.cursor)
     assert [r.partition_key for r in second.run_requests] == ["bot~ann", "bot~bob"]
-    assert {r.tags["memory_pipeline/trigger"] for r in second.run_requests} == {"memories_sensor"}
+    assert {r.tags["memory_pipeline/trigger"] for r in second.run_requests} == {"typed_memories_sensor"}
 
     assert tick(instance, second.cursor).run_requests == []
     observe(instance, "markdown_memory", "bot~ann")

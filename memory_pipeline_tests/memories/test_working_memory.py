@@ -16,7 +16,7 @@ import pytest
 
 from memory_pipeline.activation.access_log import spool_file
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.memories.operations import MemoryGraph, MemoryOperationError
+from memory_pipeline.memories.operations import MemoryOperationError, TypedMemories
 from memory_pipeline.memories.query import ReadScope
 from memory_pipeline.memories.working import count_tokens, working_memory
 from memory_pipeline.store.base import stable_id
@@ -74,42 +74,42 @@ EXPECTED = """# Working memory: support-bot/alice
 
 
 @pytest.fixture
-def graph(lance_uri: str) -> MemoryGraph:
-    return MemoryGraph.open(lance_uri, HashEmbedder())
+def typed(lance_uri: str) -> TypedMemories:
+    return TypedMemories.open(lance_uri, HashEmbedder())
 
 
-def store_all(graph: MemoryGraph, memories=MEMORIES) -> list[str]:
+def store_all(typed: TypedMemories, memories=MEMORIES) -> list[str]:
     return [
-        graph.store_memory(ALICE, kind, text, occurred_at=said, happens_at=due, actor="test")["id"]
+        typed.store_memory(ALICE, kind, text, occurred_at=said, happens_at=due, actor="test")["id"]
         for kind, text, said, due in memories
     ]
 
 
-def test_sections_hold_the_current_memory_dated_and_cited(graph):
-    ids = store_all(graph)
-    found = working_memory(graph.store, SCOPE, title="support-bot/alice", now=NOW)
+def test_sections_hold_the_current_memory_dated_and_cited(typed):
+    ids = store_all(typed)
+    found = working_memory(typed.store, SCOPE, title="support-bot/alice", now=NOW)
     assert found.markdown == EXPECTED.format(**{f"m{i}": mid for i, mid in enumerate(ids)})
     assert (found.tokens, found.left_out) == (count_tokens(found.markdown), 0)
     assert [i.section for i in found.items] == ["identity"] * 3 + ["goals"] * 2 + ["todos"] * 2 + ["soon"] + ["recent"] * 3
 
 
-def test_the_same_memory_gives_byte_identical_text_in_any_stored_order(graph, tmp_path):
-    store_all(graph)
-    other = MemoryGraph.open(str(tmp_path / "other"), HashEmbedder())
+def test_the_same_memory_gives_byte_identical_text_in_any_stored_order(typed, tmp_path):
+    store_all(typed)
+    other = TypedMemories.open(str(tmp_path / "other"), HashEmbedder())
     store_all(other, list(reversed(MEMORIES)))
-    first = working_memory(graph.store, SCOPE, title="support-bot/alice", now=NOW)
-    again = working_memory(graph.store, SCOPE, title="support-bot/alice", now=NOW + timedelta(minutes=5))
+    first = working_memory(typed.store, SCOPE, title="support-bot/alice", now=NOW)
+    again = working_memory(typed.store, SCOPE, title="support-bot/alice", now=NOW + timedelta(minutes=5))
     reordered = working_memory(other.store, SCOPE, title="support-bot/alice", now=NOW)
     assert first.markdown.encode() == again.markdown.encode() == reordered.markdown.encode()
 
 
 @pytest.mark.parametrize("budget", [60, 120, 200, 400])
-def test_it_stays_within_its_budget_keeping_the_most_important_items(graph, budget):
-    store_all(graph)
-    store_all(graph, [("fact", f"Ticket LUM-{n} about connector lag was closed", day(14) + timedelta(hours=n), None)
+def test_it_stays_within_its_budget_keeping_the_most_important_items(typed, budget):
+    store_all(typed)
+    store_all(typed, [("fact", f"Ticket LUM-{n} about connector lag was closed", day(14) + timedelta(hours=n), None)
                       for n in range(40)])
-    full = working_memory(graph.store, SCOPE, title="support-bot/alice", now=NOW)
-    found = working_memory(graph.store, SCOPE, title="support-bot/alice", now=NOW, token_budget=budget)
+    full = working_memory(typed.store, SCOPE, title="support-bot/alice", now=NOW)
+    found = working_memory(typed.store, SCOPE, title="support-bot/alice", now=NOW, token_budget=budget)
     assert count_tokens(found.markdown) <= budget and found.tokens == count_tokens(found.markdown)
     assert len(found.items) + found.left_out == len(full.items) + full.left_out
     # Items are kept in priority order: identity and preferences, todos, due items, goals, recent.
@@ -118,53 +118,53 @@ def test_it_stays_within_its_budget_keeping_the_most_important_items(graph, budg
     assert ranked[: len(found.items)] == sorted(found.items, key=lambda i: order.index(i.section))
 
 
-def test_recent_entries_are_at_most_thirty_newest_first(graph):
-    store_all(graph, [("fact", f"Ticket LUM-{n} about connector lag was closed", day(1) + timedelta(hours=n), None)
+def test_recent_entries_are_at_most_thirty_newest_first(typed):
+    store_all(typed, [("fact", f"Ticket LUM-{n} about connector lag was closed", day(1) + timedelta(hours=n), None)
                       for n in range(40)])
-    found = working_memory(graph.store, SCOPE, title="support-bot/alice", now=NOW, token_budget=5000)
+    found = working_memory(typed.store, SCOPE, title="support-bot/alice", now=NOW, token_budget=5000)
     assert [i.content for i in found.items] == [f"Ticket LUM-{n} about connector lag was closed" for n in range(39, 9, -1)]
 
 
-def test_used_memories_are_chosen_for_the_recent_entries_which_still_read_newest_first(graph):
-    ids = store_all(graph, [("fact", f"Ticket LUM-{n} about connector lag was closed", day(1) + timedelta(hours=n), None)
+def test_used_memories_are_chosen_for_the_recent_entries_which_still_read_newest_first(typed):
+    ids = store_all(typed, [("fact", f"Ticket LUM-{n} about connector lag was closed", day(1) + timedelta(hours=n), None)
                             for n in range(40)])
     tiers = {ids[2]: "hot", ids[5]: "warm", ids[7]: "cool"}
-    found = working_memory(graph.store, SCOPE, title="support-bot/alice", now=NOW, max_recent=5, tiers=tiers)
+    found = working_memory(typed.store, SCOPE, title="support-bot/alice", now=NOW, max_recent=5, tiers=tiers)
     assert [(i.content.split()[1], i.tier) for i in found.items] == [
         ("LUM-39", None), ("LUM-38", None), ("LUM-37", None), ("LUM-5", "warm"), ("LUM-2", "hot")]
-    again = working_memory(graph.store, SCOPE, title="support-bot/alice", now=NOW, max_recent=5, tiers=dict(tiers))
+    again = working_memory(typed.store, SCOPE, title="support-bot/alice", now=NOW, max_recent=5, tiers=dict(tiers))
     assert again.markdown == found.markdown
-    unused = working_memory(graph.store, SCOPE, title="support-bot/alice", now=NOW, max_recent=5)
+    unused = working_memory(typed.store, SCOPE, title="support-bot/alice", now=NOW, max_recent=5)
     assert [i.content.split()[1] for i in unused.items] == ["LUM-39", "LUM-38", "LUM-37", "LUM-36", "LUM-35"]
 
 
-def test_superseded_and_repeated_memories_are_left_out(graph):
-    old = graph.store_memory(ALICE, "event", "Cutover on Saturday 21 November", occurred_at=day(1), happens_at=day(21))
-    new = graph.store_memory(ALICE, "event", "Cutover moved to Saturday 5 December", occurred_at=day(18),
+def test_superseded_and_repeated_memories_are_left_out(typed):
+    old = typed.store_memory(ALICE, "event", "Cutover on Saturday 21 November", occurred_at=day(1), happens_at=day(21))
+    new = typed.store_memory(ALICE, "event", "Cutover moved to Saturday 5 December", occurred_at=day(18),
                              happens_at=datetime(2026, 12, 5, tzinfo=UTC))
-    email = graph.store_memory(ALICE, "preference", "Email only, no phone calls", occurred_at=day(2))
-    graph.store_memory(ALICE, "fact", "email only, no phone calls.", occurred_at=day(3))
-    before = working_memory(graph.store, SCOPE, title="a", now=NOW)
+    email = typed.store_memory(ALICE, "preference", "Email only, no phone calls", occurred_at=day(2))
+    typed.store_memory(ALICE, "fact", "email only, no phone calls.", occurred_at=day(3))
+    before = working_memory(typed.store, SCOPE, title="a", now=NOW)
     assert [i.content for i in before.items] == [
         "Email only, no phone calls", "Cutover on Saturday 21 November", "Cutover moved to Saturday 5 December",
     ]
-    SupersessionStore(graph.store.uri).replace_tenant(ALICE.key, [{
+    SupersessionStore(typed.store.uri).replace_tenant(ALICE.key, [{
         "id": stable_id("supersession", ALICE.key, f"facts/{old['id']}"), "tenant": ALICE.key,
         "old_ref": f"facts/{old['id']}", "old_kind": "memory", "old_said_at": day(1), "new_ref": f"facts/{new['id']}",
         "new_kind": "memory", "new_said_at": day(18), "attribute": "cutover", "changed": ["date"], "cues": ["moved"],
         "score": 0.9, "decided_by": "extractive", "decided_at": day(18), "old_sentence": None,
     }])
-    after = working_memory(graph.store, SCOPE, title="a", now=NOW)
+    after = working_memory(typed.store, SCOPE, title="a", now=NOW)
     assert [(i.section, i.citation) for i in after.items] == [
         ("identity", f"facts/{email['id']}"),
         ("soon", f"facts/{new['id']}"),
     ]
 
 
-def test_an_empty_memory_is_a_heading_and_bad_budgets_are_refused(graph):
-    assert working_memory(graph.store, SCOPE, title="a", now=NOW).markdown == "# Working memory: a\n"
+def test_an_empty_memory_is_a_heading_and_bad_budgets_are_refused(typed):
+    assert working_memory(typed.store, SCOPE, title="a", now=NOW).markdown == "# Working memory: a\n"
     with pytest.raises(MemoryOperationError, match="token_budget must be a whole number of at least 50, got 10"):
-        working_memory(graph.store, SCOPE, title="a", token_budget=10)
+        working_memory(typed.store, SCOPE, title="a", token_budget=10)
 
 
 def test_the_command_and_the_python_api_print_the_same_section(root, lance_uri, tmp_path, monkeypatch):

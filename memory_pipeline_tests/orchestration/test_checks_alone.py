@@ -10,7 +10,7 @@ import dagster as dg
 
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
 from memory_pipeline.l0.checks import CHECK_MANIFEST
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.orchestration.io_manager import PartitionedPickleIOManager
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.runs import range_tags, run_partitioned_job
@@ -49,7 +49,7 @@ def test_a_check_runs_alone_on_what_is_stored(tmp_path):
         assert made == 2 and statuses(instance) == {ALICE: "SUCCEEDED", BOB: "SUCCEEDED"}
 
         # Bob's rows go missing behind the pipeline's back: his manifest still lists his file.
-        MemoryStore(uri, dim=EmbedderResource(kind="hash").dim).chunks().delete(f"tenant = '{BOB}'")
+        ChunkIndex(uri, dim=EmbedderResource(kind="hash").dim).chunks().delete(f"tenant = '{BOB}'")
         alone = checks_alone.execute_in_process(instance=instance, partition_key=BOB, raise_on_error=False)
         assert not alone.success  # a blocking check failed
         assert statuses(instance) == {ALICE: "SUCCEEDED", BOB: "FAILED"}

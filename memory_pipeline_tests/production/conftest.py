@@ -66,7 +66,7 @@ query Pools($selector: RepositorySelector!) {
 # Typed-memory extraction (memories/test_sensors.py, cli/test_memories.py): a run per tenant that
 # loads the embedding model (~30 CPU s each), which nothing here asserts on and which would hold the
 # embedding pool ahead of the backfill the end-to-end test waits for.
-UNAWAITED_SENSORS = ("memories_sensor",)
+UNAWAITED_SENSORS = ("typed_memories_sensor",)
 
 AUTOMATION_QUERY = """
 query Automation($selector: RepositorySelector!) {

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline_tests.helpers import SAMPLE_ROOT
 from memory_pipeline_tests.production.service import EVERY_MINUTE, LOCATION, REPOSITORY, no_failures, stop_automation
 
@@ -168,7 +168,7 @@ def drop_agents(service, completed_at: datetime) -> dict[str, set[str]]:
 
 
 def indexed_paths(service, tenant: str) -> set[str]:
-    rows = MemoryStore(service.lance_uri).chunk_rows(tenant, columns=["path"])
+    rows = ChunkIndex(service.lance_uri).chunk_rows(tenant, columns=["path"])
     return set(rows["path"].to_list()) if rows.height else set()
 
 
@@ -230,7 +230,7 @@ def test_sensor_backfill_and_lancedb_rows(dagster_service):
     late.parent.mkdir(parents=True)
     late.write_text("# 2026-11-21\n\nAlice asked to move the Porto cutover review to Friday at 10:00.\n", encoding="utf-8")
     late_path = late.relative_to(service.root).as_posix()
-    before_backfill = {tenant: len(MemoryStore(service.lance_uri).chunk_rows(tenant)) for tenant in expected}
+    before_backfill = {tenant: len(ChunkIndex(service.lance_uri).chunk_rows(tenant)) for tenant in expected}
 
     keys = service.graphql(PARTITION_KEYS, {"key": {"path": ["memory_index"]}})["assetNodeOrError"]["partitionKeys"]
     assert sorted(keys) == sorted(expected), f"tenant partitions in the instance: {keys}"
@@ -264,9 +264,9 @@ def test_sensor_backfill_and_lancedb_rows(dagster_service):
     after = {tenant: indexed_paths(service, tenant) for tenant in expected}
     assert after[SESSION_USER] == expected[SESSION_USER] | {late_path}, after
     assert after[GLOBAL_TENANT] == expected[GLOBAL_TENANT], after
-    rows = MemoryStore(service.lance_uri).chunk_rows(SESSION_USER)
+    rows = ChunkIndex(service.lance_uri).chunk_rows(SESSION_USER)
     assert len(rows) > before_backfill[SESSION_USER]
-    assert len(MemoryStore(service.lance_uri).chunk_rows(GLOBAL_TENANT)) == before_backfill[GLOBAL_TENANT]
+    assert len(ChunkIndex(service.lance_uri).chunk_rows(GLOBAL_TENANT)) == before_backfill[GLOBAL_TENANT]
     assert {len(v) for v in rows["vector"].to_list()} == {384}, "every chunk has one MiniLM vector"
 
 

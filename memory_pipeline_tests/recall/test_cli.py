@@ -77,11 +77,11 @@ def test_inject_reports_counts_and_skips_trivial_messages(app):
 
 def test_get_prints_a_typed_memory_as_a_record(app, tmp_path, monkeypatch):
     from memory_pipeline.embedding import HashEmbedder
-    from memory_pipeline.memories.operations import MemoryGraph
+    from memory_pipeline.memories.operations import TypedMemories
     from memory_pipeline.tenancy import Tenant
 
     lance_uri = str(tmp_path / "facts-db")
-    stored = MemoryGraph.open(lance_uri, HashEmbedder()).store_memory(
+    stored = TypedMemories.open(lance_uri, HashEmbedder()).store_memory(
         Tenant("support-bot", "alice"), "fact", "Alice's desk is on the third floor"
     )
     monkeypatch.setenv("MEMORY_PIPELINE_LANCEDB_URI", lance_uri)

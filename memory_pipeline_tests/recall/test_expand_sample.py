@@ -15,7 +15,7 @@ import pytest
 from memory_pipeline.consolidation import defs as consolidation
 from memory_pipeline.consolidation.launch import completed_tenants, run_consolidation, run_dreaming, tenants_to_dream
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.memories.pipeline import ingest_tenant
 from memory_pipeline.orchestration.runs import discover_tenants
 from memory_pipeline.recall.expand import _CITED_RE, expand
@@ -40,9 +40,9 @@ def pipeline(tmp_path_factory):
     dreamers = sorted(tenants_to_dream(lance_uri, HashEmbedder().dim))
     assert dreamers == ["support-bot~alice"]  # the only tenant with five sessions
     run_dreaming(defs, instance, dreamers)
-    graph = MemoryGraph.open(lance_uri, HashEmbedder())
+    typed = TypedMemories.open(lance_uri, HashEmbedder())
     for tenant in discover_tenants(root):
-        ingest_tenant(graph, root, Tenant.from_key(tenant))
+        ingest_tenant(typed, root, Tenant.from_key(tenant))
     return root, recall_settings(root, lance_uri), defs, instance
 
 

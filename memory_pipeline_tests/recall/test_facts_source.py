@@ -2,7 +2,7 @@
 found by alice's search (and through the MCP ``memory_search`` tool) and never by bob's; an
 updated memory reads its new text only; a forgotten memory is not recalled; a plan that a later
 statement moved is recalled after the one that moved it, labelled with the date it was replaced.
-Each test stores memories through the graph's own operations into a copy of the indexed
+Each test stores memories through the typed memories' own operations into a copy of the indexed
 workspace, so search reads what the tools write.
 """
 
@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 import anyio
 import pytest
 
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.recall.search import search
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.helpers.recall import recall_settings
@@ -35,8 +35,8 @@ def db(indexed, tmp_path):
 
 
 @pytest.fixture
-def graph(db, embedder) -> MemoryGraph:
-    return MemoryGraph.open(db[0], embedder)
+def typed(db, embedder) -> TypedMemories:
+    return TypedMemories.open(db[0], embedder)
 
 
 def facts(query: str, tenant: Tenant, db, embedder, **kwargs) -> list:
@@ -46,8 +46,8 @@ def facts(query: str, tenant: Tenant, db, embedder, **kwargs) -> list:
     return [r for r in results if r.source == "facts"]
 
 
-def test_a_users_typed_memory_is_found_by_that_user_only(graph, db, embedder):
-    stored = graph.store_memory(ALICE, "fact", LAPTOP)
+def test_a_users_typed_memory_is_found_by_that_user_only(typed, db, embedder):
+    stored = typed.store_memory(ALICE, "fact", LAPTOP)
     results = facts("which laptop does alice use", ALICE, db, embedder)
     assert [(r.citation, r.path, r.snippet, r.tenant, r.ids) for r in results] == [
         (f"facts/{stored['id']}", f"facts/{stored['id']}", LAPTOP, ALICE.key, [stored["id"]])
@@ -61,10 +61,10 @@ def test_a_users_typed_memory_is_found_by_that_user_only(graph, db, embedder):
         assert not [r for r in other if "ThinkPad" in r.snippet], reader
 
 
-def test_an_updated_memory_reads_its_new_text_only(graph, db, embedder):
-    stored = graph.store_memory(ALICE, "preference", "Prefers invoices as PDF attachments")
+def test_an_updated_memory_reads_its_new_text_only(typed, db, embedder):
+    stored = typed.store_memory(ALICE, "preference", "Prefers invoices as PDF attachments")
     assert [r.snippet for r in facts("invoices PDF attachments", ALICE, db, embedder)] == ["Prefers invoices as PDF attachments"]
-    graph.update_memory(ALICE, stored["id"], content="Prefers invoices as a link to the billing portal", reason="changed her mind")
+    typed.update_memory(ALICE, stored["id"], content="Prefers invoices as a link to the billing portal", reason="changed her mind")
     for query in ("invoices PDF attachments", "invoices link billing portal"):
         results = facts(query, ALICE, db, embedder)
         assert [(r.citation, r.snippet) for r in results] == [
@@ -72,24 +72,24 @@ def test_an_updated_memory_reads_its_new_text_only(graph, db, embedder):
         ], query
 
 
-def test_a_forgotten_memory_is_not_recalled(graph, db, embedder):
-    kept = graph.store_memory(ALICE, "fact", "Alice's office is on the fourth floor of building C")
-    gone = graph.store_memory(ALICE, "fact", "Alice's door code for building C is 4471")
+def test_a_forgotten_memory_is_not_recalled(typed, db, embedder):
+    kept = typed.store_memory(ALICE, "fact", "Alice's office is on the fourth floor of building C")
+    gone = typed.store_memory(ALICE, "fact", "Alice's door code for building C is 4471")
     assert {r.ids[0] for r in facts("building C", ALICE, db, embedder)} == {kept["id"], gone["id"]}
-    graph.forget_memory(ALICE, gone["id"], reason="asked to forget the door code")
+    typed.forget_memory(ALICE, gone["id"], reason="asked to forget the door code")
     results = facts("building C door code", ALICE, db, embedder)
     assert [r.ids for r in results] == [[kept["id"]]]
     assert not any("4471" in r.snippet for r in search("door code 4471", "support-bot", "alice", store=db[0], embedder=embedder, settings=db[1], min_score=0, k=20))
 
 
 @pytest.mark.slow
-def test_a_plan_a_later_statement_moved_comes_after_it_labelled(indexed, graph, db, embedder, minilm, nlp):
+def test_a_plan_a_later_statement_moved_comes_after_it_labelled(indexed, typed, db, embedder, minilm, nlp):
     from memory_pipeline.consolidation.supersession import supersede_tenant
 
     said = datetime(2026, 11, 2, 9, tzinfo=UTC)
-    old = graph.store_memory(ALICE, "event", "Target cutover is Saturday 21 November",
+    old = typed.store_memory(ALICE, "event", "Target cutover is Saturday 21 November",
                              occurred_at=said, happens_at=datetime(2026, 11, 21, 10, tzinfo=UTC))
-    mover = graph.store_memory(ALICE, "event", "We pushed the cutover from 21 November to 28 November",
+    mover = typed.store_memory(ALICE, "event", "We pushed the cutover from 21 November to 28 November",
                                occurred_at=datetime(2026, 11, 9, 9, tzinfo=UTC), happens_at=datetime(2026, 11, 28, 10, tzinfo=UTC))
     report = supersede_tenant(indexed[0], db[0], ALICE, minilm, datetime(2026, 11, 22, tzinfo=UTC), nlp=nlp)
     assert [(r["old_ref"], r["new_ref"]) for r in report.records] == [(f"facts/{old['id']}", f"facts/{mover['id']}")]
@@ -104,8 +104,8 @@ def test_a_plan_a_later_statement_moved_comes_after_it_labelled(indexed, graph, 
 def test_facts_alone_without_an_l0_index(tmp_path, embedder):
     """A database holding only typed memories is searchable; ``sources=["facts"]`` selects them."""
     lance_uri = str(tmp_path / "lancedb")
-    graph = MemoryGraph.open(lance_uri, embedder)
-    stored = graph.store_memory(ALICE, "goal", "Finish the migration to the new billing provider by March")
+    typed = TypedMemories.open(lance_uri, embedder)
+    stored = typed.store_memory(ALICE, "goal", "Finish the migration to the new billing provider by March")
     settings = recall_settings(tmp_path, lance_uri)
     results = search("billing provider migration", "support-bot", "alice", sources=["facts"], store=lance_uri,
                      embedder=embedder, settings=settings, min_score=0)
@@ -142,10 +142,10 @@ def test_facts_with_the_real_embedder(tmp_path):
 
     model = MiniLMEmbedder()
     lance_uri = str(tmp_path / "lancedb")
-    graph = MemoryGraph.open(lance_uri, model)
-    dog = graph.store_memory(ALICE, "fact", "Alice adopted a golden retriever puppy named Biscuit")
-    graph.store_memory(ALICE, "preference", "Prefers meetings after 10am")
-    graph.store_memory(BOB, "fact", "Bob has a cat called Pixel")
+    typed = TypedMemories.open(lance_uri, model)
+    dog = typed.store_memory(ALICE, "fact", "Alice adopted a golden retriever puppy named Biscuit")
+    typed.store_memory(ALICE, "preference", "Prefers meetings after 10am")
+    typed.store_memory(BOB, "fact", "Bob has a cat called Pixel")
     settings = recall_settings(tmp_path, lance_uri).model_copy(update={"embedder": "minilm"})
     results = search("what pet does she have", "support-bot", "alice", sources=["facts"], store=lance_uri,
                      embedder=model, settings=settings, min_score=0, k=3)
@@ -170,6 +170,6 @@ def test_a_memory_read_from_an_undated_note_is_dated_by_its_file(tmp_path, embed
     written = datetime(2026, 1, 5, 12, tzinfo=UTC).timestamp()
     os.utime(profile, (written, written))
     ingest(root, lance_uri)
-    ingest_tenant(MemoryGraph.open(lance_uri, embedder), root, ALICE)
+    ingest_tenant(TypedMemories.open(lance_uri, embedder), root, ALICE)
     found = facts("Where does Alice live?", ALICE, (lance_uri, recall_settings(root, lance_uri)), embedder)
     assert [(r.snippet, r.when) for r in found] == [("Alice lives in Lisbon and works at Tidewater.", "2026-01-05")]

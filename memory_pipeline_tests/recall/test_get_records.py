@@ -1,5 +1,5 @@
 """``get`` reads what search cites for typed memories (``facts/<id>``) and episodes
-(``episodes/<id>``): their text, from the tables the graph and consolidation write, through the
+(``episodes/<id>``): their text, from the tables typed memories and consolidation write, through the
 same scopes as a file read (own user, agent-wide, a team leader's for a member).
 
 A tenant never reads another tenant's typed memory or episode by its id, and the refusal is
@@ -17,7 +17,7 @@ import pytest
 
 from memory_pipeline.consolidation.assets import episodic_summaries
 from memory_pipeline.embedding import HashEmbedder
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.recall.get import GetError, get
 from memory_pipeline.recall.search import search
 from memory_pipeline.tenancy import Tenant
@@ -38,11 +38,11 @@ def workspace(tmp_path):
     (with the team helper-bot -> support-bot) that read them."""
     root, lance_uri = tmp_path / "agents", str(tmp_path / "lancedb")
     build_workspace(root)
-    graph = MemoryGraph.open(lance_uri, HashEmbedder())
+    typed = TypedMemories.open(lance_uri, HashEmbedder())
     stored = {
-        "alice": graph.store_memory(ALICE, "fact", LAPTOP),
-        "bob": graph.store_memory(BOB, "preference", "Bob wants every answer in French"),
-        "wide": graph.store_memory(AGENT_WIDE, "decision", REFUNDS),
+        "alice": typed.store_memory(ALICE, "fact", LAPTOP),
+        "bob": typed.store_memory(BOB, "preference", "Bob wants every answer in French"),
+        "wide": typed.store_memory(AGENT_WIDE, "decision", REFUNDS),
     }
     return root, lance_uri, recall_settings(root, lance_uri), stored
 
@@ -97,8 +97,8 @@ def test_another_tenants_fact_reads_as_an_id_that_does_not_exist(workspace, read
 
 def test_lines_of_a_fact_and_bad_ranges(workspace):
     _, _, settings, stored = workspace
-    graph = MemoryGraph.open(settings.lancedb_uri, HashEmbedder())
-    steps = graph.store_memory(ALICE, "routine", "Restart the worker\nClear the queue\nPage the on-call")
+    typed = TypedMemories.open(settings.lancedb_uri, HashEmbedder())
+    steps = typed.store_memory(ALICE, "routine", "Restart the worker\nClear the queue\nPage the on-call")
     got = read(f"facts/{steps['id']}#L2-L3", ALICE, settings)
     assert (got.lines, got.total_lines, got.citation) == (["Clear the queue", "Page the on-call"], 3, f"facts/{steps['id']}#L2-L3")
     with pytest.raises(GetError, match="past its end"):

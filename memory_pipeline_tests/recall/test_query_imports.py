@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pytest
 
-from memory_pipeline.app import assemble
+from memory_pipeline.wiring import assemble
 from memory_pipeline.embedding import MiniLMEmbedder, prepare_query_encoder
 from memory_pipeline.recall.search import search
 from memory_pipeline_tests.helpers import REPO
@@ -32,7 +32,7 @@ PROBE = f"""
 import json, sys
 mode, *args = sys.argv[1:]
 if mode == "api":
-    from memory_pipeline.app import assemble
+    from memory_pipeline.wiring import assemble
     from memory_pipeline.recall import search
     assemble()
     print(json.dumps([r.to_dict() for r in search(args[0], agent="support-bot", user="alice")]))

@@ -19,22 +19,22 @@ import pyarrow as pa
 
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.l0.pipeline import TenantChunks, embed_tenants
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.store.tables import FILES
 from memory_pipeline_tests.helpers import run_together
 from memory_pipeline_tests.helpers.store import DIM, HASHES, put_all_hashes, rows, vectors
 
 
-def cache_ids(store: MemoryStore) -> list[str]:
+def cache_ids(store: ChunkIndex) -> list[str]:
     return store.cache().to_arrow().column("id").to_pylist()
 
 
-def fragments(store: MemoryStore) -> int:
+def fragments(store: ChunkIndex) -> int:
     return store.cache().stats()["fragment_stats"]["num_fragments"]
 
 
 def test_put_appends_only_hashes_not_yet_cached(tmp_path):
-    store = MemoryStore(tmp_path, dim=DIM)
+    store = ChunkIndex(tmp_path, dim=DIM)
     first = vectors(3)
     assert store.put_cached_vectors("m", ["h1", "h2", "h3"], first) == 3
     version = store.cache().version
@@ -50,7 +50,7 @@ def test_put_appends_only_hashes_not_yet_cached(tmp_path):
 def test_threads_putting_the_same_hashes_leave_one_row_each(tmp_path):
     uri = str(tmp_path / "lancedb")
     assert run_together(lambda k: put_all_hashes(uri, k), 4) == []
-    ids = cache_ids(MemoryStore(uri, dim=DIM))
+    ids = cache_ids(ChunkIndex(uri, dim=DIM))
     assert len(ids) == len(HASHES) and len(set(ids)) == len(HASHES)
 
 
@@ -63,12 +63,12 @@ def test_processes_putting_the_same_hashes_leave_one_row_each(tmp_path):
     for p in procs:
         p.join(timeout=300)
     assert [p.exitcode for p in procs] == [0, 0, 0]
-    ids = cache_ids(MemoryStore(uri, dim=DIM))
+    ids = cache_ids(ChunkIndex(uri, dim=DIM))
     assert len(ids) == len(HASHES) and len(set(ids)) == len(HASHES)
 
 
 def test_cache_index_is_rebuilt_by_row_count_without_compacting(tmp_path):
-    store = MemoryStore(tmp_path, dim=DIM)
+    store = ChunkIndex(tmp_path, dim=DIM)
     store.CACHE_INDEX_MIN_ROWS = 100
     store.put_cached_vectors("m", HASHES[:90], vectors(90))
     store.maintain_cache_index()
@@ -87,7 +87,7 @@ def test_cache_index_is_rebuilt_by_row_count_without_compacting(tmp_path):
 
 
 def test_compact_cache_merges_the_run_s_fragments_once(tmp_path):
-    store = MemoryStore(tmp_path, dim=DIM)
+    store = ChunkIndex(tmp_path, dim=DIM)
     for start in range(0, 100, 20):
         store.put_cached_vectors("m", HASHES[start : start + 20], vectors(20, seed=start))
     assert fragments(store) == 5
@@ -100,7 +100,7 @@ def test_compact_cache_merges_the_run_s_fragments_once(tmp_path):
 
 
 def test_embedding_step_caches_each_text_once_and_compacts_at_its_end(tmp_path):
-    store = MemoryStore(tmp_path, dim=DIM)
+    store = ChunkIndex(tmp_path, dim=DIM)
     store.CACHE_COMPACT_MIN_FRAGMENTS = 3
     texts = [f"text number {i}" for i in range(50)]
     chunks = pl.DataFrame({"text_hash": [f"t{i}" for i in range(50)], "text": texts})
@@ -117,13 +117,13 @@ def test_embedding_step_caches_each_text_once_and_compacts_at_its_end(tmp_path):
 
 def test_first_chunks_of_a_file_are_appended_and_racing_writers_do_not_duplicate(tmp_path):
     uri = str(tmp_path / "lancedb")
-    store = MemoryStore(uri, dim=DIM)
+    store = ChunkIndex(uri, dim=DIM)
     store.chunks()
     version = store.chunks().version
     store.replace_file_chunks("a~u", ["f.md"], rows("a~u", "f.md", ["one", "two"], "f"))
     assert store.chunks().version == version + 1
     def writer(_: int) -> None:
-        own = MemoryStore(uri, dim=DIM)  # its own connection, as another process would have
+        own = ChunkIndex(uri, dim=DIM)  # its own connection, as another process would have
         own.replace_file_chunks("a~u", ["g.md"], rows("a~u", "g.md", ["three", "four", "five"], "g"))
 
     assert run_together(writer, 4) == []
@@ -137,8 +137,8 @@ def test_bounded_session_is_shared_and_the_store_works_under_it(tmp_path, monkey
 
     monkeypatch.setenv(base.CACHE_MB_ENV, "8")
     assert base._session(8) is base._session(8)
-    store = MemoryStore(tmp_path, dim=DIM)
+    store = ChunkIndex(tmp_path, dim=DIM)
     store.put_cached_vectors("m", HASHES[:40], vectors(40))
-    other = MemoryStore(tmp_path, dim=DIM)
+    other = ChunkIndex(tmp_path, dim=DIM)
     assert set(other.cached_vectors("m", HASHES[:50])) == set(HASHES[:40])
     assert base._session(8).size_bytes > 0

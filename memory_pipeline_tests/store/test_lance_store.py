@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from memory_pipeline.l0.store import MemoryStore
+from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.store.tables import CHUNKS
 from memory_pipeline_tests.helpers.store import DIM, rows
 
@@ -23,7 +23,7 @@ def texts_at(store, version=None):
 
 
 def test_replace_is_one_commit(tmp_path):
-    store = MemoryStore(tmp_path, dim=DIM)
+    store = ChunkIndex(tmp_path, dim=DIM)
     store.replace_file_chunks("a~u", ["f.md"], rows("a~u", "f.md", ["old one", "old two"], "o"))
     store.replace_file_chunks("a~u", ["g.md"], rows("a~u", "g.md", ["other file"], "g"))
     store.replace_file_chunks("b~u", ["f.md"], rows("b~u", "f.md", ["other tenant"], "b"))
@@ -36,7 +36,7 @@ def test_replace_is_one_commit(tmp_path):
 
 
 def test_replace_with_nothing_deletes_and_rerun_is_idempotent(tmp_path):
-    store = MemoryStore(tmp_path, dim=DIM)
+    store = ChunkIndex(tmp_path, dim=DIM)
     batch = rows("a~u", "f.md", ["x", "y"], "o")
     store.replace_file_chunks("a~u", ["f.md"], batch)
     store.replace_file_chunks("a~u", ["f.md"], batch)
@@ -46,7 +46,7 @@ def test_replace_with_nothing_deletes_and_rerun_is_idempotent(tmp_path):
 
 
 def test_embedding_cache_round_trip(tmp_path):
-    store = MemoryStore(tmp_path, dim=DIM)
+    store = ChunkIndex(tmp_path, dim=DIM)
     assert store.cached_vectors("m", ["h1"]) == {}
     vectors = np.eye(3, DIM, dtype=np.float32)
     store.put_cached_vectors("m", ["h1", "h2", "h3"], vectors)
@@ -59,7 +59,7 @@ def test_embedding_cache_round_trip(tmp_path):
 
 
 def test_fts_covers_rows_added_after_index(tmp_path):
-    store = MemoryStore(tmp_path, dim=DIM)
+    store = ChunkIndex(tmp_path, dim=DIM)
     store.replace_file_chunks("a~u", ["f.md"], rows("a~u", "f.md", ["alpha bravo"], "o"))
     assert store.ensure_fts_index()
     store.replace_file_chunks("a~u", ["g.md"], rows("a~u", "g.md", ["charlie delta"], "g"))

@@ -24,8 +24,8 @@ import pytest
 
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.consolidation.supersession import SUPERSESSION_STEP, supersede_tenant
-from memory_pipeline.memories.operations import MemoryGraph
-from memory_pipeline.memories.store import GraphStore
+from memory_pipeline.memories.operations import TypedMemories
+from memory_pipeline.memories.store import TypedMemoryStore
 from memory_pipeline.store.tables import SUPERSESSIONS
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.statements import forget_parses, parse
@@ -65,7 +65,7 @@ def write_session(root, name: str) -> None:
 
 def fresh_records(root, lance_uri, nlp, embedder) -> list[dict]:
     """What a computation from nothing decides (no stored parse or vector)."""
-    memories = GraphStore(lance_uri, dim=embedder.dim).memory_rows(TENANT.key)
+    memories = TypedMemoryStore(lance_uri, dim=embedder.dim).memory_rows(TENANT.key)
     pairs = detect(tenant_statements(root, TENANT, memories), nlp, embedder)
     # As the table types them (float32 scores, UTC times).
     table = pa.Table.from_pylist([record_row(TENANT.key, p, NOW) for p in pairs], schema=SUPERSESSIONS.schema())
@@ -88,7 +88,7 @@ def test_stored_parses_decide_as_a_fresh_computation(tmp_path, minilm, nlp):
     root, lance_uri = tmp_path / "agents", str(tmp_path / "lancedb")
     write_session(root, "s1")
     write_session(root, "s2")
-    MemoryGraph.open(lance_uri, minilm).store_memory(
+    TypedMemories.open(lance_uri, minilm).store_memory(
         TENANT, "event", MEMORY, occurred_at=datetime(2026, 9, 1, tzinfo=UTC), actor="test"
     )
 

@@ -24,7 +24,7 @@ import pytest
 from memory_pipeline.config import Settings
 from memory_pipeline.consolidation.checks import check_relations
 from memory_pipeline.consolidation.supersession import supersede_tenant
-from memory_pipeline.memories.operations import MemoryGraph
+from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.timeline.records import SupersessionStore
@@ -168,7 +168,7 @@ def test_forgetting_the_memory_that_ended_a_relation_lets_it_stand(tmp_path, ins
     write_ann(root, move=False)
     assert consolidate(instance, make_resources(root, lance_uri, embedder="minilm"), "2026-03-02", tenant=ANN).success
     assert graph(lance_uri)["lives_in"][1] is None
-    memories = MemoryGraph.open(lance_uri, minilm)
+    memories = TypedMemories.open(lance_uri, minilm)
     move = memories.store_memory(tenant, "event", MOVE, occurred_at=at(6, 10), actor="test")
     supersede_tenant(root, lance_uri, tenant, minilm, at(6, 11), nlp=nlp)
     boston = graph(lance_uri)["lives_in"]

@@ -1,4 +1,4 @@
-"""The application assembled from its parts: recall with every source the slices provide.
+"""Wiring the slices into recall: every recall source a slice provides, registered in one place.
 
 ``recall`` ships the sources over L0 chunks and episodes and never imports a slice; typed
 memories (the ``memories`` slice) join it here as the ``facts`` source. Every entry point that
