@@ -75,10 +75,8 @@ def build_server(agent: str, user: str, read_only: bool = False, settings=None):
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp_types import ToolAnnotations
 
-    from memory_pipeline.wiring import assemble
     from memory_pipeline.memories.service import MemoryService
 
-    assemble()
 
     service = MemoryService(agent, user, read_only=read_only, actor="mcp", **({"settings": settings} if settings else {}))
     expected = _expected_errors()

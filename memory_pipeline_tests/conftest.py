@@ -24,12 +24,9 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # 44-60 s with two (load 5-7, 300 notes through MiniLM).
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from memory_pipeline.wiring import assemble  # noqa: E402
 from memory_pipeline_tests.helpers import SAMPLE_ROOT, make_resources, run_together, write  # noqa: E402, F401
 from memory_pipeline_tests.helpers.mcp import mcp_environment  # noqa: E402
 from memory_pipeline_tests.helpers.object_store import moto_s3, s3_env  # noqa: E402
-
-assemble()  # recall with every source, as the CLI and the MCP server run it
 
 
 # -- parallel runs (pytest-xdist: ``scripts/test`` runs ``-n 2 --dist loadgroup``) ----------------

@@ -42,14 +42,12 @@ def demo_command(
     """Materialize every asset on the sample data in data/, then show a cited recall."""
     import time
 
-    from memory_pipeline.wiring import assemble
     from memory_pipeline.config import get_settings
     from memory_pipeline.recall.search import search
     from memory_pipeline.orchestration.runs import run_partitioned_jobs
 
     from memory_pipeline.cli.tenants import require_tenant, select_tenants
 
-    assemble()
     agent, user = require_tenant(agent, user)
     settings = get_settings()
     defs, instance = runs.defs(), runs.instance()

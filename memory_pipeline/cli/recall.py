@@ -41,7 +41,6 @@ def search_command(
     as_json: bool = options.JSON,
 ) -> None:
     """Hybrid search (vector + full text) of a tenant's memory, with citations."""
-    from memory_pipeline.wiring import assemble
     from memory_pipeline.recall.query import reference_time
     from memory_pipeline.recall.search import search
 
@@ -51,7 +50,6 @@ def search_command(
         asked_at = reference_time(now) if now else None
     except ValueError as exc:
         raise BadInput(f"--now: {exc}") from None
-    assemble()
     agent, reader = _reader(agent, user)
     results = search(query, agent, reader, sources=source or None, k=limit, min_score=min_score, mmr=mmr, now=asked_at)
     _record("search", returned=results)
@@ -107,10 +105,8 @@ def inject_command(
     as_json: bool = options.JSON,
 ) -> None:
     """Show the memory section auto-inject would add to the prompt for a message."""
-    from memory_pipeline.wiring import assemble
     from memory_pipeline.recall.inject import inject
 
-    assemble()
     agent, reader = _reader(agent, user)
     result = inject(message, agent, reader)
     _record("inject", used=result.results)

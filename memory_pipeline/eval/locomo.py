@@ -234,10 +234,8 @@ def run_locomo_eval(
     table (``after_use``) shows what activation changed once the memory has been used."""
     from memory_pipeline.config import get_settings
     from memory_pipeline.embedding import make_embedder
-    from memory_pipeline.wiring import assemble
     from memory_pipeline.recall.search import search
 
-    assemble()
     data, out = Path(data), Path(out)
     queries_path = data / "queries.jsonl"
     if not queries_path.is_file():

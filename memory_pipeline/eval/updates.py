@@ -190,7 +190,6 @@ def run_updates_eval(data: Path, out: Path, *, embedder: str = "minilm", k: int 
     """Stage the scenarios, run ``ingest``, ask; run ``memories ingest`` and ``consolidate``, ask
     again; write and return the summary. Questions are asked through recall's ``search``, as the
     ``search`` command and the MCP server ask them."""
-    from memory_pipeline.wiring import assemble
     from memory_pipeline.config import get_settings
     from memory_pipeline.timeline.statements import tenant_statements
     from memory_pipeline.timeline.records import supersession_rows
@@ -198,7 +197,6 @@ def run_updates_eval(data: Path, out: Path, *, embedder: str = "minilm", k: int 
     from memory_pipeline.consolidation.store import ConsolidationStore
     from memory_pipeline.recall.search import search
 
-    assemble()  # typed memories are searched as from the CLI and the MCP server
     scenarios, raw = load_scenarios(Path(data))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -295,13 +293,11 @@ def run_longmemeval_updates(data: Path, out: Path, *, embedder: str = "minilm", 
     ``sessions/<question_id>/``) through ``ingest``, ``memories ingest`` and ``consolidate``: R@1 and
     MRR on their evidence turns, and newest@1, the share whose first result cites the evidence turn
     of the latest session (the current value)."""
-    from memory_pipeline.wiring import assemble
     from memory_pipeline.config import get_settings
     from memory_pipeline.embedding import make_embedder
     from memory_pipeline.eval.locomo import AGENT as LOCOMO_AGENT, EvalDataError, _bare, load_queries, stage_workspace
     from memory_pipeline.recall.search import search
 
-    assemble()
     data, out = Path(data), Path(out)
     queries = [q for q in load_queries(data / "queries.jsonl") if q.get("category_name") == KNOWLEDGE_UPDATE]
     if not queries:

@@ -5,8 +5,8 @@ A typed memory reads as one row cited ``facts/<id>``, the way an episode without
 is cited ``episodes/<id>``. A forgotten memory is deleted from the table and an updated one is
 replaced in place (same id, new content and vector). A memory a later statement replaced stays
 searchable: recall ranks it below its successor and labels it (``recall/timeline.py``), as it
-does transcripts and notes. ``memory_pipeline.wiring``
-registers this source where the application is assembled; typed-memory recall passes it to
+does transcripts and notes. The package declares this source as an entry point
+(pyproject.toml), so every caller of recall finds it; typed-memory recall passes it to
 ``recall.search`` directly.
 """
 

@@ -80,8 +80,8 @@ def search(
 
     ``user=None`` searches the agent-wide memory only. ``sources`` (names of registered sources,
     or ``RecallSource`` objects) defaults to every registered source whose table exists
-    (``memory``, ``sessions``, ``episodes``, and ``facts`` once ``memory_pipeline.wiring`` has
-    registered it). ``k``,
+    (``memory``, ``sessions``, ``episodes``, and ``facts``, which the typed memories declare:
+    ``sources.known_sources``). ``k``,
     ``min_score`` and ``mmr`` override the configured defaults (``Settings.recall``); ``now``
     (default today, UTC) is the day dated notes' age is counted to.
     """

@@ -17,7 +17,6 @@ import sys
 import numpy as np
 import pytest
 
-from memory_pipeline.wiring import assemble
 from memory_pipeline.embedding import MiniLMEmbedder, prepare_query_encoder
 from memory_pipeline.recall.search import search
 from memory_pipeline_tests.helpers import REPO
@@ -32,9 +31,7 @@ PROBE = f"""
 import json, sys
 mode, *args = sys.argv[1:]
 if mode == "api":
-    from memory_pipeline.wiring import assemble
     from memory_pipeline.recall import search
-    assemble()
     print(json.dumps([r.to_dict() for r in search(args[0], agent="support-bot", user="alice")]))
 else:
     from memory_pipeline.cli import main
@@ -85,7 +82,6 @@ def test_a_query_loads_no_model_and_finds_what_encode_finds(indexed):
                                  "-a", "support-bot", "-u", "alice", "--json")
     assert loaded_inject == [] and inject["injected"] >= 1
 
-    assemble()
     root, uri = indexed
     expected = [r.to_dict() for r in search(QUERY, "support-bot", "alice", store=uri,
                                             settings=recall_settings(root, uri).model_copy(update={"embedder": "minilm"}),
