@@ -92,11 +92,13 @@ def consolidate(root: Path, lance: Path, embedder) -> dict:
     from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes
     from memory_pipeline.consolidation.store import ConsolidationStore
     from memory_pipeline.consolidation.supersession import supersede_tenant
+    from memory_pipeline.episodes.sessions import SessionsRead
     from memory_pipeline.tenancy import Tenant
 
     tenant, now = Tenant("big", "u"), datetime.now(UTC)
     store = ConsolidationStore(lance, embedder.dim)
     stages = {}
+    read = SessionsRead()  # as in one run: the graph reads the sessions the episodes read
 
     def timed(name: str, work, figures) -> None:
         wall, cpu = time.perf_counter(), cpu_s()
@@ -104,9 +106,9 @@ def consolidate(root: Path, lance: Path, embedder) -> dict:
         stages[name] = {"seconds": round(time.perf_counter() - wall, 1), "cpu_s": round(cpu_s() - cpu, 1),
                         **figures(done), "peak_rss_mb": round(peak_rss_mb())}
 
-    timed("episodes", lambda: consolidate_episodes(root, store, tenant, None, embedder, now, timedelta(minutes=30), timedelta(days=90)),
+    timed("episodes", lambda: consolidate_episodes(root, store, tenant, None, embedder, now, timedelta(minutes=30), timedelta(days=90), read=read),
           lambda r: {"written": len(r.drafts), "unchanged": r.unchanged})
-    timed("graph", lambda: build_graph(root, store, tenant, None, embedder, pending_only=True),
+    timed("graph", lambda: build_graph(root, store, tenant, None, embedder, pending_only=True, read=read),
           lambda r: {"relations": len(r.relations), "episodes_read": r.episodes})
     timed("supersession", lambda: supersede_tenant(root, lance, tenant, embedder, now),
           lambda r: {"statements": r.statements, "records": len(r.records), "unchanged": r.unchanged})

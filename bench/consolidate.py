@@ -115,13 +115,11 @@ def bench_spacy(texts: list[str], repeats: int = 3) -> dict:
 
 
 def forget_parses() -> None:
-    """Empties what a process keeps between runs (recent spaCy parses, the sessions the summaries
-    read), so that each measured pass parses every turn itself; the models stay loaded."""
-    from memory_pipeline.consolidation.pipeline import forget_read_sessions
+    """Empties what a process keeps between runs (recent spaCy parses), so that each measured pass
+    parses every turn itself; the models stay loaded."""
     from memory_pipeline.text.statements import forget_parses as forget_recent_parses
 
     forget_recent_parses()
-    forget_read_sessions()
 
 
 def bench_functions(root: Path, sessions: dict, lance: Path, embedder_kind: str) -> dict:
@@ -129,6 +127,7 @@ def bench_functions(root: Path, sessions: dict, lance: Path, embedder_kind: str)
     from memory_pipeline.consolidation.store import ConsolidationStore
     from memory_pipeline.consolidation.supersession import supersede_tenant
     from memory_pipeline.embedding import make_embedder
+    from memory_pipeline.episodes.sessions import SessionsRead
     from memory_pipeline.text.statements import load_nlp
 
     started = time.perf_counter()
@@ -142,14 +141,16 @@ def bench_functions(root: Path, sessions: dict, lance: Path, embedder_kind: str)
     parts = {"episodes": 0.0, "embed": 0.0, "graph": 0.0, "nlp": 0.0, "supersede": 0.0, "dedup": 0.0}
     count = relations = merged = supersessions = 0
     started = time.perf_counter()
+    read = SessionsRead()  # as in one run: the graph reads the sessions the episodes read
     for tenant in sessions:
         t0 = time.perf_counter()
-        report = consolidate_episodes(root, store, tenant, None, embedder, now, timedelta(minutes=30), timedelta(days=90))
+        report = consolidate_episodes(root, store, tenant, None, embedder, now, timedelta(minutes=30), timedelta(days=90),
+                                      read=read)
         parts["episodes"] += time.perf_counter() - t0
         parts["embed"] += report.embed_s
         count += len(report.drafts)
         t0 = time.perf_counter()
-        graph = build_graph(root, store, tenant, None, embedder)
+        graph = build_graph(root, store, tenant, None, embedder, read=read)
         parts["graph"] += time.perf_counter() - t0
         parts["nlp"] += graph.nlp_s
         relations += len(graph.relations)

@@ -35,6 +35,7 @@ from memory_pipeline.consolidation.pipeline import build_graph, consolidate_epis
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.consolidation.supersession import SupersessionReport, supersede_tenant
 from memory_pipeline.embedding import EMBEDDER_IDENTITY
+from memory_pipeline.episodes.sessions import SessionsRead
 from memory_pipeline.llm.client import LLMClient
 from memory_pipeline.orchestration.materializations import (
     PartitionReport,
@@ -108,6 +109,11 @@ def check_spec(name: str, asset: str, partitions_def: dg.PartitionsDefinition = 
     return dg.AssetCheckSpec(name, asset=asset, description=description, blocking=blocking, partitions_def=partitions_def)
 
 
+def _sessions_read(workspace: WorkspaceResource) -> SessionsRead:
+    """The sessions this run read: the episodes keep them, the graph reads them after."""
+    return workspace.run_memo().setdefault("sessions_read", SessionsRead())
+
+
 def _store(lancedb: LanceDBResource, embedder: EmbedderResource) -> ConsolidationStore:
     return ConsolidationStore(lancedb.uri, embedder.dim)
 
@@ -163,7 +169,7 @@ def episodic_summaries(
             done = consolidate_episodes(
                 workspace.root_path, store, tenant, days or None, model, now,
                 timedelta(minutes=settings.session_idle_minutes), timedelta(days=settings.episode_ttl_days), llm,
-                since=since, only_new=not config.again,
+                since=since, only_new=not config.again, read=_sessions_read(workspace),
             )
         except Exception as exc:  # one tenant's failure must not stop the others
             _fail_tenant(context, report, key, exc)
@@ -240,7 +246,9 @@ def semantic_graph(
     for key in report.partition_keys:
         tenant = Tenant.from_key(key)
         try:
-            built = build_graph(workspace.root_path, store, tenant, None, embedder.get(), pending_only=True)
+            built = build_graph(
+                workspace.root_path, store, tenant, None, embedder.get(), pending_only=True, read=_sessions_read(workspace)
+            )
             # Nothing new to read: the supersession records stand as the run that wrote the last
             # episodes left them (typed memories decide theirs in their own slice).
             timeline = (

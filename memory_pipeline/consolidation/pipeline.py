@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,7 +25,7 @@ from memory_pipeline.episodes.dreaming import (
     mark_replaced,
     write_document,
 )
-from memory_pipeline.episodes.sessions import Session, SessionFile, load_session, session_files, tenant_sessions
+from memory_pipeline.episodes.sessions import Session, SessionFile, SessionsRead, load_session, session_files, tenant_sessions
 from memory_pipeline.episodes.summaries import EpisodeDraft, attach_vectors, build_episode, last_line, scrubbed_session
 from memory_pipeline.knowledge import dedup as dedup_rules
 from memory_pipeline.knowledge.graph import graph_rows, resolver
@@ -71,15 +71,18 @@ def consolidate_episodes(
     *,
     since: str | None = None,
     only_new: bool = False,
+    read: SessionsRead | None = None,
 ) -> EpisodesReport:
     """Write one episode per session of ``tenant`` completed on one of ``days`` (all days if None)
     and on or after the day ``since``. ``only_new``: only the sessions with no episode yet, or
-    whose transcript grew since its episode was written (see ``ConsolidatedSessions``)."""
+    whose transcript grew since its episode was written (see ``ConsolidatedSessions``). ``read``
+    keeps the sessions read for ``build_graph`` in the same run."""
     report = EpisodesReport()
     known = ConsolidatedSessions.of(store, tenant) if only_new else None
     found = tenant_sessions(root, tenant, now, idle, days, since, skip=known.untouched if known else None)
     complete = [s for s in found.complete if known is None or known.is_new(s)]
-    _remember_sessions(root, tenant, complete)
+    if read is not None:
+        read.keep(root, tenant, complete)
     report.complete, report.open, report.unreadable = len(complete), len(found.open), found.unreadable
     report.unchanged = len(found.complete) - len(complete) + (known.skipped if known else 0)
     for session in complete:
@@ -148,25 +151,6 @@ class GraphReport:
     episode_ids: list[str] = field(default_factory=list)
 
 
-_REMEMBERED_TENANTS = 16
-_read_sessions: OrderedDict[tuple[str, str], dict[str, Session]] = OrderedDict()
-"""The complete sessions ``consolidate_episodes`` read last, per (root, tenant): ``build_graph``
-right after reads their turns from here instead of reading and scrubbing the files again."""
-
-
-def forget_read_sessions() -> None:
-    """Empty the sessions kept for ``build_graph``: it reads every transcript again."""
-    _read_sessions.clear()
-
-
-def _remember_sessions(root: Path, tenant: Tenant, sessions: list[Session]) -> None:
-    key = (str(root), tenant.key)
-    _read_sessions[key] = {s.file.path: s for s in sessions}
-    _read_sessions.move_to_end(key)
-    while len(_read_sessions) > _REMEMBERED_TENANTS:
-        _read_sessions.popitem(last=False)
-
-
 def _episode_session(
     root: Path, episode: dict, files: dict[str, SessionFile], read: dict[str, Session]
 ) -> Session | str | Exception:
@@ -205,7 +189,7 @@ def _parse_ahead(sessions: list, tenant: Tenant, nlp) -> None:
 
 def build_graph(
     root: Path, store: ConsolidationStore, tenant: Tenant, days: set[str] | None, embedder: Embedder, nlp=None,
-    *, pending_only: bool = False,
+    *, pending_only: bool = False, read: SessionsRead | None = None,
 ) -> GraphReport:
     """Entities and relations of the tenant's episodes of ``days`` (every day if None), or only of
     those written since the graph was last built from them (``pending_only``); when each relation
@@ -224,7 +208,7 @@ def build_graph(
     relations: list[dict] = []
     files = {f.path: f for f in session_files(root, tenant)}  # listed once: a scan per episode is quadratic
     ordered = list(episodes.sort("completed_at").iter_rows(named=True))
-    remembered = _read_sessions.get((str(root), tenant.key), {})
+    remembered = read.of(root, tenant) if read is not None else {}
     # Read and scrubbed once each; a failure stays its episode's.
     sessions = [_scrubbed(_episode_session(root, episode, files, remembered)) for episode in ordered]
     nlp = nlp or load_nlp()

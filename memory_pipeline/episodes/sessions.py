@@ -9,6 +9,7 @@ with a new ``source_id`` only if a compaction was added.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -149,3 +150,25 @@ def tenant_sessions(
         elif (not days or session.day in days) and (since is None or session.day >= since):
             result.complete.append(session)
     return result
+
+
+class SessionsRead:
+    """The complete sessions a run read, per (root, tenant), for the next step of the same run:
+    the graph reads the turns the episodes just read instead of reading and scrubbing the files
+    again. Made once per run (kept in ``WorkspaceResource.run_memo``) and passed in explicitly;
+    the last ``tenants`` tenants are kept."""
+
+    def __init__(self, tenants: int = 16):
+        self.tenants = tenants
+        self._by_tenant: OrderedDict[tuple[str, str], dict[str, Session]] = OrderedDict()
+
+    def keep(self, root: Path, tenant: Tenant, sessions: list[Session]) -> None:
+        key = (str(root), tenant.key)
+        self._by_tenant[key] = {s.file.path: s for s in sessions}
+        self._by_tenant.move_to_end(key)
+        while len(self._by_tenant) > self.tenants:
+            self._by_tenant.popitem(last=False)
+
+    def of(self, root: Path, tenant: Tenant) -> dict[str, Session]:
+        """{path: session} of the tenant's sessions read in this run."""
+        return self._by_tenant.get((str(root), tenant.key), {})

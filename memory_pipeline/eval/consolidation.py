@@ -96,12 +96,14 @@ def consolidate_conversation(root: Path, lance: str, tenant: Tenant, embedder, n
     from memory_pipeline.episodes.dreaming import dreaming_path
     from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities, dream
     from memory_pipeline.consolidation.store import ConsolidationStore
+    from memory_pipeline.episodes.sessions import SessionsRead
     from memory_pipeline.memories.pipeline import ingest_tenant
     from memory_pipeline.memories.operations import TypedMemories
 
     store = ConsolidationStore(lance, embedder.dim)
-    consolidate_episodes(root, store, tenant, None, embedder, now, timedelta(minutes=30), timedelta(days=36500))
-    build_graph(root, store, tenant, None, embedder)
+    read = SessionsRead()
+    consolidate_episodes(root, store, tenant, None, embedder, now, timedelta(minutes=30), timedelta(days=36500), read=read)
+    build_graph(root, store, tenant, None, embedder, read=read)
     dedup_entities(store, tenant, now)
     typed = TypedMemories.open(lance, embedder)
     ingest_tenant(typed, root, tenant, source="transcript", now=now)
@@ -147,6 +149,7 @@ def run_consolidation_eval(
 ) -> ConsolidationEvalReport:
     """Consolidate every conversation of ``data``, write ``out/units.jsonl``, score it if a scorer is found."""
     from memory_pipeline.consolidation.store import ConsolidationStore
+    from memory_pipeline.episodes.sessions import SessionsRead
     from memory_pipeline.embedding import make_embedder
 
     data, out = Path(data), Path(out)

@@ -9,6 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import dagster as dg
+from pydantic import PrivateAttr
 
 from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.embedding import EMBEDDER_IDENTITY, Embedder, make_embedder
@@ -20,6 +21,7 @@ class WorkspaceResource(dg.ConfigurableResource):
     ``MEMORY_PIPELINE_EXCLUDE``), so every reader of the workspace, in a run or not, sees the same files."""
 
     root: str = "data/agents"
+    _run_memo: dict = PrivateAttr(default_factory=dict)
 
     @property
     def root_path(self) -> Path:
@@ -27,6 +29,14 @@ class WorkspaceResource(dg.ConfigurableResource):
 
     def settings(self) -> Settings:
         return get_settings().model_copy(update={"root": self.root})
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        self._run_memo = {}  # one per run (per step process when steps run in processes of their own)
+
+    def run_memo(self) -> dict:
+        """What the steps of one run hand each other in memory, never stored (the sessions the
+        episodes read, which the graph reads after)."""
+        return self._run_memo
 
 
 class LanceDBResource(dg.ConfigurableResource):

@@ -26,12 +26,12 @@ from memory_pipeline.embedding import Embedder, make_embedder
 from memory_pipeline.recall import scoring, timeline
 from memory_pipeline.recall.query import TIME_WORDS_RE, QueryInfo, understand
 from memory_pipeline.recall.results import Candidate, SearchResult, build_results, dedup_across_scopes
+from memory_pipeline.recall.registry import known_sources
 from memory_pipeline.recall.scope import Scope, recall_scopes
 from memory_pipeline.recall.sources import (
     RecallSource,
     Rows,
     TenantCache,
-    known_sources,
     tenant_cache,
 )
 from memory_pipeline.store.base import LanceBase
@@ -81,7 +81,7 @@ def search(
     ``user=None`` searches the agent-wide memory only. ``sources`` (names of registered sources,
     or ``RecallSource`` objects) defaults to every registered source whose table exists
     (``memory``, ``sessions``, ``episodes``, and ``facts``, which the typed memories declare:
-    ``sources.known_sources``). ``k``,
+    ``registry.known_sources``). ``k``,
     ``min_score`` and ``mmr`` override the configured defaults (``Settings.recall``); ``now``
     (default today, UTC) is the day dated notes' age is counted to.
     """

@@ -1,12 +1,9 @@
-"""Where recall reads from: pluggable sources over LanceDB tables, and a per-tenant row cache.
+"""Where recall reads from: sources over LanceDB tables, and a per-tenant row cache.
 
 A source names the table it reads and turns that table's rows into ``Rows``, the common shape
 recall scores. ``memory`` and ``sessions`` both live in the ``chunks`` table; ``episodes`` (and
 later ``facts``) have tables of their own, and a source whose table does not exist yet is
-skipped. A slice's sources are declared as entry points of the package (group
-``memory_pipeline.recall_sources`` in pyproject.toml: typed memories add ``facts``) and found on
-the first lookup, so every caller of recall sees them without importing the slice; a source can
-also join through ``register_source``.
+skipped. Which sources there are by name is ``registry.py``'s.
 
 The vector channel scans an in-memory matrix of one tenant's vectors: LanceDB's flat scan is
 28-44x slower than NumPy over the same vectors (DESIGN §10). The matrix is loaded once per
@@ -138,43 +135,6 @@ class EpisodeSource(RecallSource):
             vectors=vector_matrix(vectors_in, order),
             expires=column("expires_at", lambda i: None),
         )
-
-
-_SOURCES: dict[str, RecallSource] = {}
-SOURCE_ENTRY_POINTS = "memory_pipeline.recall_sources"
-_declared: list[str] = []  # the entry points loaded, once per process
-
-
-def register_source(source: RecallSource) -> None:
-    """Make a source searchable by its names."""
-    for name in source.names:
-        _SOURCES[name] = source
-
-
-def known_sources() -> dict[str, RecallSource]:
-    """Every source by name: the built-in ones, those the package declares (loaded on the first
-    call: about 3 ms, the package's own metadata read) and those registered."""
-    if not _declared:
-        _declared.append(SOURCE_ENTRY_POINTS)
-        for entry in _declared_sources():
-            register_source(entry.load())
-    return dict(_SOURCES)
-
-
-def _declared_sources() -> list:
-    from importlib.metadata import PackageNotFoundError, distribution
-
-    try:
-        return list(distribution("memory_pipeline").entry_points.select(group=SOURCE_ENTRY_POINTS))
-    except PackageNotFoundError:  # run from a checkout that was never installed: the built-in sources
-        log.warning("memory_pipeline is not installed (pip install -e .): recall searches its built-in sources only")
-        return []
-
-
-register_source(ChunkSource())
-register_source(EpisodeSource())
-
-DEFAULT_SOURCES = ("memory", "sessions", "episodes", "facts")
 
 
 class TenantCache:

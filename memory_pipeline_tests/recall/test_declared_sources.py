@@ -11,7 +11,7 @@ from memory_pipeline_tests.helpers import REPO
 
 PROBE = """
 import json, sys
-from memory_pipeline.recall.sources import known_sources
+from memory_pipeline.recall.registry import known_sources
 before = "memory_pipeline.memories.recall_source" in sys.modules
 sources = known_sources()
 print(json.dumps({"before": before, "names": sorted(sources), "facts_table": sources["facts"].table}))

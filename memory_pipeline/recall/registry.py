@@ -1,0 +1,43 @@
+"""Recall's sources by name: the built-in ones (notes and transcripts, episodes) and those a slice
+declares as an entry point of the package (group ``memory_pipeline.recall_sources`` in
+pyproject.toml: typed memories declare ``facts``). The declared ones are loaded on the first
+lookup, so every caller of recall (the Python API, the CLI, the MCP server) searches them with no
+call to make first, and recall never imports a slice. A source can also join by
+``register_source``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from memory_pipeline.recall.sources import ChunkSource, EpisodeSource, RecallSource
+
+log = logging.getLogger(__name__)
+
+_SOURCES: dict[str, RecallSource] = {}
+SOURCE_ENTRY_POINTS = "memory_pipeline.recall_sources"
+_declared: list[str] = []  # the group, once its entry points are loaded (once per process)
+
+
+def register_source(source: RecallSource) -> None:
+    """Make a source searchable by its names."""
+    for name in source.names:
+        _SOURCES[name] = source
+
+
+def known_sources() -> dict[str, RecallSource]:
+    """Every source by name: built in, declared by the package (read on the first call, ~3 ms), registered."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    if not _declared:
+        _declared.append(SOURCE_ENTRY_POINTS)
+        try:
+            for entry in distribution("memory_pipeline").entry_points.select(group=SOURCE_ENTRY_POINTS):
+                register_source(entry.load())
+        except PackageNotFoundError:
+            log.warning("memory_pipeline is not installed (pip install -e .): recall searches its own sources only")
+    return dict(_SOURCES)
+
+
+register_source(ChunkSource())
+register_source(EpisodeSource())
