@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
+import json
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
 
 def host_steal_s() -> float | None:
     """CPU seconds the hypervisor has taken from this machine's cores since boot (psutil's
@@ -23,3 +29,19 @@ def steal_since(start: float | None) -> float | None:
     """Seconds of ``host_steal_s`` since the reading ``start`` (None if either is unknown)."""
     now = host_steal_s()
     return None if start is None or now is None else round(now - start, 2)
+
+
+def command_line(doc: str | None, name: str) -> argparse.ArgumentParser:
+    """A benchmark's arguments: its module docstring as the help, and ``--out`` defaulting to
+    ``bench/results/<name>.json``."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default=str(RESULTS / f"{name}.json"))
+    return parser
+
+
+def write_report(out: str | Path, report: dict) -> None:
+    """Writes a benchmark's report to ``out`` as indented JSON, making its folder."""
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    print(f"wrote {path}")

@@ -34,8 +34,6 @@ loads them once).
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import platform
 import shutil
@@ -51,6 +49,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench import command_line, write_report  # noqa: E402
+
 DEFAULT_EVAL = HERE.parent.parent / "shared" / "eval" / "locomo-dev"
 if not DEFAULT_EVAL.is_dir():  # a worktree one folder deeper (<repo parent>/wt/<name>)
     DEFAULT_EVAL = HERE.parent.parent.parent / "shared" / "eval" / "locomo-dev"
@@ -275,10 +277,9 @@ def _dagster_mode(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = command_line(__doc__, "consolidate")
     parser.add_argument("--eval", default=str(DEFAULT_EVAL), help="the locomo-dev folder (read only)")
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hash"])
-    parser.add_argument("--out", default=str(HERE / "results" / "consolidate.json"))
     parser.add_argument("--spacy-repeats", type=int, default=3, help="interleaved spaCy timings, best kept")
     parser.add_argument("--dagster-modes", default="all", choices=["all", "tmpfs", "backfill", "launch"],
                         help="'tmpfs' skips the run with the Dagster instance on disk; 'backfill' runs only "
@@ -289,7 +290,6 @@ def main() -> None:
     eval_dir = Path(opts.eval).resolve()
     if not (eval_dir / "sessions").is_dir():
         sys.exit(f"no sessions folder in {eval_dir}: pass --eval <path to locomo-dev>")
-    sys.path.insert(0, str(HERE.parent))
     root, sessions = load_sessions(eval_dir)
     turns = [t.content for items in sessions.values() for s in items for t in s.transcript.turns]
     print(f"{sum(len(v) for v in sessions.values())} sessions of {len(sessions)} conversations, {len(turns)} turns")
@@ -315,10 +315,7 @@ def main() -> None:
         report["load_average_at_end"] = os.getloadavg()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    out = Path(opts.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
-    print(f"wrote {out}")
+    write_report(opts.out, report)
 
 
 if __name__ == "__main__":

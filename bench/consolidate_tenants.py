@@ -17,7 +17,6 @@ on ``PYTHONPATH``), to compare two versions on the same workspace in one invocat
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -31,6 +30,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench import command_line, write_report  # noqa: E402
+
 NAMES = ["Ana", "Ben", "Chloe", "Dev", "Elif", "Femi", "Gus", "Hana", "Ivo", "Jun"]
 CITIES = ["Lisbon", "Porto", "Berlin", "Madrid", "Oslo", "Dublin", "Vienna", "Prague"]
 ORGS = ["Acme Corp", "Globex", "Initech", "Umbrella Labs", "Stark Industries", "Wayne Foods"]
@@ -96,14 +99,13 @@ def consolidate_all(code: Path, env: dict[str, str], extra: tuple[str, ...] = ()
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = command_line(__doc__, "consolidate_tenants")
     parser.add_argument("--tenants", type=int, default=30)
     parser.add_argument("--sessions", type=int, default=3, help="completed sessions per tenant")
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hash"])
     parser.add_argument("--code", default=str(HERE.parent), help="the checkout whose command runs")
     parser.add_argument("--home-on-tmpfs", action="store_true", help="Dagster home and LanceDB under /dev/shm")
     parser.add_argument("--no-rerun", action="store_true", help="skip the second consolidate --all")
-    parser.add_argument("--out", default=str(HERE / "results" / "consolidate_tenants.json"))
     opts = parser.parse_args()
     code = Path(opts.code).resolve()
     base = Path("/dev/shm") if opts.home_on_tmpfs and Path("/dev/shm").is_dir() else None
@@ -155,10 +157,7 @@ def main() -> None:
     print(f"  1-min load average {load_before[0]:.2f} before, {load_after[0]:.2f} after")
     print(f"rerun with nothing new: {report['rerun']['runs']} run(s), {report['rerun']['sessions_consolidated']} sessions, "
           f"{rerun['seconds']:.1f} s in the command, {rerun_wall:.1f} s in all, {rerun_cpu:.1f} CPU s")
-    out = Path(opts.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {out}")
+    write_report(opts.out, report)
 
 
 if __name__ == "__main__":

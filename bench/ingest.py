@@ -44,6 +44,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench import command_line, write_report  # noqa: E402
+
 WORDS = (
     "agent memory project deploy billing customer invoice migration postgres schema index query "
     "latency budget meeting review decision preference timezone report release incident ticket "
@@ -185,7 +189,6 @@ def phase_sensor(root: Path, home: Path) -> dict:
 def rerun_on_postgres(root: Path, lance: Path, home: Path) -> dict | None:
     """The no-change rerun on a new PostgreSQL database (None without a server): a first run
     registers the tenants and gives the instance a history, the second is returned."""
-    sys.path.insert(0, str(HERE.parent))
     from bench.postgres import postgres_database
     from memory_pipeline.orchestration.runs import instance_config
 
@@ -209,13 +212,12 @@ def run_phase(name: str, *args: str) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = command_line(__doc__, "ingest")
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--tenants", type=int, default=20)
     parser.add_argument("--quick", action="store_true", help="60 files, without the 1%%-changed run and the sensor tick")
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--args", nargs="*", help=argparse.SUPPRESS)
-    parser.add_argument("--out", default=str(HERE / "results" / "ingest.json"))
     opts, rest = parser.parse_known_args()
     if opts.phase:
         paths = [Path(p) for p in rest]
@@ -291,10 +293,7 @@ def main() -> None:
             report["ratios"]["changed_1pct_vs_full_time"] = more["changed"]["seconds"] / full["seconds"]
         if "rerun_postgres" in more:
             report["ratios"]["rerun_postgres_vs_full_time"] = more["rerun_postgres"]["seconds"] / full["seconds"]
-        out = Path(opts.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=2, default=str))
-        print(f"wrote {out}")
+        write_report(opts.out, report)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

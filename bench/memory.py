@@ -26,7 +26,6 @@ are recorded with the results: both change the native figures.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -44,6 +43,8 @@ import psutil
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+
+from bench import command_line, write_report  # noqa: E402
 
 TURNS_PER_FILE = 1000
 DIM = 384
@@ -228,10 +229,9 @@ def run(chunks: int, tenants: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = command_line(__doc__, "memory")
     parser.add_argument("--chunks", type=int, default=1_000_000)
     parser.add_argument("--tenants", type=int, default=10)
-    parser.add_argument("--out", default=str(HERE / "results" / "memory.json"))
     opts = parser.parse_args()
     result = run(opts.chunks, opts.tenants)
     rss = result["rss_mb"]
@@ -243,10 +243,7 @@ def main() -> None:
     print(f"Python-held peak while embedding and writing (tracemalloc): {result['python_peak_while_embedding_and_writing_mb']} MB")
     print(f"RSS rise while embedding and writing: {result['rise_while_embedding_and_writing_mb']} MB; "
           f"all vectors at once would be {result['all_vectors_mb']} MB, one block {result['one_block_of_vectors_mb']} MB")
-    out = Path(opts.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2))
-    print(f"wrote {out}")
+    write_report(opts.out, result)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench import host_steal_s, steal_since  # noqa: E402
+from bench import command_line, host_steal_s, steal_since, write_report  # noqa: E402
 
 AGENT = "bench"
 TARGET_WALL_S, TARGET_RSS_MB, TARGET_MCP_S = 1.0, 400, 2.0
@@ -128,11 +128,10 @@ def summary(samples: list[dict]) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = command_line(__doc__, "oneshot")
     ap.add_argument("--chunks", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--reference-runs", type=int, default=3)
-    ap.add_argument("--out", default=str(HERE / "results" / "oneshot.json"))
     ap.add_argument("--build", help=argparse.SUPPRESS)  # the child that writes the table
     args = ap.parse_args()
     if args.build:
@@ -193,9 +192,7 @@ def main() -> None:
     print("  ratios: " + ", ".join(f"{k} {v}" for k, v in report["ratios"].items()))
     print(f"  load {report['load_average_at_start'][0]:.1f} -> {report['load_average_at_end'][0]:.1f}, "
           f"host took {report['host_steal_s']} CPU s")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=2))
-    print(f"wrote {args.out}")
+    write_report(args.out, report)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,6 @@ model, nor the new-process, embedding-path and changed-tenant figures: nothing g
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import os
@@ -77,7 +76,7 @@ from memory_pipeline.recall.sources import ChunkSource, tenant_cache  # noqa: E4
 from memory_pipeline.store.base import sql_str  # noqa: E402
 from memory_pipeline.store.tables import CHUNKS  # noqa: E402
 
-from bench import host_steal_s, steal_since  # noqa: E402
+from bench import command_line, host_steal_s, steal_since, write_report  # noqa: E402
 from bench.recall_fresh import (  # noqa: E402
     EncodeEmbedder,
     TorchScriptEmbedder,
@@ -367,12 +366,11 @@ def bench_size(size, uri, settings, embedder, queries, mixture, lancedb_queries,
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = command_line(__doc__, "recall")
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--lancedb-queries", type=int, default=20, help="LanceDB flat scans are slow; fewer.")
     ap.add_argument("--quick", action="store_true", help="one tenant of 20,000 chunks, 40 queries, no query embedding.")
-    ap.add_argument("--out", default=str(HERE / "results" / "recall.json"))
     args = ap.parse_args()
     sizes = [20_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     n_queries = 40 if args.quick else args.queries
@@ -450,8 +448,8 @@ def main() -> None:
         kept = json.loads(Path(args.out).read_text()).get("object_storage")
         if kept:
             report["object_storage"] = kept
-    Path(args.out).write_text(json.dumps(report, indent=2))
-    print(f"\nwrote {args.out}")
+    print()
+    write_report(args.out, report)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ bandwidth differ (the fetch is a few large GETs, the version check one listing a
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -41,6 +40,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import numpy as np  # noqa: E402
 
+from bench import command_line  # noqa: E402
 from bench.recall import AGENT, DIM, Mixture, tenant_slices, texts, vocabulary  # noqa: E402
 from memory_pipeline.config import Settings  # noqa: E402
 from memory_pipeline.l0.store import ChunkIndex  # noqa: E402
@@ -82,10 +82,9 @@ def cold(spec: dict, cache: Path) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = command_line(__doc__, "recall")
     ap.add_argument("--size", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=20)
-    ap.add_argument("--out", default=str(HERE / "results" / "recall.json"))
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="recall-s3-bench-"))
     proc, url = start_moto(work)

@@ -18,7 +18,6 @@ consolidation step), not embedding throughput (``bench/ingest.py``).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -30,6 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench import command_line, write_report  # noqa: E402
 from memory_pipeline_tests.helpers.workers import (  # noqa: E402
     TENANTS,
     build_workspace,
@@ -79,9 +79,8 @@ def with_workers(count: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = command_line(__doc__, "workers")
     ap.add_argument("--workers", default="1,2")
-    ap.add_argument("--out", default=str(HERE / "results" / "workers.json"))
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="workers-single-"))
     (base / "agents").mkdir()
@@ -96,8 +95,7 @@ def main() -> None:
         entry = with_workers(count)
         report["celery"].append(entry)
         print(f"{count} worker(s): {entry}", flush=True)
-    Path(args.out).write_text(json.dumps(report, indent=2))
-    print(f"wrote {args.out}")
+    write_report(args.out, report)
     shutil.rmtree(base, ignore_errors=True)
 
 

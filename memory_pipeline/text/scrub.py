@@ -51,10 +51,9 @@ from memory_pipeline.text.secret_families import (
     apply_vendor_prefixes,
     looks_like_password,
     looks_random,
-    placeholder,
-    rewrite_spans,
+    redact_group,
     spans_around,
-    sub_values,
+    sub_values_in,
 )
 
 CUSTOM = "custom"
@@ -243,13 +242,8 @@ def _apply(text: str, rule: _Rule, counts: Counter[str]) -> str:
 
 
 def _replace_group(match: re.Match[str], group: int | str, kind: str, counts: Counter[str]) -> str:
-    whole = match.group(0)
     start, end = match.span(group)
-    if end <= start:
-        return whole
-    counts[kind] += 1
-    start, end = start - match.start(0), end - match.start(0)
-    return whole[:start] + placeholder(kind, whole[start:end]) + whole[end:]
+    return match.group(0) if end <= start else redact_group(match, group, kind, counts)
 
 
 def _apply_assignments(text: str, counts: Counter[str]) -> str:
@@ -265,7 +259,7 @@ def _apply_assignments(text: str, counts: Counter[str]) -> str:
         return any(stem in before for stem in _KEYWORD_STEMS)
 
     spans = spans_around(text, _OPERATOR_RE, _KEY_REACH, _VALUE_REACH, keyword_before)
-    return rewrite_spans(text, spans, lambda piece: sub_values(_ASSIGNMENT_RE, piece, substitute, *_VALUE_GROUPS))
+    return sub_values_in(text, spans, _ASSIGNMENT_RE, substitute, *_VALUE_GROUPS)
 
 
 # --- detect-secrets ----------------------------------------------------------------------------

@@ -31,9 +31,9 @@ from memory_pipeline.text.secret_families import (
     looks_like_password,
     looks_random,
     placeholder,
-    rewrite_spans,
+    redact_group,
     spans_around,
-    sub_values,
+    sub_values_in,
 )
 
 _CREDENTIAL_NAME = (
@@ -75,18 +75,14 @@ def apply_config_formats(text: str, counts) -> str:
         if not _secret_value(value.replace("\\:", ":")):
             return None
         kind = "password" if "pass" in (match.groupdict().get("label") or match.groupdict().get("named") or "pass").lower() else "secret"
-        whole, base = match.group(0), match.start(0)
-        start, end = match.start(group) - base, match.end(group) - base
-        counts[kind] += 1
-        return whole[:start] + placeholder(kind, whole[start:end]) + whole[end:]
+        return redact_group(match, group, kind, counts)
 
     # Each pattern reads only the lines around its cheap hint (a ":port:" field, a credential word).
-    spans = spans_around(text, _PORT_FIELD_RE, 200, 300)
-    text = rewrite_spans(text, spans, lambda piece: sub_values(PGPASS_RE, piece, substitute, "value"))
+    text = sub_values_in(text, spans_around(text, _PORT_FIELD_RE, 200, 300), PGPASS_RE, substitute, "value")
     lowered = text.lower()
     if len(lowered) == len(text) and _VALUE_FIELD_RE.search(lowered):
         spans = spans_around(lowered, _NAME_HINT_RE, 200, 4700, extra_lines=3)
-        text = rewrite_spans(text, spans, lambda piece: sub_values(NAMED_VALUE_RE, piece, substitute, "dq", "sq", "bare"))
+        text = sub_values_in(text, spans, NAMED_VALUE_RE, substitute, "dq", "sq", "bare")
     return text
 
 

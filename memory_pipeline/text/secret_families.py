@@ -213,11 +213,15 @@ def placeholder(kind: str, secret: str) -> str:
     return PLACEHOLDER.format(kind) + breaks
 
 
-def _redact(match: re.Match[str], group: str, kind: str, counts) -> str:
+def redact_group(match: re.Match[str], group: int | str, kind: str, counts, length: int | None = None) -> str:
+    """The matched text with the value in ``group`` (its first ``length`` characters, when given)
+    replaced by its placeholder, counted under ``kind``."""
     whole, base = match.group(0), match.start(0)
-    start, end = match.span(group)
+    start, end = match.start(group) - base, match.end(group) - base
+    if length is not None:
+        end = start + length
     counts[kind] += 1
-    return whole[: start - base] + placeholder(kind, whole[start - base : end - base]) + whole[end - base :]
+    return whole[:start] + placeholder(kind, whole[start:end]) + whole[end:]
 
 
 # Every vendor token lies inside a run of 16+ URL-safe characters: the alternation of prefixes
@@ -247,9 +251,11 @@ def _value_group(match: re.Match[str], *names: str) -> str | None:
     return next((n for n in names if match.group(n) is not None), None)
 
 
-def sub_values(
-    pattern: re.Pattern[str], text: str, substitute: Callable[[re.Match[str], str], str | None], *value_groups: str
-) -> str:
+Substitute = Callable[[re.Match[str], str], str | None]
+"""``substitute(match, group)``: the replacement of a match whose value is in ``group``, or None."""
+
+
+def sub_values(pattern: re.Pattern[str], text: str, substitute: Substitute, *value_groups: str) -> str:
     """``pattern.sub`` for a label followed by its value, in the first of ``value_groups`` that
     holds it: ``substitute(match, group)`` returns the replacement, or None to leave the match as
     it is. The search then goes on from where the value starts, not from its end: a value turned
@@ -320,6 +326,13 @@ def rewrite_spans(
     return "".join(pieces)
 
 
+def sub_values_in(
+    text: str, spans: list[tuple[int, int]], pattern: re.Pattern[str], substitute: Substitute, *value_groups: str
+) -> str:
+    """``sub_values`` over the ``spans`` of ``text`` only (see ``spans_around``)."""
+    return rewrite_spans(text, spans, lambda piece: sub_values(pattern, piece, substitute, *value_groups))
+
+
 def apply_labelled(text: str, counts) -> str:
     """Flags, XML elements and URL user information that name or hold a credential."""
 
@@ -327,13 +340,13 @@ def apply_labelled(text: str, counts) -> str:
         value = match.group(group)
         if is_template(value) or not (looks_random(value, 8) or looks_like_password(value)):
             return None
-        return _redact(match, group, "secret", counts)
+        return redact_group(match, group, "secret", counts)
 
     def url_token(match: re.Match[str], group: str) -> str | None:
         value = match.group(group)
         if "REDACTED" in value or not looks_random(value, 16) or entropy(value) < 3.5:
             return None
-        return _redact(match, group, "url_token", counts)
+        return redact_group(match, group, "url_token", counts)
 
     if "--" in text or "-p" in text:
         text = sub_values(FLAG_RE, text, flag_or_xml, "value")
@@ -346,7 +359,7 @@ def apply_labelled(text: str, counts) -> str:
         value = match.group(group)
         if is_template(value) or not (looks_like_password(value) or looks_random(value, 8)):
             return None
-        return _redact(match, group, "password", counts)
+        return redact_group(match, group, "password", counts)
 
     if "-u" in text or "--user" in text or "-p" in text or "password" in text or "-AsPlainText" in text:
         text = sub_values(USER_PASSWORD_RE, text, user_password, "value", "login", "plain", "glued", "sshpass", "netrc")

@@ -26,6 +26,7 @@ from memory_pipeline.text.secret_families import (
     looks_like_password,
     looks_random,
     placeholder,
+    redact_group,
     rewrite_spans,
     spans_around,
     sub_values,
@@ -129,12 +130,7 @@ def _apply_prose(text: str, counts) -> str:
             ok = looks_random(stripped, 16)
         if not ok:
             return None
-        kind = "password" if password else "secret"
-        whole, base = match.group(0), match.start(0)
-        start = match.start(group) - base
-        end = start + len(stripped)
-        counts[kind] += 1
-        return whole[:start] + placeholder(kind, whole[start:end]) + whole[end:]
+        return redact_group(match, group, "password" if password else "secret", counts, len(stripped))
 
     text = sub_values(PROSE_RE, text, substitute, "quoted", "bare")
 
@@ -142,16 +138,12 @@ def _apply_prose(text: str, counts) -> str:
         value = match.group(group).rstrip(TRAILING_PUNCTUATION)
         if is_template(value) or not (any(c.isdigit() for c in value) and looks_random(value, 8)):
             return None
-        counts["password"] += 1
-        whole, start = match.group(0), match.start(group) - match.start(0)
-        return whole[:start] + placeholder("password", value) + whole[start + len(value) :]
+        return redact_group(match, group, "password", counts, len(value))
 
     text = sub_values(BARE_PASSWORD_RE, text, bare, "value")
 
     def pin(match: re.Match[str], group: str) -> str | None:
-        counts["pin"] += 1
-        whole, start, end = match.group(0), match.start(group) - match.start(0), match.end(group) - match.start(0)
-        return whole[:start] + placeholder("pin", whole[start:end]) + whole[end:]
+        return redact_group(match, group, "pin", counts)
 
     text = sub_values(PIN_RE, text, pin, "value")
     return apply_near_keyword(text, counts)

@@ -6,6 +6,8 @@ Real spaCy: the rules read its parse."""
 
 from datetime import UTC, datetime
 
+import pytest
+
 from memory_pipeline.knowledge.relations import extract, utterances
 from memory_pipeline.text.turns import Turn
 
@@ -20,8 +22,8 @@ TALK = [
 ]
 
 
-def talk() -> list[Turn]:
-    return [Turn(n + 1, role, text, TS, f"D1:{n + 1}") for n, (role, text) in enumerate(TALK)]
+def talk(said: list[tuple[str, str]] = TALK) -> list[Turn]:
+    return [Turn(n + 1, role, text, TS, f"D1:{n + 1}") for n, (role, text) in enumerate(said)]
 
 
 def test_entities_are_people_and_places_not_interjections(nlp):
@@ -45,43 +47,46 @@ def test_relations_from_subject_verb_object(nlp):
     assert found.failures == []
 
 
-def test_an_object_is_a_thing_of_the_kind_its_predicate_needs(nlp):
-    """A pronoun is no preference, a month is no home, a date is not what was done, and a name
-    modifying the object stays in it ("PostgreSQL 16 cutover", not "16 cutover")."""
-    said = [
-        ("Wes", "I prefer nothing after 16:00 local, and I prefer dark mode."),
-        ("Wes", "We moved in May to a new flat."),
-        ("Wes", "I moved to Bergen last year."),
-        ("Wes", "I worked on Monday."),
-        ("Wes", "Wes moved the PostgreSQL 16 cutover from 21 Nov to 28 Nov."),
-    ]
-    turns = [Turn(n + 1, role, text, TS, f"D1:{n + 1}") for n, (role, text) in enumerate(said)]
-    found = extract(utterances(turns, (), "conv-1"), nlp=nlp)
-    assert sorted({(f.predicate, f.object, f.line) for f in found.facts}) == [
-        ("lives_in", "Bergen", 3),
-        ("moved", "PostgreSQL 16 cutover", 5),
-        ("prefers", "dark mode", 1),
-    ]
+OBJECTS = [
+    # A pronoun is no preference, a month is no home, a date is not what was done, and a name
+    # modifying the object stays in it ("PostgreSQL 16 cutover", not "16 cutover").
+    pytest.param(
+        [
+            ("Wes", "I prefer nothing after 16:00 local, and I prefer dark mode."),
+            ("Wes", "We moved in May to a new flat."),
+            ("Wes", "I moved to Bergen last year."),
+            ("Wes", "I worked on Monday."),
+            ("Wes", "Wes moved the PostgreSQL 16 cutover from 21 Nov to 28 Nov."),
+        ],
+        [("lives_in", "Bergen", 3), ("moved", "PostgreSQL 16 cutover", 5), ("prefers", "dark mode", 1)],
+        id="kind of object",
+    ),
+    # "I wanted to join" was a wish, not a plan; an object keeps a short "of" phrase, a hyphened
+    # modifier and a short clause, not one leaning on a pronoun; in a relative clause the noun the
+    # clause describes is what was done to.
+    pytest.param(
+        [
+            ("Ana", "I wanted to join the military after that talk."),
+            ("Ana", "I really enjoy the upside-down poses."),
+            ("Ana", "I want to create a place for people to dance."),
+            ("Ana", "Check out these kids I met at the shelter!"),
+            ("Ana", "I am turning my love of dance into a business."),
+            ("Ana", "I love the freedom it brings."),
+        ],
+        [
+            ("likes", "freedom", 6),
+            ("likes", "upside-down poses", 2),
+            ("met", "kids", 4),
+            ("plans_to_create", "place for people to dance", 3),
+            ("turning", "love of dance", 5),
+        ],
+        id="wish and object extent",
+    ),
+]
 
 
-def test_a_past_wish_is_no_plan_and_an_object_keeps_what_completes_it(nlp):
-    """"I wanted to join" was a wish, not a plan; an object keeps a short "of" phrase, a hyphened
-    modifier and a short clause, not one leaning on a pronoun; in a relative clause the noun the
-    clause describes is what was done to."""
-    said = [
-        ("Ana", "I wanted to join the military after that talk."),
-        ("Ana", "I really enjoy the upside-down poses."),
-        ("Ana", "I want to create a place for people to dance."),
-        ("Ana", "Check out these kids I met at the shelter!"),
-        ("Ana", "I am turning my love of dance into a business."),
-        ("Ana", "I love the freedom it brings."),
-    ]
-    turns = [Turn(n + 1, role, text, TS, f"D1:{n + 1}") for n, (role, text) in enumerate(said)]
-    found = extract(utterances(turns, (), "conv-1"), nlp=nlp)
-    assert sorted({(f.predicate, f.object, f.line) for f in found.facts}) == [
-        ("likes", "freedom", 6),
-        ("likes", "upside-down poses", 2),
-        ("met", "kids", 4),
-        ("plans_to_create", "place for people to dance", 3),
-        ("turning", "love of dance", 5),
-    ]
+@pytest.mark.parametrize(("said", "expected"), OBJECTS)
+def test_an_object_is_a_thing_of_the_kind_its_predicate_needs(nlp, said, expected):
+    """Each talk's (predicate, object, line) facts, exactly: see the comment above each case."""
+    found = extract(utterances(talk(said), (), "conv-1"), nlp=nlp)
+    assert sorted({(f.predicate, f.object, f.line) for f in found.facts}) == expected

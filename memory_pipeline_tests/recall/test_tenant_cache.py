@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from memory_pipeline.recall.sources import ChunkSource, TenantCache
 from memory_pipeline_tests.helpers import write
-from memory_pipeline_tests.helpers.recall import build_workspace, ingest
+from memory_pipeline_tests.helpers.recall import indexed_workspace, ingest
 
 ALICE, BOB = "support-bot~alice", "support-bot~bob"
 
 
 def test_another_tenants_write_keeps_the_cached_rows_and_an_own_write_reloads(tmp_path):
-    root, uri = tmp_path / "agents", str(tmp_path / "lancedb")
-    root.mkdir()
-    build_workspace(root)
-    ingest(root, uri)
+    root, uri = indexed_workspace(tmp_path)
     cache = TenantCache(uri, fingerprint_min_rows=1)  # every tenant counts as large here
     small = TenantCache(uri)  # the default: tenants this small are always re-read
     source = ChunkSource()
@@ -42,10 +39,7 @@ def test_another_tenants_write_keeps_the_cached_rows_and_an_own_write_reloads(tm
 
 
 def test_a_tenant_read_is_kept_in_memory_until_its_table_moves(tmp_path):
-    root, uri = tmp_path / "agents", str(tmp_path / "lancedb")
-    root.mkdir()
-    build_workspace(root)
-    ingest(root, uri)
+    root, uri = indexed_workspace(tmp_path)
     cache = TenantCache(uri)
     first = cache.read_tenant("chunks", ALICE, ["path", "text"])
     assert first.num_rows and cache.read_tenant("chunks", ALICE, ["path", "text"]) is first  # no second read

@@ -10,7 +10,7 @@ from memory_pipeline.recall.index.bm25 import K1, STOPWORDS_EN, B, TextIndex, _w
 from memory_pipeline.recall.search import search
 from memory_pipeline.recall.sources import ChunkSource, TenantCache
 from memory_pipeline_tests.helpers import write
-from memory_pipeline_tests.helpers.recall import build_workspace, ingest, recall_settings
+from memory_pipeline_tests.helpers.recall import indexed_workspace, ingest, recall_settings
 
 DOCS = [
     "Alice runs the billing migration on Fridays.",
@@ -105,10 +105,7 @@ def test_top_is_the_exact_ranking_for_rare_and_common_words():
 
 def test_a_tenants_scores_do_not_move_when_another_tenant_writes(tmp_path):
     """Word statistics are per tenant: bob's notes never shift alice's ranking or scores."""
-    root, uri = tmp_path / "agents", str(tmp_path / "lancedb")
-    root.mkdir()
-    build_workspace(root)
-    ingest(root, uri)
+    root, uri = indexed_workspace(tmp_path)
     cache = TenantCache(uri)
     alice = "support-bot~alice"
     before = cache.text_hits(ChunkSource(), [alice], ["memory", "sessions"], "invoices finance mailbox", 10)
@@ -124,10 +121,7 @@ def test_a_tenants_scores_do_not_move_when_another_tenant_writes(tmp_path):
 
 
 def test_search_finds_a_note_by_an_inflected_word(tmp_path):
-    root, uri = tmp_path / "agents", str(tmp_path / "lancedb")
-    root.mkdir()
-    build_workspace(root)
-    ingest(root, uri)
+    root, uri = indexed_workspace(tmp_path)
     settings = recall_settings(root, uri)
     results = search("throttling", "support-bot", "alice", settings=settings, min_score=0, sources=["sessions"])
     assert results and "throttled" in results[0].snippet
