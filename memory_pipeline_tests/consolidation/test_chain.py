@@ -64,3 +64,18 @@ def test_transcripts_to_dreamed_file_to_search(sample_root, lance_uri):
     for a, b in zip(snapshot, again):
         assert a.equals(b)
     assert path.read_text() == text
+
+
+def test_the_graph_reads_the_sessions_the_episodes_read_in_the_same_run(sample_root, lance_uri, monkeypatch):
+    """Within one run the graph takes the sessions the episodes step read from the run's memo
+    (``WorkspaceResource.run_memo``): no transcript is read a second time."""
+    import memory_pipeline.consolidation.pipeline as pipeline
+
+    reads = []
+    real = pipeline.load_session
+    monkeypatch.setattr(pipeline, "load_session", lambda *args: reads.append(args[1].path) or real(*args))
+    defs = dg.Definitions(assets=consolidation.ASSETS, jobs=consolidation.JOBS, resources=make_resources(sample_root, lance_uri))
+    consolidated = run_consolidation(defs, dg.DagsterInstance.ephemeral(), [ALICE])
+    assert consolidated and all(r.success for r in consolidated)
+    assert store_for(lance_uri).relation_rows(ALICE).height > 0  # the graph read the episodes' turns
+    assert reads == []
