@@ -3,8 +3,11 @@
 Dagster's file-system IO manager refuses an output of several partitions (a backfill run with
 ``BackfillPolicy.single_run()``); this one takes ``{partition_key: value}`` for such an output and
 returns the same mapping when such an input is loaded. Values are pickled: they are short-lived
-hand-offs between the steps of one run (chunk frames, vectors), not the memory itself, which
-lives in LanceDB.
+hand-offs between the steps of one run, not the memory itself, which lives in LanceDB.
+
+No asset of the pipeline hands a value through it today (the L0 chunks and vectors stay inside
+their one step); it is the instance's IO manager for any step that would, and ``forget`` still
+deletes a forgotten tenant's files that earlier versions wrote here.
 """
 
 from __future__ import annotations

@@ -36,7 +36,6 @@ import pyarrow as pa
 from memory_pipeline.orchestration.column_docs import describe
 from memory_pipeline.orchestration.dagster_adapter import add_partition_metadata, latest_materialization_targets
 
-NO_OUTPUT = object()
 PARTITIONS_FIGURE = "partitions"  # on the run-wide observation of a run over several partitions
 
 
@@ -65,15 +64,13 @@ def report_partitions(
     context: dg.AssetExecutionContext,
     report: PartitionReport,
     run_metadata: Mapping[str, Any],
-    output: Any = NO_OUTPUT,
     run_totals: Mapping[str, Any] | None = None,
 ) -> Iterator[Any]:
-    """The events an asset yields for its run: see the module docstring. ``output`` is the value for
-    the IO manager when the asset has one (``dg.Output``), else the asset yields ``MaterializeResult``.
-    ``run_totals``: counts the asset knows only for the whole run (per tenant, not per day): the
+    """The events an asset yields for its run (``MaterializeResult`` and check results): see the
+    module docstring. ``run_totals``: counts the asset knows only for the whole run (per tenant, not per day): the
     partition's own when the run has one partition, else on the run-wide observation beside
     ``partitions``, never on a partition's materialization."""
-    yield from partition_events(context, context.asset_key, report, run_metadata, output, run_totals)
+    yield from partition_events(context, context.asset_key, report, run_metadata, run_totals)
     raise_failed(report)
 
 
@@ -82,7 +79,6 @@ def partition_events(
     asset_key: dg.AssetKey,
     report: PartitionReport,
     run_metadata: Mapping[str, Any],
-    output: Any = NO_OUTPUT,
     run_totals: Mapping[str, Any] | None = None,
 ) -> Iterator[Any]:
     """``report_partitions`` for one asset of a step that may materialize several, without failing
@@ -96,7 +92,7 @@ def partition_events(
         metadata = {**report.metadata[key], **(run_totals or {}), **run_metadata}
         results = [dg.AssetCheckResult(asset_key=asset_key, check_name=name, passed=by[key][0], metadata=by[key][1])
                    for name, by in checks.items() if key in by]
-        yield from _result(asset_key, metadata, results, output)
+        yield dg.MaterializeResult(asset_key=asset_key, metadata=metadata, check_results=results)
         return
     if report.failed:
         for key in keys:
@@ -107,7 +103,7 @@ def partition_events(
     for key in keys:
         add_partition_metadata(context, key, report.metadata[key], asset_key)
     yield dg.AssetObservation(asset_key=asset_key, metadata={**(run_totals or {}), **run_metadata, PARTITIONS_FIGURE: len(keys)})
-    yield from _result(asset_key, {}, results, output)
+    yield dg.MaterializeResult(asset_key=asset_key, check_results=results)
     yield from check_evaluations(context, asset_key, checks, keys, blocking)
 
 
@@ -131,14 +127,6 @@ def _run_results(checks: Mapping[str, Mapping[str, tuple[bool, dict]]], asset_ke
             asset_key=asset_key, check_name=name, passed=all(passed for passed, _ in by.values()),
             metadata={"failed_partitions": sorted(k for k, (passed, _) in by.items() if not passed)},
         )
-
-
-def _result(asset_key: dg.AssetKey, metadata: dict, checks: list[dg.AssetCheckResult], output: Any) -> Iterator[Any]:
-    if output is NO_OUTPUT:
-        yield dg.MaterializeResult(asset_key=asset_key, metadata=metadata, check_results=checks)
-    else:
-        yield dg.Output(output, metadata=metadata)
-        yield from checks
 
 
 def check_evaluations(

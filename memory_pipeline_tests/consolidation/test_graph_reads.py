@@ -1,5 +1,5 @@
-"""Proves: ``build_graph`` right after ``consolidate_episodes`` reads each transcript's turns from
-the sessions the episodes were made from, without reading the files again, and a transcript
+"""Proves: ``build_graph`` right after ``consolidate_episodes`` of the same run (one ``SessionsRead``)
+reads each transcript's turns from the sessions the episodes were made from, without reading the files again, and a transcript
 rewritten in between is read again, so the graph says what the file says now. Plain functions,
 real spaCy, the hashing embedder."""
 
@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from memory_pipeline.consolidation import pipeline
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.embedding import HashEmbedder
+from memory_pipeline.episodes.sessions import SessionsRead
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.helpers import write
 from memory_pipeline_tests.helpers.consolidation import jsonl, say
@@ -31,8 +32,10 @@ def write_second(root, city: str) -> None:
 
 def graph_after_episodes(root, tmp_path, monkeypatch, between=None) -> tuple[list[tuple[str, str]], list[str]]:
     """(predicate, object) of the graph's relations, and the transcripts build_graph read again."""
-    store = ConsolidationStore(str(tmp_path / "lance"), HashEmbedder().dim)
-    pipeline.consolidate_episodes(root, store, TENANT, None, HashEmbedder(), NOW, timedelta(minutes=30), timedelta(days=90))
+    store, read = ConsolidationStore(str(tmp_path / "lance"), HashEmbedder().dim), SessionsRead()
+    pipeline.consolidate_episodes(
+        root, store, TENANT, None, HashEmbedder(), NOW, timedelta(minutes=30), timedelta(days=90), read=read
+    )
     if between:
         between()
     reread: list[str] = []
@@ -43,7 +46,7 @@ def graph_after_episodes(root, tmp_path, monkeypatch, between=None) -> tuple[lis
         return load(root_, file, now, idle)
 
     monkeypatch.setattr(pipeline, "load_session", counting)
-    graph = pipeline.build_graph(root, store, TENANT, None, HashEmbedder())
+    graph = pipeline.build_graph(root, store, TENANT, None, HashEmbedder(), read=read)
     assert not graph.failures
     return sorted((r["predicate"], r["object"]) for r in graph.relations), reread
 

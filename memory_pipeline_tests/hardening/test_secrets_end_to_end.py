@@ -86,10 +86,10 @@ def test_no_byte_of_a_secret_on_disk(leaky):
     found = files_containing(base, {**NEEDLES, "canary": CANARY}, skip=root)
     assert found.pop("canary", None), "the canary must be visible to the byte scan"
     assert found == {}
-    # What was scanned: LanceDB, the Dagster instance (runs, event logs, compute logs) and the
-    # IO manager's hand-offs all exist and hold bytes.
+    # What was scanned: LanceDB and the Dagster instance (runs, event logs, compute logs) exist and
+    # hold bytes (the IO manager's folder too, when a step hands a value through it).
     scanned = [p for p in base.rglob("*") if p.is_file() and not p.is_relative_to(root)]
-    assert any("lancedb" in p.parts for p in scanned) and any("io" in p.parts for p in scanned)
+    assert any("lancedb" in p.parts for p in scanned)
     assert any(p.suffix == ".db" for p in scanned)  # SQLite run and event storage
     assert any("compute_logs" in p.parts for p in scanned)
 
