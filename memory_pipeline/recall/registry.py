@@ -32,10 +32,14 @@ def known_sources() -> dict[str, RecallSource]:
     if not _declared:
         _declared.append(SOURCE_ENTRY_POINTS)
         try:
-            for entry in distribution("memory_pipeline").entry_points.select(group=SOURCE_ENTRY_POINTS):
-                register_source(entry.load())
+            declared = list(distribution("memory_pipeline").entry_points.select(group=SOURCE_ENTRY_POINTS))
         except PackageNotFoundError:
-            log.warning("memory_pipeline is not installed (pip install -e .): recall searches its own sources only")
+            declared = []
+        if not declared:  # never installed, or installed before the sources were declared
+            log.warning("no recall source declared by an installed memory_pipeline (pip install -e . again): "
+                        "typed memories (facts) are not searched")
+        for entry in declared:
+            register_source(entry.load())
     return dict(_SOURCES)
 
 
