@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE.parent))
 import numpy as np  # noqa: E402
 
 from bench import command_line  # noqa: E402
-from bench.recall import AGENT, DIM, Mixture, tenant_slices, texts, vocabulary  # noqa: E402
+from bench.recall import DIM, Mixture, tenant_slices, texts, vocabulary  # noqa: E402
 from memory_pipeline.config import Settings  # noqa: E402
 from memory_pipeline.l0.store import ChunkIndex  # noqa: E402
 

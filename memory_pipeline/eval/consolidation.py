@@ -149,7 +149,6 @@ def run_consolidation_eval(
 ) -> ConsolidationEvalReport:
     """Consolidate every conversation of ``data``, write ``out/units.jsonl``, score it if a scorer is found."""
     from memory_pipeline.consolidation.store import ConsolidationStore
-    from memory_pipeline.episodes.sessions import SessionsRead
     from memory_pipeline.embedding import make_embedder
 
     data, out = Path(data), Path(out)

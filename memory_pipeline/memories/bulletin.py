@@ -84,8 +84,6 @@ def bulletin(
     tz: ZoneInfo | None = None,
     title: str | None = None,
 ) -> str:
-    import polars as pl
-
     if kind not in KINDS:
         raise MemoryOperationError(f"bulletin kind {kind!r}: use 'memory' or 'context'")
     if not 1 <= per_section <= 50:

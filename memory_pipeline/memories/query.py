@@ -21,7 +21,6 @@ from memory_pipeline.memories.store import TypedMemoryStore, now_utc
 from memory_pipeline.recall.scope import recall_scopes
 from memory_pipeline.recall.search import NoIndexError, search
 from memory_pipeline.store.base import sql_in
-from memory_pipeline.tenancy import Tenant
 
 if TYPE_CHECKING:  # imported where a frame is made: polars takes 0.5 s to import
     import polars as pl

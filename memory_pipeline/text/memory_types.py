@@ -16,7 +16,7 @@ which types it when the heading says what it holds ("## Preferences", "## Identi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
 from zoneinfo import ZoneInfo

@@ -18,7 +18,6 @@ its queued ones and marks dead ones failed, so nothing is written for the tenant
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 from collections.abc import Callable, Iterable
