@@ -23,11 +23,11 @@ from memory_pipeline.episodes.dreaming import mark_replaced, memory_dir
 from memory_pipeline.llm.client import LLMClient
 from memory_pipeline.sources.workspace import DERIVED_DIR, tenant_tz
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline.text.statements import load_nlp
+from memory_pipeline.text.statements import MEMORY, Statement, load_nlp
 from memory_pipeline.timeline import relation_ends
 from memory_pipeline.timeline.parse_cache import StatementCache, pipeline_identity
 from memory_pipeline.timeline.records import SupersessionStore, inherited_records, record_row
-from memory_pipeline.timeline.statements import MEMORY, Statement, tenant_statements
+from memory_pipeline.timeline.statements import tenant_statements
 from memory_pipeline.timeline.supersede import EXTRACTIVE, LLM, detect
 
 SUPERSESSION_STEP = "supersession"

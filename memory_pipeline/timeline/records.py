@@ -18,9 +18,9 @@ import polars as pl
 
 from memory_pipeline.store.base import LanceBase, retry_commit, sql_in, sql_str, stable_id
 from memory_pipeline.store.tables import SUPERSESSIONS
+from memory_pipeline.text.statements import MEMORY, Statement
 from memory_pipeline.text.summarize import content_words
 from memory_pipeline.timeline import relation_ends
-from memory_pipeline.timeline.statements import MEMORY, Statement
 from memory_pipeline.timeline.supersede import Supersession
 
 log = logging.getLogger(__name__)

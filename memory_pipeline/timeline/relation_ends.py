@@ -34,7 +34,7 @@ from memory_pipeline.knowledge.graph import normalize_name, starts
 from memory_pipeline.knowledge.validity import utc
 from memory_pipeline.store.base import LanceBase, sql_in, sql_str, stable_id
 from memory_pipeline.store.tables import RELATIONS, SUPERSESSIONS
-from memory_pipeline.timeline.statements import Statement
+from memory_pipeline.text.statements import Statement
 from memory_pipeline.timeline.supersede import EXTRACTIVE, Supersession, detect
 
 STATE_RULES = frozenset({"role", "residence", "employer", "preference"})

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory_pipeline.llm.client import LLMClient, LLMError
+from memory_pipeline.text.statements import Statement
 from memory_pipeline.timeline.claims import (
     Claim,
     added_values,
@@ -50,7 +51,6 @@ from memory_pipeline.timeline.claims import (
     without_values,
     subject_match,
 )
-from memory_pipeline.timeline.statements import Statement
 
 log = logging.getLogger(__name__)
 

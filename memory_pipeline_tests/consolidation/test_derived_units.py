@@ -26,8 +26,8 @@ from memory_pipeline.memories.pipeline import ingest_tenant
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.recall.search import search
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.text.statements import MEMORY, TURN, Statement
 from memory_pipeline.timeline.records import SupersessionStore, inherited_records
-from memory_pipeline.timeline.statements import MEMORY, TURN, Statement
 from memory_pipeline.timeline.supersede import Supersession
 from memory_pipeline_tests.helpers import make_resources, write
 from memory_pipeline_tests.helpers.consolidation import consolidate, jsonl, run_dreaming, say

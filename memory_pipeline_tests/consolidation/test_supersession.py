@@ -23,8 +23,8 @@ from memory_pipeline.consolidation.supersession import supersede_tenant
 from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.text.statements import MEMORY, NOTE, TURN, Statement
 from memory_pipeline.timeline.records import SupersessionStore
-from memory_pipeline.timeline.statements import MEMORY, NOTE, TURN, Statement
 from memory_pipeline.timeline.supersede import detect, lines
 from memory_pipeline_tests.helpers import make_resources, write
 from memory_pipeline_tests.helpers.consolidation import consolidate, jsonl, metadata, run_dreaming, say

@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from memory_pipeline.recall.inject import format_memory_line
 from memory_pipeline.recall.results import SearchResult
 from memory_pipeline.recall.timeline import TenantTimeline, superseded_note
+from memory_pipeline.text.statements import TURN, Statement
 from memory_pipeline.timeline.records import record_row
-from memory_pipeline.timeline.statements import TURN, Statement
 from memory_pipeline.timeline.supersede import Supersession
 
 SAID = datetime(2026, 11, 18, 9, tzinfo=UTC)

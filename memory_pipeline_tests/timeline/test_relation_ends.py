@@ -27,9 +27,9 @@ from memory_pipeline.consolidation.supersession import supersede_tenant
 from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.text.statements import TURN, Statement
 from memory_pipeline.timeline.records import SupersessionStore
 from memory_pipeline.timeline.relation_ends import RELATION, End, relation_records, relation_ref, replaced_by_statements
-from memory_pipeline.timeline.statements import TURN, Statement
 from memory_pipeline.timeline.supersede import Supersession
 from memory_pipeline_tests.helpers import make_resources, write
 from memory_pipeline_tests.helpers.consolidation import consolidate, jsonl, metadata, run_dreaming, say, store_for
