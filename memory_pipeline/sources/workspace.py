@@ -223,9 +223,11 @@ def scan_workspace(
     A missing root gives an empty result with one skip reason, not an error, so a sensor on a
     fresh deployment keeps ticking.
     """
-    settings = get_settings()
-    include = settings.include if include is None else include
-    walker = _Walker(Path(root), include, settings.exclude if exclude is None else exclude)
+    if include is None or exclude is None:
+        settings = get_settings()
+        include = settings.include if include is None else include
+        exclude = settings.exclude if exclude is None else exclude
+    walker = _Walker(Path(root), include, exclude)
     if not walker.root.is_dir():
         walker.skip(walker.root, "workspace root does not exist")
         return walker.result
