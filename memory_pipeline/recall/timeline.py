@@ -304,6 +304,10 @@ _ASK_RES = (
     # ("What pets does ...": a list).
     ("name", re.compile(r"^\s*(?:which|what)\s+(?!(?:is|are|was|were|do|does|did|kind|type|sort|way)\b)"
                         r"(?:[\w-]+\s+){0,2}[\w-]*[^\Ws]\s+(?:does|do|is|are|should|will)\b", re.IGNORECASE)),
+    # "What is Pedro's job title?", "What is my current plan?": one attribute of one owner, as it is
+    # now; its value may be any words ("team lead"), so every statement may hold it.
+    ("attribute", re.compile(r"^\s*what\s+(?:is|are)\s+(?:[A-Z][\w-]*['’]s|my|our|your)\s+(?:[\w-]+\s+){0,2}[\w-]+\s*\?\s*$",
+                             re.IGNORECASE)),
 )
 _PERFECT_RE = re.compile(r"\b(?:has|have)\s+(?:\w+\s+){0,3}?\w+(?:ed|en|wn|ne|ght|ung)\b", re.IGNORECASE)
 """A question in the present perfect ("Where has Melanie camped?") asks what has happened so far."""
@@ -324,8 +328,9 @@ _KIN_RE = re.compile(
 
 
 def asked_kind(question: str) -> str | None:
-    """The kind of value a question asks for: date, number, person, place or name (a named thing
-    or a number), from its opening words; None for a question that asks for none of them."""
+    """The kind of value a question asks for: date, number, person, place, name (a named thing
+    or a number) or an owner's attribute (any words), from its opening words; None for a question
+    that asks for none of them."""
     if _PERFECT_RE.search(question or ""):
         return None
     for kind, pattern in _ASK_RES:
@@ -337,6 +342,8 @@ def asked_kind(question: str) -> str | None:
 def holds_kind(text: str, kind: str) -> bool:
     """Whether a statement holds a value of ``kind``: a date or time, a number, or a proper name
     (a capitalized word that does not open a sentence; for ``name`` a number counts too)."""
+    if kind == "attribute":
+        return True
     if kind == "date":
         return bool(_DATE_RE.search(text))
     if kind == "number":
@@ -363,12 +370,19 @@ def current_first(candidates: list, question: str) -> list:
         return candidates
     top = max(window, key=lambda c: c.relevance)
     best = top.relevance
+    # A turn is measured against the best turn, a typed memory against the best typed memory:
+    # a unit restating a statement in the third person, with names, matches a question so worded
+    # better than any first-person turn does, the turn that changed it included.
+    best_of: dict[str, float] = {}
+    for c in window:
+        source = c.rows.source[c.row]
+        best_of[source] = max(best_of.get(source, 0.0), c.relevance)
     group = [
         n for n, c in enumerate(window)
         # A candidate a record says was replaced is no current answer, whatever its date (a
         # dreamed document is dated by the day it was written, not by what its lines restate).
         if c.when and c.record is None and (c.relevance >= SAME_QUESTION * best or (
-            c.relevance >= SAME_ATTRIBUTE_RELEVANCE * best and same_attribute(c, top)))
+            c.relevance >= SAME_ATTRIBUTE_RELEVANCE * best_of[c.rows.source[c.row]] and same_attribute(c, top)))
         and holds_kind(c.rows.content(c.row), kind) and not other_subject(c.rows.content(c.row), question)
     ]
     if len(group) < 2:
