@@ -63,6 +63,11 @@ CHANGES = {
         note("2026-01-12", "The analytics cluster runs Spark 3.3."),
         note("2026-06-30", "We upgraded the analytics cluster to Spark 3.5 last week."),
     ],
+    # The verb saying the change has its own subject; the clause after it has another.
+    "change with a clause of its own": [
+        turn(1, "We publish the docs with Sphinx on an old Dell.", at(2, 3)),
+        turn(2, "We replaced Sphinx with MkDocs, the old Dell is retired.", at(6, 9)),
+    ],
     "typed memory": [
         memory("a", "The quarterly review is on 14 May.", at(4, 1)),
         memory("b", "The quarterly review was pushed to 21 May.", at(4, 20)),

@@ -14,11 +14,13 @@ import json
 from datetime import date
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memory_pipeline.embedding import HashEmbedder
+from memory_pipeline.recall.results import Candidate
 from memory_pipeline.recall.search import search
-from memory_pipeline.recall.timeline import asked_kind, holds_kind, other_subject
+from memory_pipeline.recall.timeline import asked_kind, current_first, holds_kind, other_subject
 from memory_pipeline_tests.helpers import write
 from memory_pipeline_tests.helpers.recall import ingest, recall_settings
 
@@ -52,8 +54,10 @@ def ask(workspace, user: str, query: str, **kw) -> list:
 
 def test_the_kind_of_value_a_question_asks_for():
     asked = ["Which city does Dana live in now?", "Where is the warehouse?", "Who is Ken's boss?",
-             "When is the board meeting?", "How much is the rent?", "What car does Lucia drive?", "Tell me about Leeds"]
-    assert [asked_kind(q) for q in asked] == ["place", "place", "person", "date", "number", "name", None]
+             "When is the board meeting?", "How much is the rent?", "What car does Lucia drive?",
+             "What is Ines's job title?", "What is it?", "Tell me about Leeds"]
+    assert [asked_kind(q) for q in asked] == ["place", "place", "person", "date", "number", "name", "attribute", None, None]
+    assert holds_kind("They made me head of the desk.", "attribute")  # a title needs no name or number
     assert [holds_kind(t, "place") for t in ("I live in Leeds.", "Leeds is lovely.", "i moved house")] == [True, False, False]
     assert [holds_kind(t, "date") for t in ("It moved to 5 December.", "On Tuesdays.", "It moved.")] == [True, True, False]
     assert other_subject("My wife drives a Volvo.", "What car does Rui drive?")
@@ -85,3 +89,32 @@ def test_decay_orders_an_old_note_but_a_default_search_still_finds_it(workspace)
     results = ask(workspace, "bram", "Which medicine am I allergic to?")
     found = [r for r in results if "penicillin" in r.snippet]
     assert found and found[0].parts["decay"] < 0.01  # ten months old: decayed, still returned
+
+
+class _Rows:
+    """The few columns the current-state ranking reads of a candidate's rows."""
+
+    def __init__(self, source: str, texts: list[str], vectors: list[list[float]]):
+        self.source, self.texts = [source] * len(texts), texts
+        self.vectors = np.asarray(vectors, dtype=np.float32)
+        self.vectors /= np.linalg.norm(self.vectors, axis=1, keepdims=True)
+
+    def content(self, i: int) -> str:
+        return self.texts[i]
+
+
+def test_a_turn_is_measured_against_turns_not_against_a_restatement_in_the_third_person():
+    # The typed memory restating the old turn matches the question far better than any turn: the
+    # changed turn is a third as relevant as it, but two thirds as relevant as the old turn.
+    facts = _Rows("facts", ["Ada's rent is 900 euros a month."], [[1.0, 0.1, 0.0]])
+    turns = _Rows("sessions", ["My rent is 900 euros a month.", "The new lease came: 990 euros a month."],
+                  [[0.9, 0.3, 0.1], [0.6, 0.2, 0.7]])
+    made = [
+        Candidate(None, facts, 0, 0.0, 0.0, relevance=0.85, bonus=0.0, decay=1.0, score=0.85, when="2026-03-01"),
+        Candidate(None, turns, 0, 0.0, 0.0, relevance=0.44, bonus=0.0, decay=1.0, score=0.44, when="2026-03-01 12:00 UTC"),
+        Candidate(None, turns, 1, 0.0, 0.0, relevance=0.29, bonus=0.0, decay=1.0, score=0.29, when="2026-09-15 12:00 UTC"),
+    ]
+    ranked = current_first(list(made), "How much is Ada's rent?")
+    assert [c.rows.content(c.row) for c in ranked][0] == "The new lease came: 990 euros a month."
+    assert [c.score for c in ranked] == sorted((c.score for c in ranked), reverse=True)
+    assert {c.earlier for c in ranked[1:]} == {"2026-03-01", "2026-03-01 12:00 UTC"}
