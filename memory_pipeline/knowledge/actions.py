@@ -7,8 +7,12 @@ work as a banker" -> works_as, "I lost my job as a banker" -> worked_as; "I love
 dance" -> likes; "I'm going to open", "I will open", "I want to open" -> plans_to_open. A deed is
 past, perfect or under way (an opinion in the present, "I appreciate your help", says nothing);
 negated, conditional and questioned clauses say nothing; light verbs (be, get, make, think, ...)
-and vague objects (thing, lot, way) are left out. The subject is whoever the parse names: the
-speaker for "I", the person spoken to for "you", a speaker called by name. A past wish ("I wanted
+and vague objects (thing, lot, way) are left out, and so is a deed or plan whose object is one
+bare common noun ("met kids", "chasing my dream", "working on a project"): without what the turn
+says around it, it means nothing later. The subject is whoever the parse names: the
+speaker for "I", a speaker called by name; what one says the other did ("you earned all the
+kudos", "you're helping others") is praise or a paraphrase, and a person's deeds are taken from
+their own words. A past wish ("I wanted
 to join the military") is no plan; an object keeps what completes it when short ("love of
 nature", "upside-down poses", "a place for people to dance"); in a relative clause the noun it
 describes is what was done to ("the kids I met at the shelter" -> met kids).
@@ -42,8 +46,8 @@ _PETS = frozenset("dog dogs puppy cat cats kitten pet pets turtle turtles hamste
 
 
 def _noun_phrase(tok, complement: bool = True) -> str:
-    """A noun with its compounds and adjectives, without determiners or possessives ("dance
-    studio", "upside-down poses"), and with what completes it when short: an "of" phrase ("love
+    """A noun with its compounds and adjectives, without determiners or pronouns ("dance
+    studio", "upside-down poses"; a named or common owner stays: "the veteran's hospital"), and with what completes it when short: an "of" phrase ("love
     of nature") or a clause ("a place for people to dance"); the head alone would say less."""
     words = [c for c in tok.children if c.dep_ in ("compound", "amod", "nummod", "nmod") and c.i < tok.i
              and c.pos_ != "PRON" and (not c.is_stop or _hyphenated(c))]
@@ -51,6 +55,9 @@ def _noun_phrase(tok, complement: bool = True) -> str:
     span = [t for t in tok.doc[start : tok.i + 1] if t.dep_ not in ("det", "poss", "case") and t.pos_ != "PRON"
             and not (t.is_stop and t.i < tok.i and not _hyphenated(t.head if t.dep_ == "advmod" else t))]
     text = "".join(t.text + (t.whitespace_ if t is not span[-1] else "") for t in span).strip()
+    owner = next((c for c in tok.children if c.dep_ == "poss" and c.pos_ in ("NOUN", "PROPN")), None)
+    if owner is not None:  # "the veteran's hospital", "Jon's routine": whose it is says which
+        text = f"{owner.text}'s {text}"
     if not complement:
         return text
     for child in tok.children:
@@ -130,6 +137,8 @@ def actions(s) -> Iterable[Fact]:
         ):
             continue
         subject = s.subject_of(verb)
+        if subject is not None and subject.lower_ in ("you", "yourself"):
+            continue  # "You earned all the kudos", "you overcame those challenges": praise, not a deed told
         who = s.who(subject) if subject is not None else None
         if not who or any(c.dep_ == "aux" and c.tag_ == "MD" and c.lower_ not in ("will", "'ll", "shall") for c in verb.children):
             continue
@@ -167,6 +176,8 @@ def actions(s) -> Iterable[Fact]:
                 continue
             elif not plan and not happened_or_ongoing(verb):
                 continue  # "I love creating art", "to lend an ear": an opinion or a wish, not a deed
+            elif named is None and len(thing.split()) == 1 and obj.lower_ not in JOB_NOUNS:
+                continue  # "met kids", "exploring options", "chasing my dream": a bare noun says too little
             else:
                 said = verb.lower_ if verb.tag_ in ("VBD", "VBG", "VBN") and not plan else lemma
                 said += f"_{particle}" if particle else ""  # "set up", "worked up"
