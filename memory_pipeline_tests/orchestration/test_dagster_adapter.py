@@ -101,7 +101,10 @@ def test_the_private_methods_used_keep_their_signatures():
 def test_the_hooks_shadow_no_stock_name():
     """The names the adapter's base class adds are not Dagster's: a release adding one of them
     would have it silently replaced by the hook."""
-    added = {n for n, v in vars(SqliteEventLogStorageBase).items() if not n.startswith("__") and (callable(v) or isinstance(v, property))}
+    added = {
+        n for n, v in vars(SqliteEventLogStorageBase).items()
+        if not n.startswith("__") and (callable(v) or isinstance(v, property))
+    }
     assert sorted(added & set(dir(STOCK_SQLITE_EVENT_LOG))) == sorted(n for n in added if n.startswith("_"))
     assert sorted(n for n in added if n.startswith("_")) == ["_connect", "_initdb", "_store_asset_check_evaluation_planned"]
 

@@ -70,7 +70,8 @@ BATCH_SIZE = 1000
 """Events Dagster collects before handing them over (a run over a year of days plans 365
 materializations per asset, written as one batch)."""
 PLAIN_ASSET_EVENTS = {
-    dg.DagsterEventType.ASSET_MATERIALIZATION, dg.DagsterEventType.ASSET_OBSERVATION, dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED,
+    dg.DagsterEventType.ASSET_MATERIALIZATION, dg.DagsterEventType.ASSET_OBSERVATION,
+    dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED,
 }
 """The events a batch stores at once (``_store_asset_events``); any other goes through ``store_event``."""
 ENGINES_KEPT = 16
