@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+"""The environment a benchmark's models load in: from the local cache, never the network, and with
+the tokenizers' own parallelism off."""
+
+
+def work_offline() -> None:
+    """Sets ``OFFLINE`` in this process's environment where a variable is not set already; call it
+    before a model library is imported."""
+    for name, value in OFFLINE.items():
+        os.environ.setdefault(name, value)
 
 
 def host_steal_s() -> float | None:

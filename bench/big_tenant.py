@@ -38,12 +38,13 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+
+from bench import work_offline  # noqa: E402
+
+work_offline()
+
 DEFAULT_EVAL = next(
     (p for p in (HERE.parent.parent / "shared/eval/locomo-dev", HERE.parent.parent.parent / "shared/eval/locomo-dev") if p.is_dir()),
     HERE.parent.parent / "shared/eval/locomo-dev",

@@ -44,14 +44,12 @@ from datetime import UTC, datetime, timedelta
 from contextlib import nullcontext
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench import command_line, write_report  # noqa: E402
+from bench import command_line, work_offline, write_report  # noqa: E402
+
+work_offline()
 
 DEFAULT_EVAL = HERE.parent.parent / "shared" / "eval" / "locomo-dev"
 if not DEFAULT_EVAL.is_dir():  # a worktree one folder deeper (<repo parent>/wt/<name>)

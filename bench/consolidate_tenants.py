@@ -32,7 +32,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench import command_line, write_report  # noqa: E402
+from bench import OFFLINE, command_line, write_report  # noqa: E402
 
 NAMES = ["Ana", "Ben", "Chloe", "Dev", "Elif", "Femi", "Gus", "Hana", "Ivo", "Jun"]
 CITIES = ["Lisbon", "Porto", "Berlin", "Madrid", "Oslo", "Dublin", "Vienna", "Prague"]
@@ -120,7 +120,7 @@ def main() -> None:
             "MEMORY_PIPELINE_LANCEDB_URI": str(work / "lancedb"),
             "MEMORY_PIPELINE_EMBEDDER": opts.embedder,
             "DAGSTER_HOME": str(work / "dagster_home"),
-            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+            **OFFLINE,
         }
         print(f"{opts.tenants} tenants x {opts.sessions} sessions = {written} sessions in {work}; code {code}")
         load_before = os.getloadavg()

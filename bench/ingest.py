@@ -39,14 +39,12 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench import command_line, write_report  # noqa: E402
+from bench import command_line, work_offline, write_report  # noqa: E402
+
+work_offline()
 
 WORDS = (
     "agent memory project deploy billing customer invoice migration postgres schema index query "

@@ -44,7 +44,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench import command_line, host_steal_s, steal_since, write_report  # noqa: E402
+from bench import OFFLINE, command_line, host_steal_s, steal_since, write_report  # noqa: E402
 
 AGENT = "bench"
 TARGET_WALL_S, TARGET_RSS_MB, TARGET_MCP_S = 1.0, 400, 2.0
@@ -55,7 +55,7 @@ def environment(workdir: Path) -> dict[str, str]:
     return {
         **os.environ, "PYTHONPATH": str(HERE.parent), "MEMORY_PIPELINE_ROOT": str(workdir / "agents"),
         "MEMORY_PIPELINE_LANCEDB_URI": str(workdir / "lancedb"), "MEMORY_PIPELINE_EMBEDDER": "minilm",
-        "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "LANCE_LOG": "error",
+        **OFFLINE, "LANCE_LOG": "error",
     }
 
 

@@ -58,15 +58,15 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
+import numpy as np
+import pyarrow as pa
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+
+from bench import command_line, host_steal_s, steal_since, work_offline, write_report  # noqa: E402
+
+work_offline()
 
 from memory_pipeline.config import Settings  # noqa: E402
 from memory_pipeline.embedding import MiniLMEmbedder  # noqa: E402
@@ -76,7 +76,6 @@ from memory_pipeline.recall.sources import ChunkSource, tenant_cache  # noqa: E4
 from memory_pipeline.store.base import sql_str  # noqa: E402
 from memory_pipeline.store.tables import CHUNKS  # noqa: E402
 
-from bench import command_line, host_steal_s, steal_since, write_report  # noqa: E402
 from bench.recall_fresh import (  # noqa: E402
     EncodeEmbedder,
     TorchScriptEmbedder,

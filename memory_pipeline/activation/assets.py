@@ -12,7 +12,14 @@ import dagster as dg
 
 from memory_pipeline.activation.decay import COOL_TIER, HALF_LIFE_DAYS, HOT_TIER, WARM_TIER
 from memory_pipeline.activation.pipeline import tenant_activation
-from memory_pipeline.orchestration.materializations import PartitionReport, column_schema, layer_asset, md_table, report_partitions
+from memory_pipeline.orchestration.materializations import (
+    PartitionReport,
+    column_schema,
+    fail_partition,
+    layer_asset,
+    md_table,
+    report_partitions,
+)
 from memory_pipeline.orchestration.partitions import tenant_partitions
 from memory_pipeline.orchestration.pools import LANCEDB_WRITE_POOL
 from memory_pipeline.orchestration.resources import LanceDBResource
@@ -36,9 +43,8 @@ def memory_activation(context: dg.AssetExecutionContext, lancedb: LanceDBResourc
     for key in report.partition_keys:
         try:
             done = tenant_activation(lancedb.uri, key, now)
-        except Exception as exc:  # one tenant's failure must not stop the others
-            context.log.error(f"[{key}] activation not computed: {type(exc).__name__}: {exc}")
-            report.fail(key, f"{type(exc).__name__}: {exc}")
+        except Exception as exc:
+            fail_partition(context, report, key, "activation not computed", exc)
             continue
         preview += [[key, a.row_id, f"{a.activation:.3f}", a.tier, a.used, a.returned] for a in done.top]
         report.add(key, {

@@ -41,7 +41,7 @@ def forget_tenant_command(
     io_manager = default_resources()["io_manager"]
     report = forget_tenant(
         agent, user, root=settings.root, lancedb_uri=settings.lancedb_uri,
-        io_dir=io_manager._base(), instance=local_instance(), delete_sources=delete_sources,
+        io_dir=io_manager.storage_folder(), instance=local_instance(), delete_sources=delete_sources,
         wait_for_runs_s=wait,
     )
     if as_json:

@@ -41,10 +41,11 @@ from memory_pipeline.orchestration.materializations import (
     PartitionReport,
     checks_only,
     column_schema,
+    fail_partition,
     layer_asset,
     md_table,
-    report_checks,
     report_partitions,
+    report_stored_checks,
 )
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sources import session_transcripts
@@ -118,11 +119,6 @@ def _store(lancedb: LanceDBResource, embedder: EmbedderResource) -> Consolidatio
     return ConsolidationStore(lancedb.uri, embedder.dim)
 
 
-def _fail_tenant(context, report: PartitionReport, key: str, exc: Exception) -> None:
-    context.log.error(f"[{key}] not consolidated: {type(exc).__name__}: {exc}")
-    report.fail(key, f"{type(exc).__name__}: {exc}")
-
-
 def day_span(days: list[str]) -> str:
     """``first..last (n days)`` of the days a tenant's consolidated sessions completed on."""
     if not days:
@@ -153,7 +149,7 @@ def episodic_summaries(
     days, since = config.checked_days()
     store = _store(lancedb, embedder)
     if checks_only(context):
-        yield from report_checks(context, {EPISODES_CHECK: {k: check_episodes(store, k) for k in context.partition_keys}})
+        yield from report_stored_checks(context, EPISODES_CHECK, lambda key: check_episodes(store, key))
         return
     llm = LLMClient.from_env()
     now = datetime.now(UTC)
@@ -172,7 +168,7 @@ def episodic_summaries(
                 since=since, only_new=not config.again, read=_sessions_read(workspace),
             )
         except Exception as exc:  # one tenant's failure must not stop the others
-            _fail_tenant(context, report, key, exc)
+            fail_partition(context, report, key, "not consolidated", exc)
             continue
         context.log.info(
             f"[{key}] {len(done.drafts)} session(s) consolidated, {done.unchanged} unchanged, {done.open} still open"
@@ -235,7 +231,7 @@ def semantic_graph(
     started = time.perf_counter()
     store = _store(lancedb, embedder)
     if checks_only(context):
-        yield from report_checks(context, {RELATIONS_CHECK: {k: check_relations(store, k) for k in context.partition_keys}})
+        yield from report_stored_checks(context, RELATIONS_CHECK, lambda key: check_relations(store, key))
         return
     llm = LLMClient.from_env()
     report = PartitionReport(context.partition_keys)
@@ -257,7 +253,7 @@ def semantic_graph(
             )
             store.mark_graphed(built.episode_ids)  # after supersession: a run failing before it reads them again
         except Exception as exc:
-            _fail_tenant(context, report, key, exc)
+            fail_partition(context, report, key, "not consolidated", exc)
             continue
         supersessions = len(timeline.records) if timeline else supersession_rows(store.db, key).height
         timeline = timeline or SupersessionReport(key)
@@ -323,7 +319,7 @@ def entity_dedup(context: dg.AssetExecutionContext, lancedb: LanceDBResource, em
     started = time.perf_counter()
     store = _store(lancedb, embedder)
     if checks_only(context):
-        yield from report_checks(context, {DEDUP_CHECK: {k: check_dedup(store, k) for k in context.partition_keys}})
+        yield from report_stored_checks(context, DEDUP_CHECK, lambda key: check_dedup(store, key))
         return
     now = datetime.now(UTC)
     report = PartitionReport(context.partition_keys)
@@ -332,7 +328,7 @@ def entity_dedup(context: dg.AssetExecutionContext, lancedb: LanceDBResource, em
         try:
             done = dedup_entities(store, Tenant.from_key(key), now)
         except Exception as exc:
-            _fail_tenant(context, report, key, exc)
+            fail_partition(context, report, key, "not consolidated", exc)
             continue
         context.log.info(f"[{key}] {len(done.merged)} entities merged, {len(done.ambiguous)} pairs flagged")
         merged += [[done.names[d.from_id], done.names[d.into_id], d.reason, d.score] for d in done.merged]

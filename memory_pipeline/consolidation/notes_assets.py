@@ -28,9 +28,10 @@ from memory_pipeline.llm.client import LLMClient
 from memory_pipeline.orchestration.materializations import (
     PartitionReport,
     checks_only,
+    fail_partition,
     md_table,
-    report_checks,
     report_partitions,
+    report_stored_checks,
 )
 from memory_pipeline.orchestration.partitions import session_tenant_partitions
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
@@ -50,9 +51,8 @@ def dreaming(context: dg.AssetExecutionContext, workspace: WorkspaceResource, la
     started = time.perf_counter()
     store = ConsolidationStore(lancedb.uri, embedder.dim)
     if checks_only(context):  # the tenants' dreamed files as they are now
-        yield from report_checks(context, {DREAMING_CHECK: {
-            key: check_dreaming(workspace.root_path, store, key, dreamed_files(workspace.root_path, Tenant.from_key(key)), [])
-            for key in context.partition_keys}})
+        yield from report_stored_checks(context, DREAMING_CHECK, lambda key: check_dreaming(
+            workspace.root_path, store, key, dreamed_files(workspace.root_path, Tenant.from_key(key)), []))
         return
     llm = LLMClient.from_env()
     now = datetime.now(UTC)
@@ -61,9 +61,8 @@ def dreaming(context: dg.AssetExecutionContext, workspace: WorkspaceResource, la
     for key in report.partition_keys:
         try:
             done = dream(workspace.root_path, store, Tenant.from_key(key), now, llm)
-        except Exception as exc:  # one tenant's failure must not stop the others
-            context.log.error(f"[{key}] not dreamed: {type(exc).__name__}: {exc}")
-            report.fail(key, f"{type(exc).__name__}: {exc}")
+        except Exception as exc:
+            fail_partition(context, report, key, "not dreamed", exc)
             continue
         if done.llm_error:
             context.log.warning(f"[{key}] LLM dreaming failed, extractive used: {done.llm_error}")

@@ -24,10 +24,11 @@ from memory_pipeline.orchestration.materializations import (
     PartitionReport,
     checks_only,
     column_schema,
+    fail_partition,
     layer_asset,
     md_table,
-    report_checks,
     report_partitions,
+    report_stored_checks,
 )
 from memory_pipeline.orchestration.partitions import LINEAGE_ONLY, tenant_partitions
 from memory_pipeline.orchestration.pools import EMBEDDING_POOL
@@ -91,7 +92,7 @@ def typed_memories(
     source, max_age = _options(context)
     typed = TypedMemories.open(lancedb.uri, _LazyEmbedder(embedder))
     if checks_only(context):
-        yield from report_checks(context, {MEMORIES_CHECK: {k: check_memories(typed.store, k) for k in context.partition_keys}})
+        yield from report_stored_checks(context, MEMORIES_CHECK, lambda key: check_memories(typed.store, key))
         return
     report = PartitionReport(context.partition_keys)
     preview = []
@@ -107,9 +108,8 @@ def typed_memories(
                 # New memories are compared with what the tenant said before (consolidation/supersession.py).
                 timeline = supersede_tenant(workspace.root, lancedb.uri, tenant, embedder.get(), datetime.now(UTC))
                 supersessions = len(timeline.records)
-        except Exception as exc:  # one tenant's failure must not stop the others
-            context.log.error(f"[{key}] typed memories not extracted: {type(exc).__name__}: {exc}")
-            report.fail(key, f"{type(exc).__name__}: {exc}")
+        except Exception as exc:
+            fail_partition(context, report, key, "typed memories not extracted", exc)
             continue
         for path, reason in ingested.skipped:
             context.log.warning(f"{key}: {path} not read: {reason}")

@@ -24,7 +24,8 @@ import dagster as dg
 class PartitionedPickleIOManager(dg.ConfigurableIOManager):
     base_dir: str | None = None  # default: <DAGSTER_HOME or temp>/storage/memory_pipeline
 
-    def _base(self) -> Path:
+    def storage_folder(self) -> Path:
+        """The folder the files go under."""
         if self.base_dir:
             return Path(self.base_dir)
         home = os.environ.get("DAGSTER_HOME") or tempfile.gettempdir()
@@ -32,8 +33,8 @@ class PartitionedPickleIOManager(dg.ConfigurableIOManager):
 
     def _path(self, asset_key: dg.AssetKey | None, partition: str | None, identifier: list[str] | None = None) -> Path:
         if asset_key is None:  # an op's output (e.g. of a maintenance job): one file per run and step
-            return self._base().joinpath("ops", *identifier).with_suffix(".pkl")
-        folder = self._base().joinpath(*asset_key.path)
+            return self.storage_folder().joinpath("ops", *identifier).with_suffix(".pkl")
+        folder = self.storage_folder().joinpath(*asset_key.path)
         name = (partition or "__unpartitioned__").replace("/", "%2F").replace("|", "%7C")
         return folder / f"{name}.pkl"
 

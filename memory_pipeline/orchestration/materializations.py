@@ -26,7 +26,7 @@ so a single-run backfill neither hides a failure nor loses the work of the tenan
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +58,13 @@ class PartitionReport:
 
     def fail(self, partition: str, reason: str) -> None:
         self.failed[partition] = reason
+
+
+def fail_partition(context: dg.AssetExecutionContext, report: PartitionReport, key: str, what: str, exc: Exception) -> None:
+    """Logs ``[key] what: <error>`` and records the partition as failed, so the run goes on with the
+    others (one tenant's failure must not stop them) and then fails naming it."""
+    context.log.error(f"[{key}] {what}: {type(exc).__name__}: {exc}")
+    report.fail(key, f"{type(exc).__name__}: {exc}")
 
 
 def report_partitions(
@@ -213,6 +220,14 @@ def report_checks(
     yield from _run_results(checks, asset_key)
     blocking = {spec.name: spec.blocking for spec in context.assets_def.check_specs}
     yield from check_evaluations(context, asset_key, checks, keys, blocking)
+
+
+def report_stored_checks(
+    context: dg.AssetExecutionContext, name: str, check: Callable[[str], tuple[bool, dict[str, Any]]]
+) -> Iterator[Any]:
+    """``report_checks`` of an asset with the one check ``name``: ``check(partition_key)`` evaluates
+    it on what is stored, for each partition of the run."""
+    yield from report_checks(context, {name: {key: check(key) for key in context.partition_keys}})
 
 
 def md_table(headers: list[str], rows: list[list[Any]], empty: str = "nothing") -> str:

@@ -22,7 +22,12 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from dagster._core.storage.dagster_run import DagsterRun
+import dagster as dg
+
+from memory_pipeline.orchestration.dagster_adapter import (
+    AssetCheckExecutionsTable, AssetEventTagsTable, AssetKeyTable, RunsTable, SqlEventLogStorage, SqlEventLogStorageTable,
+    compute_log_directory,
+)
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +89,7 @@ def forget_in_instance(instance, tenants: list[str]) -> InstanceForgetReport:
     return report
 
 
-def runs_covering(instance, wanted: Callable[[str], bool]) -> Callable[[DagsterRun], bool]:
+def runs_covering(instance, wanted: Callable[[str], bool]) -> Callable[[dg.DagsterRun], bool]:
     """Whether a run covers a tenant key ``wanted`` selects (partitions as registered now)."""
     orders = _orders(instance)
     return lambda run: any(wanted(key) for key in _run_tenants(run, orders))
@@ -105,7 +110,7 @@ def _orders(instance) -> dict[str, Order]:
     return orders
 
 
-def _order_of(run: DagsterRun, orders: dict[str, Order]) -> Order:
+def _order_of(run: dg.DagsterRun, orders: dict[str, Order]) -> Order:
     """The partition set a run's keys belong to: the session tenants for the jobs partitioned by
     them (a range of session tenants covers other keys than the same range of tenants)."""
     from memory_pipeline.orchestration.partitions import SESSION_TENANT_JOBS, SESSION_TENANTS_PARTITION, TENANTS_PARTITION
@@ -113,7 +118,7 @@ def _order_of(run: DagsterRun, orders: dict[str, Order]) -> Order:
     return orders[SESSION_TENANTS_PARTITION if run.job_name in SESSION_TENANT_JOBS else TENANTS_PARTITION]
 
 
-def _run_tenants(run: DagsterRun, orders: dict[str, Order]) -> set[str]:
+def _run_tenants(run: dg.DagsterRun, orders: dict[str, Order]) -> set[str]:
     """The tenant partitions a run covered, from its tags."""
     from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 
@@ -154,8 +159,6 @@ def _narrow_range(instance, run, ordered: list[str], position: dict[str, int], w
         return
     instance.add_run_tags(run.run_id, tags)
     # The run's stored body keeps its partition range too (for the UI's backfill view).
-    from dagster._core.storage.runs.schema import RunsTable
-
     ends = {"start": kept[0], "end": kept[-1]}
 
     def narrow(value):
@@ -188,7 +191,7 @@ def _delete_compute_logs(instance, run_id: str) -> bool:
     import os
 
     manager = instance.compute_log_manager
-    base = getattr(manager, "_base_dir", None)
+    base = compute_log_directory(manager)
     existed = os.path.isdir(os.path.join(base, run_id)) if base is not None else True
     try:
         manager.delete_logs(prefix=[run_id])
@@ -210,13 +213,6 @@ def _strip_text(value):
 
 
 def _split_shared_runs(instance, run_ids: set[str], wanted: set[str]) -> tuple[int, int]:
-    from dagster._core.storage.event_log.schema import (
-        AssetCheckExecutionsTable,
-        AssetEventTagsTable,
-        SqlEventLogStorageTable,
-    )
-    from dagster._core.storage.event_log.sql_event_log import SqlEventLogStorage
-
     storage = instance.event_log_storage
     if not isinstance(storage, SqlEventLogStorage):
         log.warning("event log storage %s: shared runs not split", type(storage).__name__)
@@ -262,9 +258,7 @@ def _split_shared_runs(instance, run_ids: set[str], wanted: set[str]) -> tuple[i
 
 def _delete_check_executions(instance, run_ids: set[str]) -> None:
     """Deleting a run leaves its asset check results, which name their partition (the tenant)."""
-    from dagster._core.storage.event_log.schema import AssetCheckExecutionsTable as checks
-    from dagster._core.storage.event_log.sql_event_log import SqlEventLogStorage
-
+    checks = AssetCheckExecutionsTable
     storage = instance.event_log_storage
     if run_ids and isinstance(storage, SqlEventLogStorage) and storage.has_table(checks.name):
         with storage.index_connection() as conn:
@@ -292,8 +286,7 @@ def _evaluates_partition(event: str, wanted: set[str]) -> bool:
 def _split_check_executions(conn, run_id: str, wanted: set[str]) -> int:
     """Asset check results of a shared run: the forgotten tenants' go, the others lose the text
     the run's checks report for every tenant (a JSON of details by tenant)."""
-    from dagster._core.storage.event_log.schema import AssetCheckExecutionsTable as checks
-
+    checks = AssetCheckExecutionsTable
     rows = conn.execute(
         checks.select().with_only_columns(checks.c.id, checks.c.partition, checks.c.evaluation_event)
         .where(checks.c.run_id == run_id)
@@ -315,9 +308,6 @@ def _clear_cached_materializations(instance, run_ids: set[str], kept: set[str]) 
     vacuumed so the freed pages do not keep the bytes."""
     if not run_ids:
         return
-    from dagster._core.storage.event_log.schema import AssetKeyTable
-    from dagster._core.storage.event_log.sql_event_log import SqlEventLogStorage
-
     storage = instance.event_log_storage
     if not isinstance(storage, SqlEventLogStorage):
         log.warning("event log storage %s: cached materializations not cleared", type(storage).__name__)

@@ -24,13 +24,14 @@ inserts in one statement (the launch path above, twice each, interleaved: 36-40 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 import sqlalchemy
 import yaml
-from dagster._serdes import ConfigurableClassData
 from dagster_postgres import DagsterPostgresStorage
 from dagster_postgres.utils import get_conn_string
 
+from memory_pipeline.orchestration.dagster_adapter import ConfigurableClassData, replace_engine
 from memory_pipeline.orchestration.instance.sqlite import write_events_in_batches
 
 REQUIRED = {"hostname": "DAGSTER_PG_HOST", "username": "DAGSTER_PG_USER", "db_name": "DAGSTER_PG_DB"}
@@ -46,11 +47,11 @@ class PostgresSettingMissing(SystemExit):
     """Ends the command with one line instead of a stack trace: the fix is in the environment."""
 
 
-def missing_settings(environ: dict[str, str] | os._Environ = os.environ) -> list[str]:
+def missing_settings(environ: Mapping[str, str] = os.environ) -> list[str]:
     return [name for name in REQUIRED.values() if not environ.get(name)]
 
 
-def postgres_config(environ: dict[str, str] | os._Environ = os.environ) -> dict:
+def postgres_config(environ: Mapping[str, str] = os.environ) -> dict:
     """dagster-postgres' ``postgres_db`` configuration, every value read from its variable."""
     fields = {**REQUIRED, **{key: name for key, name in OPTIONAL.items() if environ.get(name)}}
     return {"postgres_db": {key: {"env": name} for key, name in fields.items()} | {"scheme": SCHEME}}
@@ -91,8 +92,7 @@ class PostgresStorageFromEnvironment(DagsterPostgresStorage):
 def keep_connections(part) -> None:
     """Give one of dagster-postgres' storages a pooled engine in place of its engine without a pool
     (the attribute its own ``optimize_for_webserver`` replaces; that method cannot ping)."""
-    part._engine.dispose()
-    part._engine = sqlalchemy.create_engine(
+    replace_engine(part, sqlalchemy.create_engine(
         part.postgres_url, isolation_level="AUTOCOMMIT", pool_size=1, max_overflow=POOL_OVERFLOW,
         pool_recycle=POOL_RECYCLE_S, pool_pre_ping=True,
-    )
+    ))

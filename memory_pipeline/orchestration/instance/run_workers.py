@@ -22,11 +22,12 @@ import socket
 import time
 from collections.abc import Callable, Iterable
 
+import dagster as dg
 import psutil
-from dagster._core.events import DagsterEventType
-from dagster._core.launcher import CheckRunHealthResult, DefaultRunLauncher, WorkerStatus
-from dagster._core.storage.dagster_run import IN_PROGRESS_RUN_STATUSES, DagsterRun, DagsterRunStatus, RunsFilter
-from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
+
+from memory_pipeline.orchestration.dagster_adapter import (
+    IN_PROGRESS_RUN_STATUSES, CheckRunHealthResult, SqliteRunStorage, WorkerStatus, run_launcher_instance,
+)
 
 WORKER_HOST_TAG = "memory_pipeline/worker_host"
 # A process that started this long after the run did is another process given the same pid.
@@ -38,7 +39,7 @@ def worker_tags() -> dict[str, str]:
     return {WORKER_HOST_TAG: socket.gethostname()}
 
 
-def worker_health(instance, run: DagsterRun) -> CheckRunHealthResult:
+def worker_health(instance, run: dg.DagsterRun) -> CheckRunHealthResult:
     """RUNNING unless this host can see that the run's worker process is gone.
 
     A run without the host tag (one started before runs carried it) is taken as this host's when
@@ -66,7 +67,7 @@ def worker_health(instance, run: DagsterRun) -> CheckRunHealthResult:
 
 def _worker_pid(instance, run_id: str) -> tuple[int, float] | None:
     """The pid in the run's first engine event naming one, and that event's time."""
-    records = instance.get_records_for_run(run_id, of_type=DagsterEventType.ENGINE_EVENT, limit=20).records
+    records = instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT, limit=20).records
     for record in records:
         entry = record.event_log_entry
         metadata = entry.dagster_event.engine_event_data.metadata or {}
@@ -78,32 +79,32 @@ def _worker_pid(instance, run_id: str) -> tuple[int, float] | None:
     return None
 
 
-class ProcessRunLauncher(DefaultRunLauncher):
+class ProcessRunLauncher(dg.DefaultRunLauncher):
     """Dagster's default launcher, which also tells run monitoring whether a worker is alive."""
 
     def launch_run(self, context) -> None:
-        self._instance.add_run_tags(context.dagster_run.run_id, worker_tags())
+        run_launcher_instance(self).add_run_tags(context.dagster_run.run_id, worker_tags())
         super().launch_run(context)
 
     @property
     def supports_check_run_worker_health(self) -> bool:
         return True
 
-    def check_run_worker_health(self, run: DagsterRun) -> CheckRunHealthResult:
-        return worker_health(self._instance, run)
+    def check_run_worker_health(self, run: dg.DagsterRun) -> CheckRunHealthResult:
+        return worker_health(run_launcher_instance(self), run)
 
 
-def in_flight_runs(instance, covers: Callable[[DagsterRun], bool]) -> list[DagsterRun]:
+def in_flight_runs(instance, covers: Callable[[dg.DagsterRun], bool]) -> list[dg.DagsterRun]:
     """Runs not yet ended (queued, starting, started, cancelling) for which ``covers`` holds."""
-    statuses = [*IN_PROGRESS_RUN_STATUSES, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.CANCELING]
-    return [r for r in instance.get_runs(filters=RunsFilter(statuses=statuses)) if covers(r)]
+    statuses = [*IN_PROGRESS_RUN_STATUSES, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.CANCELING]
+    return [r for r in instance.get_runs(filters=dg.RunsFilter(statuses=statuses)) if covers(r)]
 
 
-def end_dead_runs(instance, runs: Iterable[DagsterRun]) -> list[str]:
+def end_dead_runs(instance, runs: Iterable[dg.DagsterRun]) -> list[str]:
     """Mark failed the started runs whose worker this host sees gone; returns their ids."""
     ended = []
     for run in runs:
-        if run.status not in (DagsterRunStatus.STARTED, DagsterRunStatus.CANCELING):
+        if run.status not in (dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING):
             continue
         health = worker_health(instance, run)
         if health.status == WorkerStatus.FAILED:
@@ -117,7 +118,7 @@ class RunsStillInFlight(RuntimeError):
 
 
 def wait_for_runs(
-    instance, covers: Callable[[DagsterRun], bool], timeout_s: float, poll_s: float = 0.5
+    instance, covers: Callable[[dg.DagsterRun], bool], timeout_s: float, poll_s: float = 0.5
 ) -> list[str]:
     """Wait until no run ``covers`` selects is in flight; returns the ids of the runs waited for.
 
@@ -131,12 +132,12 @@ def wait_for_runs(
         runs = in_flight_runs(instance, covers)
         seen += [r.run_id for r in runs if r.run_id not in seen]
         for run in runs:
-            if run.status in (DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED):
+            if run.status in (dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED):
                 instance.report_run_canceled(run, "Canceled: a tenant of this run is being forgotten.")
         ended = set(end_dead_runs(instance, runs))
         running = [
             r for r in runs
-            if r.run_id not in ended and r.status not in (DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED)
+            if r.run_id not in ended and r.status not in (dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED)
         ]
         if not running:
             return seen

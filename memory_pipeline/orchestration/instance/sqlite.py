@@ -49,32 +49,29 @@ from functools import cache
 from itertools import groupby
 from weakref import WeakSet
 
+import dagster as dg
+import sqlalchemy
 import yaml
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from dagster._core.events import DagsterEventType
-from dagster._core.events.log import EventLogEntry
-from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
-from dagster._core.storage.event_log.schema import (
-    AssetCheckExecutionsTable, SqlEventLogStorageMetadata, SqlEventLogStorageTable,
-)
-from dagster._core.storage.event_log.sqlite import sqlite_event_log
-from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME, SqliteEventLogStorage
-from dagster._core.storage.sql import create_engine, get_alembic_config, safe_commit
-from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS, create_db_conn_string
-from dagster._core.storage.sqlite_storage import DagsterSqliteStorage, _event_logs_directory
-from dagster._serdes import ConfigurableClassData, serialize_value
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DatabaseError
 from sqlalchemy.pool import QueuePool
+
+from memory_pipeline.orchestration.dagster_adapter import (
+    INDEX_SHARD_NAME, SQLITE_BUSY_TIMEOUT_SECONDS, AssetCheckExecutionRecordStatus, AssetCheckExecutionsTable,
+    ConfigurableClassData, DagsterSqliteStorage, SqlEventLogStorageMetadata, SqlEventLogStorageTable,
+    SqliteEventLogStorageBase, event_logs_directory, replace_event_log_storage, sqlite_event_log_alembic_config,
+)
 
 BATCH_SIZE_VARIABLE = "DAGSTER_EVENT_BATCH_SIZE"
 BATCH_SIZE = 1000
 """Events Dagster collects before handing them over (a run over a year of days plans 365
 materializations per asset, written as one batch)."""
 PLAIN_ASSET_EVENTS = {
-    DagsterEventType.ASSET_MATERIALIZATION, DagsterEventType.ASSET_OBSERVATION, DagsterEventType.ASSET_MATERIALIZATION_PLANNED,
+    dg.DagsterEventType.ASSET_MATERIALIZATION, dg.DagsterEventType.ASSET_OBSERVATION,
+    dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED,
 }
 """The events a batch stores at once (``_store_asset_events``); any other goes through ``store_event``."""
 ENGINES_KEPT = 16
@@ -82,7 +79,7 @@ ENGINES_KEPT = 16
 (each engine holds its compiled statements and one idle connection, an open file)."""
 
 
-class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
+class BatchingSqliteEventLogStorage(SqliteEventLogStorageBase):
     """Dagster's SQLite event log with one engine per file and batches written in one transaction."""
 
     def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
@@ -106,7 +103,7 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
                     self._tables.add(table_name)
         return table_name in self._tables
 
-    def _initdb(self, engine: Engine, for_index_shard: bool = False) -> None:
+    def init_database(self, engine: Engine, for_index_shard: bool = False) -> None:
         """A new file made as the stock init makes it (Dagster's tables, WAL, the migrations' head
         stamped), with Dagster's migration scripts read once per process: the stock init reads all
         of them twice for every new run's file (70-90 ms here). A file that has a revision is left
@@ -120,36 +117,36 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
                         SqlEventLogStorageMetadata.create_all(engine)
                         conn.execute(text("PRAGMA journal_mode=WAL;"))
                         context.stamp(_migration_scripts(), "head")
-                        safe_commit(conn)
+                        conn.commit()
                 return
             except (DatabaseError, sqlite3.DatabaseError):
                 pass
-        super()._initdb(engine, for_index_shard)
+        super().init_database(engine, for_index_shard)
 
     def _engine(self, shard: str) -> Engine:
         engine = self._engines.pop(shard, None)
         if engine is None:
-            engine = create_engine(
-                create_db_conn_string(self._base_dir, shard), poolclass=QueuePool, pool_size=1, max_overflow=-1,
+            engine = sqlalchemy.create_engine(
+                self.conn_string_for_shard(shard), poolclass=QueuePool, pool_size=1, max_overflow=-1,
                 connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS},
             )
-        if shard not in self._initialized_dbs:  # asked at each use, as the stock one does: a wipe empties it
-            self._initdb(engine)
-            self._initialized_dbs.add(shard)
+        if shard not in self.initialized_shards:  # asked at each use, as the stock one does: a wipe empties it
+            self.init_database(engine)
+            self.initialized_shards.add(shard)
         self._engines[shard] = engine  # the most recently used last
         while len(self._engines) > ENGINES_KEPT:
             self._engines.popitem(last=False)[1].dispose()
         return engine
 
     @contextmanager
-    def _connect(self, shard: str) -> Iterator[Connection]:
+    def shard_connection(self, shard: str) -> Iterator[Connection]:
         held: dict[str, Connection] | None = getattr(self._batch, "connections", None)
         if held is not None:  # inside store_event_batch, on its thread: its open transaction
             if shard not in held:
                 held[shard] = self._batch.stack.enter_context(self._transaction(shard))
             yield held[shard]
             return
-        with self._db_lock, self._transaction(shard) as conn:
+        with self.database_lock, self._transaction(shard) as conn:
             yield conn
 
     @contextmanager
@@ -164,20 +161,20 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
         if getattr(self._batch, "connections", None) is not None:
             yield  # inside another such block: its transactions
             return
-        with self._db_lock, ExitStack() as stack:
+        with self.database_lock, ExitStack() as stack:
             self._batch.connections, self._batch.stack = {}, stack
             try:
                 yield
             finally:
                 self._batch.connections = self._batch.stack = None
 
-    def store_event(self, event: EventLogEntry) -> None:
+    def store_event(self, event: dg.EventLogEntry) -> None:
         """The stock ``store_event`` in one transaction per file: it opens the index file twice
         for a check evaluation (its row, then its check's record), each on a new connection."""
         with self._one_transaction_per_file():
             super().store_event(event)
 
-    def store_event_batch(self, events: Sequence[EventLogEntry]) -> None:
+    def store_event_batch(self, events: Sequence[dg.EventLogEntry]) -> None:
         with self._one_transaction_per_file():
             for (plain, _), group in groupby(events, key=lambda e: (_plain_asset_event(e), e.run_id)):
                 if plain:
@@ -186,27 +183,27 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
                     for event in group:
                         self.store_event(event)
 
-    def _store_asset_events(self, events: list[EventLogEntry]) -> None:
+    def _store_asset_events(self, events: list[dg.EventLogEntry]) -> None:
         """What ``store_event`` does for each of these events of one run (each a materialization,
         an observation or a planned materialization of an asset), at once: each event serialized
         once, inserted in the run's file and mirrored in the index, its tags indexed; the asset's
         record, which each of them would overwrite, written once per asset and kind of event."""
-        rows = [self._event_to_row(event) for event in events]
+        rows = [self.event_row(event) for event in events]
         with self.run_connection(events[0].run_id) as conn:
             conn.execute(SqlEventLogStorageTable.insert(), rows)
         with self.index_connection() as conn:
             # One statement for the batch, its ids returned in the rows' order.
             insert = SqlEventLogStorageTable.insert().returning(SqlEventLogStorageTable.c.id, sort_by_parameter_order=True)
             ids = list(conn.execute(insert, rows).scalars())
-            self._store_asset_event_tags(conn, events, ids)
+            self.store_asset_event_tags(events, ids)  # on this block's index transaction
             last = {
                 (event.dagster_event.asset_key, event.dagster_event_type): (event_id, event)
                 for event, event_id in zip(events, ids)
             }
             for event_id, event in sorted(last.values(), key=lambda pair: pair[0]):
-                self._store_asset_event(conn, event, event_id)
+                self.store_asset_record(conn, event, event_id)
 
-    def _store_asset_check_evaluation_planned(self, event: EventLogEntry, event_id: int | None) -> None:
+    def store_planned_check_evaluation(self, event: dg.EventLogEntry, event_id: int | None) -> None:
         """Dagster's rows of a planned check evaluation, one per partition of the run, with the event
         serialized once for all of them (the stock storage serializes it, the run's partitions
         included, again for each row: a consolidation range plans each check on every day)."""
@@ -214,8 +211,8 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
         keys = planned.partitions_subset.get_partition_keys() if planned.partitions_subset else [None]
         common = {
             "asset_key": planned.asset_key.to_string(), "check_name": planned.check_name, "run_id": event.run_id,
-            "execution_status": AssetCheckExecutionRecordStatus.PLANNED.value, "evaluation_event": serialize_value(event),
-            "evaluation_event_timestamp": self._event_insert_timestamp(event), "evaluation_event_storage_id": event_id,
+            "execution_status": AssetCheckExecutionRecordStatus.PLANNED.value, "evaluation_event": dg.serialize_value(event),
+            "evaluation_event_timestamp": self.event_insert_timestamp(event), "evaluation_event_storage_id": event_id,
         }
         with self.index_connection() as conn:
             conn.execute(AssetCheckExecutionsTable.insert(), [{**common, "partition": key} for key in keys])
@@ -232,23 +229,23 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
         while self._engines:
             self._engines.popitem()[1].dispose()
 
-    def _forget_connections(self) -> None:
+    def forget_connections(self) -> None:
         """In a forked child: the parent's connections are the parent's, dropped unclosed."""
         for engine in self._engines.values():
             engine.dispose(close=False)
 
 
 _STORAGES: WeakSet[BatchingSqliteEventLogStorage] = WeakSet()
-os.register_at_fork(after_in_child=lambda: [storage._forget_connections() for storage in list(_STORAGES)])
+os.register_at_fork(after_in_child=lambda: [storage.forget_connections() for storage in list(_STORAGES)])
 
 
 @cache
 def _migration_scripts() -> ScriptDirectory:
     """Dagster's migration scripts for its SQLite event log, as its init reads them."""
-    return ScriptDirectory.from_config(get_alembic_config(sqlite_event_log.__file__))
+    return ScriptDirectory.from_config(sqlite_event_log_alembic_config())
 
 
-def _plain_asset_event(event: EventLogEntry) -> bool:
+def _plain_asset_event(event: dg.EventLogEntry) -> bool:
     return bool(event.is_dagster_event and event.dagster_event_type in PLAIN_ASSET_EVENTS and event.dagster_event.asset_key)
 
 
@@ -258,8 +255,8 @@ class LocalSqliteStorage(DagsterSqliteStorage):
 
     def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
         super().__init__(base_dir, inst_data)
-        self._event_log_storage.dispose()  # the stock event log the parent opened on the same files
-        self._event_log_storage = BatchingSqliteEventLogStorage(_event_logs_directory(base_dir))
+        # In place of the stock event log the parent opened on the same files.
+        replace_event_log_storage(self, BatchingSqliteEventLogStorage(event_logs_directory(base_dir)))
         write_events_in_batches()
 
     @classmethod
@@ -270,7 +267,7 @@ class LocalSqliteStorage(DagsterSqliteStorage):
     def event_storage_data(self) -> ConfigurableClassData:
         return ConfigurableClassData(
             __name__, BatchingSqliteEventLogStorage.__name__,
-            yaml.dump({"base_dir": _event_logs_directory(self.base_dir)}, default_flow_style=False),
+            yaml.dump({"base_dir": event_logs_directory(self.base_dir)}, default_flow_style=False),
         )
 
 
