@@ -98,6 +98,16 @@ def _action_objects(verb) -> list[tuple[str, object]]:
     return [(p, o) for p, o in out if o.lower_ not in _VAGUE_NOUNS and o.is_alpha and len(o) > 2]
 
 
+def _result_phrase(verb, obj) -> str:
+    """What a thing was turned into ("turning my love of dance into a business"): without it the
+    deed is a fragment."""
+    for prep in (c for c in verb.children if c.dep_ == "prep" and c.lower_ == "into" and c.i > obj.i):
+        into = next((o for o in prep.children if o.dep_ == "pobj" and o.pos_ in ("NOUN", "PROPN")), None)
+        if into is not None:
+            return f" into {_noun_phrase(into, complement=False)}"
+    return ""
+
+
 def happened_or_ongoing(verb) -> bool:
     """A deed: past ("opened"), perfect ("have joined") or under way ("am starting")."""
     aux = {c.lower_ for c in verb.children if c.dep_ in ("aux", "auxpass")}
@@ -153,13 +163,16 @@ def actions(s) -> Iterable[Fact]:
             c.lower_ in ("will", "'ll", "shall") for c in verb.children)
         particle = next((c.lower_ for c in verb.children if c.dep_ == "prt"), "")
         if lemma in _LIKING and not plan:
-            yield from _likes(s, who, verb)
+            if verb.tag_ != "VBD":  # "I loved reading as a kid": a liking that was, not one that is
+                yield from _likes(s, who, verb)
             continue
         for prep, obj in _action_objects(verb):
             if s.entity(obj, NOT_THINGS) is not None:
                 continue  # "worked on Monday", "moved in May": when, not what
             named = s.entity(obj)
             thing = clean_name(named.text) if named is not None else _noun_phrase(obj)
+            if prep == "" and thing:
+                thing += _result_phrase(verb, obj)
             if not thing or s.entity(obj) is not None and prep in ("in", "at", "to"):
                 continue  # places and employers belong to the rules above
             if prep == "as" and lemma != "work":  # "lost my job as a banker": a job that ended

@@ -13,8 +13,8 @@ from memory_pipeline.text.turns import Turn
 
 TS = datetime(2023, 3, 2, 10, 0, tzinfo=UTC)
 TALK = [
-    ("Gina", "Yep Jon, Wow! Lemme tell you something. I opened my store last week."),
-    ("Jon", "Congrats! I joined a gym in Rome and I adopted a puppy."),
+    ("Gina", "Yep Jon, Wow! Lemme tell you something. I opened my clothing store last week."),
+    ("Jon", "Congrats! I joined a climbing gym in Rome and I adopted a puppy."),
     ("Gina", "Startin slow is fine. Did you open the studio? If I find a place I will buy a van."),
     ("Jon", "I didn't buy the building. I work as a banker. Don't forget to stay positive."),
     ("Gina", "Rome sounds lovely, Jon."),
@@ -37,9 +37,9 @@ def test_relations_from_subject_verb_object(nlp):
     found = extract(utterances(talk(), (), "conv-1"), nlp=nlp)
     actions = sorted({(f.subject, f.predicate, f.object, f.line) for f in found.facts if f.rule == "action"})
     assert actions == [
-        ("Gina", "opened", "store", 1),
+        ("Gina", "opened", "clothing store", 1),
         ("Jon", "has_pet", "puppy", 2),
-        ("Jon", "joined", "gym", 2),
+        ("Jon", "joined", "climbing gym", 2),
         ("Jon", "lost", "job", 6),
         ("Jon", "worked_as", "cashier", 6),
         ("Jon", "works_as", "banker", 4),
@@ -69,18 +69,30 @@ OBJECTS = [
             ("Ana", "I wanted to join the military after that talk."),
             ("Ana", "I really enjoy the upside-down poses."),
             ("Ana", "I want to create a place for people to dance."),
-            ("Ana", "Check out these kids I met at the shelter!"),
+            ("Ana", "Check out these little kids I met at the shelter!"),
             ("Ana", "I am turning my love of dance into a business."),
             ("Ana", "I love the freedom it brings."),
         ],
         [
             ("likes", "freedom", 6),
             ("likes", "upside-down poses", 2),
-            ("met", "kids", 4),
+            ("met", "little kids", 4),
             ("plans_to_create", "place for people to dance", 3),
-            ("turning", "love of dance", 5),
+            ("turning", "love of dance into business", 5),
         ],
         id="wish and object extent",
+    ),
+    # What one says the other did is praise, a liking in the past is not one now, and a deed done
+    # to one bare noun ("met some kids") says too little to remember.
+    pytest.param(
+        [
+            ("Ana", "You earned all the kudos for that launch."),
+            ("Ana", "I loved reading as a kid."),
+            ("Ana", "I met some kids at the park."),
+            ("Ana", "I finally opened a pottery studio last week."),
+        ],
+        [("opened", "pottery studio", 4)],
+        id="praise, a past liking, a bare noun",
     ),
 ]
 
