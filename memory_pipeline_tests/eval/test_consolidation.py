@@ -14,7 +14,7 @@ SESSIONS = {
     1: [("Gina", "Hey Jon! Anything new?"),
         ("Jon", "I lost my job as a banker yesterday, so I'm starting a dance studio."),
         ("Gina", "I opened an online clothing store last week and I love contemporary dance.")],
-    2: [("Jon", "I joined a gym in Rome last month and I adopted a puppy."),
+    2: [("Jon", "I joined a climbing gym in Rome last month and I adopted a puppy."),
         ("Gina", "Great! I decided to hire two designers for my clothing store."),
         ("Jon", "My dance studio opens in March.")],
 }
@@ -39,7 +39,7 @@ def test_units_of_every_kind_name_their_subject(tmp_path, nlp):
     assert {u["conversation_id"] for u in units} == {"conv-9"}
     assert report.named_subject["memory"] == 1.0 and report.named_subject["dream"] == 1.0
     relations = {u["text"] for u in units if u["kind"] == "relation"}
-    assert {"Jon joined gym", "Jon has pet puppy", "Gina opened online clothing store"} <= relations
+    assert {"Jon joined climbing gym", "Jon has pet puppy", "Gina opened online clothing store"} <= relations
     assert report.scores is None and report.sessions == 2
 
 
