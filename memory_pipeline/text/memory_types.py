@@ -55,7 +55,7 @@ RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
         ("decision", 0.8, r"\b(?:I|we)(?:'ve| have)? decided\b|\bwe(?:'ll| will) (?:do|go with|use|switch)\b"
                           r"|\b(?:I|we|\w+) (?:pushed|postponed|rescheduled|moved the deadline|cut the)\b|\bI accepted\b"
                           r"|\b(?:I|we)(?:'ve| have)? cho(?:se|sen)\b|\blet'?s go with\b|\bapproved\b|\bdecision\b"
-                          r"|\bdecided to\b|\b(?:I'm|I am|we're|we are|we'll|we will) (?:go|going) with\b|\bagreed (?:to|on)\b|\bsettled on\b|\bfinal answer\b|\bit is then\b"
+                          r"|\bdecided? to\b|\bpush(?:ed|es)? (?:\w+ ){0,5}to\b|\b(?:I'm|I am|we're|we are|we'll|we will) (?:go|going) with\b|\bagreed (?:to|on)\b|\bsettled on\b|\bfinal answer\b|\bit is then\b"
                           r"|\bcancel(?:l?ed|ling)\b|\bnarrowed (?:\w+ ){0,3}to\b|\breplac(?:e|ed|ing) (?:\w+ ){0,4}with\b"
                           r"|\b(?:move[ds]?|moving|switch(?:ed)?) (?:\w+ ){0,5}to (?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
                           rf"|next|the \d|\d|(?:{_MONTHS})\w*)\b|^(?!(?:here|there|that|this|what|so)\b)\S+(?: \S+)? it is[.!]?$"),
