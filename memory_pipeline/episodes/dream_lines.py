@@ -21,12 +21,10 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
-from memory_pipeline.episodes.cues import DECISION, PREFERENCE, cues
-from memory_pipeline.episodes.cues import classify as cue_kind
 from memory_pipeline.episodes.dreaming import DECISIONS, PATTERNS, PREFERENCES, PROJECT_FACTS, Line, citation
 from memory_pipeline.episodes.dreaming import _line as make_line
 from memory_pipeline.sources.transcripts import read_transcript
-from memory_pipeline.text.memory_types import classify
+from memory_pipeline.text.memory_types import DECISION, PREFERENCE, classify, cues
 from memory_pipeline.text.salience import select
 from memory_pipeline.text.statements import Statement, statements
 
@@ -50,14 +48,11 @@ def _fact_text(s: Statement) -> str:
 
 
 def kind_of(s: Statement) -> str | None:
-    """"preference" or "decision" when the typed-memory rules or the dreaming cues read it so."""
+    """"preference" or "decision" when the sentence classifier reads it so."""
     if s.features.question or s.salience < 0.2:
         return None
     typed = classify(s.said)
-    if typed is not None and typed[0] in (PREFERENCE, DECISION):
-        return typed[0]
-    cue = cue_kind(s.said, from_user=True)
-    return cue if cue in (PREFERENCE, DECISION) else None
+    return typed[0] if typed is not None and typed[0] in (PREFERENCE, DECISION) else None
 
 
 def statement_lines(episode: dict, said: Sequence[Statement]) -> list[Line]:

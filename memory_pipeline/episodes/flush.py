@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from memory_pipeline.config import get_settings
-from memory_pipeline.episodes.cues import ACTION, DECISION, FACT, PREFERENCE, cues
 from memory_pipeline.episodes.dreaming import line_key, memory_dir
 from memory_pipeline.episodes.sessions import session_files
 from memory_pipeline.recall.scope import ReadOnlyError, is_read_only
 from memory_pipeline.sources.transcripts import read_transcript
 from memory_pipeline.tenancy import Tenant
+from memory_pipeline.text.memory_types import ACTION, DECISION, FACT, PREFERENCE, cues
 from memory_pipeline.text.scrub import scrub_secrets
 from memory_pipeline.text.summarize import shorten
 

@@ -1,4 +1,8 @@
-"""Typed memories from what a user said (transcripts) and what was written down (Markdown).
+"""The one sentence classifier, and typed memories from what was said and written down.
+
+``classify`` gives the memory type of a sentence; every reader of sentences asks it: typed
+memories, dreaming, and the episode cues of the compaction flush (``cue_kind``: preference,
+decision, action or fact, a view of the same answer).
 
 spaCy splits text into sentences and names the people, places and organisations in them; a
 sentence becomes a memory when a pattern of its type matches ("I prefer ...", "I work at ...",
@@ -25,6 +29,7 @@ from memory_pipeline import progress
 from memory_pipeline.text.dates import find_when
 from memory_pipeline.text.salience import dated_in_past
 from memory_pipeline.text.statements import load_nlp, statements
+from memory_pipeline.text.summarize import split_sentences
 
 MAX_CONTENT = 400
 EXTRACTOR_VERSION = "patterns-5"
@@ -38,18 +43,29 @@ _RELATION_NOUNS = (
     "wife|husband|partner|daughter|son|kids?|children|mother|father|mom|dad|sister|brother|"
     "manager|boss|editor|team|colleague|cto|ceo"
 )
+_MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
+# One rule set for every reader of a sentence: typed memories read its type, the episode cues
+# (``cue_kind``) read the same answer as preference, decision, action or fact.
 RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
     (kind, confidence, re.compile(pattern, re.I))
     for kind, confidence, pattern in (
-        ("todo", 0.85, r"\bremind (?:me|\w+) (?:to|on|about)\b|\bset a reminder\b|\bdon'?t let me forget\b|\btodo\b"
-                       r"|\bI(?:'ll| will) (?:send|ask|email|call|check|follow up|get back|invite)\b"),
+        ("todo", 0.85, r"\bremind (?:me|\w+) (?:to|on|about)\b|\bset a reminder\b|\bdon'?t let me forget\b|\bto-?do\b"
+                       r"|\bI(?:'ll| will) (?:send|ask|email|call|check|follow up|get back|invite)\b"
+                       r"|\baction items?\b|\bopen items\b|\bfollow up (?:on|with)\b|\bwill send\b"),
         ("decision", 0.8, r"\b(?:I|we)(?:'ve| have)? decided\b|\bwe(?:'ll| will) (?:do|go with|use|switch)\b"
                           r"|\b(?:I|we|\w+) (?:pushed|postponed|rescheduled|moved the deadline|cut the)\b|\bI accepted\b"
-                          r"|\bwe chose\b|\blet'?s go with\b|\bapproved\b|\bdecision\b"),
-        ("preference", 0.8, r"\bI (?:really |much |strongly )?(?:prefer|like|love|hate|dislike|enjoy)\b"
+                          r"|\b(?:I|we)(?:'ve| have)? cho(?:se|sen)\b|\blet'?s go with\b|\bapproved\b|\bdecision\b"
+                          r"|\bdecided? to\b|\bpush(?:ed|es)? (?:\w+ ){0,5}to\b|\b(?:I'm|I am|we're|we are|we'll|we will) (?:go|going) with\b|\bagreed (?:to|on)\b|\bsettled on\b|\bfinal answer\b|\bit is then\b"
+                          r"|\bcancel(?:l?ed|ling)\b|\bnarrowed (?:\w+ ){0,3}to\b|\breplac(?:e|ed|ing) (?:\w+ ){0,4}with\b"
+                          r"|\b(?:move[ds]?|moving|switch(?:ed)?) (?:\w+ ){0,5}to (?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
+                          rf"|next|the \d|\d|(?:{_MONTHS})\w*)\b|^(?!(?:here|there|that|this|what|so)\b)\S+(?: \S+)? it is[.!]?$"),
+        ("preference", 0.8, r"\b(?:I|we) (?:really |much |strongly )?(?:prefer|like|love|hate|dislike|enjoy|can'?t stand)\b"
                             r"|\bI don'?t (?:like|want)\b|\bplease (?:don'?t|do not|never|always)\b|\bprefers?\b"
                             r"|\bI (?:never|always) want\b|\bkeep it (?:short|brief)\b|\bno (?:phone )?calls\b"
-                            r"|\bemail only\b|\bnever wants?\b|\bdoes not want\b"),
+                            r"|\b(?:email|text|chat) only\b|\bnever wants?\b|\bdoes not want\b|\bI(?:'d| would) rather\b"
+                            r"|\b(?:don'?t|do not|never|always) (?:schedule|call|email|send|contact|book)\b|\bno (?:meetings|emails)\b"
+                            r"|\bnothing after \d|\bmy favou?rite\b|\bI(?:'m| am) (?:allergic|vegetarian|vegan)\b"
+                            r"|^(?:please )?remember (?:that )?I\b"),
         ("identity", 0.8, r"\bmy name is\b|\bI(?:'m| am) (?:a|an) [\w-]+(?: [\w-]+)? (?:at|for|in|from)\b"
                           r"|\bI work (?:at|for|as|in)\b|\bI live in\b|\bI(?:'m| am) (?:in|from|based in) [A-Z]"
                           r"|\b(?:I|has) (?:moved|relocated) (?:to|from)\b|\blives in\b|\bbased in\b|\btime ?zone\b"
@@ -124,6 +140,50 @@ def classify(sentence: str, section_type: str | None = None, dated: bool = False
     if dated:
         return "event", 0.6, "a dated statement"
     return None
+
+
+
+# The episode cues (what the compaction flush and dreaming keep) are a view of the memory types.
+PREFERENCE = "preference"
+DECISION = "decision"
+ACTION = "action"
+FACT = "fact"
+CUE_OF_TYPE = {"preference": PREFERENCE, "decision": DECISION, "todo": ACTION, "goal": ACTION}
+_NAMED_RE = re.compile(r"(?<=\s)[A-Z][a-z]+|\d")
+
+
+@dataclass(frozen=True)
+class Cue:
+    kind: str
+    text: str
+
+
+def cue_kind(sentence: str, from_user: bool) -> str | None:
+    """Preference, decision, action or fact: the memory type of a sentence as the cues read it.
+
+    Questions and sentences under three words never count; preferences and facts count only in
+    the user's own words. A type other than a todo, goal, preference or decision is a fact, and so
+    is a user's sentence of five words or more that names someone or a number."""
+    text = sentence.strip()
+    if len(text.split()) < 3 or text.endswith("?"):
+        return None
+    typed = classify(text)
+    kind = CUE_OF_TYPE.get(typed[0], FACT) if typed else None
+    if kind in (PREFERENCE, FACT) and not from_user:
+        return None
+    if kind is None and from_user and len(text.split()) >= 5 and _NAMED_RE.search(text):
+        return FACT
+    return kind
+
+
+def cues(text: str, from_user: bool) -> list[Cue]:
+    """The cues of a text, one per sentence that has one, in order."""
+    out = []
+    for sentence in split_sentences(text):
+        kind = cue_kind(sentence, from_user)
+        if kind:
+            out.append(Cue(kind, sentence.strip()))
+    return out
 
 
 def transcript_passages(turns: Sequence, path: str, user_name: str = "user", nlp=None) -> list[Passage]:

@@ -1,0 +1,52 @@
+"""The one sentence classifier and the episode cues read from it.
+
+Proves: a sentence gets one memory type (``classify``), and its cue (what the compaction flush and
+dreaming keep) is that type seen as preference, decision, action or fact; questions never count,
+preferences and facts count only in the user's own words, and a user's sentence that names
+someone or a number is a fact when no type matches. Typed memories and cues once had two rule
+sets that disagreed on the same sentence; these pairs pin the single answer.
+"""
+
+import pytest
+
+from memory_pipeline.text.memory_types import ACTION, DECISION, FACT, PREFERENCE, Cue, classify, cue_kind, cues
+
+SENTENCES = [
+    # sentence, memory type, cue from the user, cue from the assistant
+    ("I prefer email over calls.", "preference", PREFERENCE, None),
+    ("We love hiking in the mountains on weekends.", "preference", PREFERENCE, None),
+    ("Painting landscapes is my favorite!", "preference", PREFERENCE, None),
+    ("I'm allergic to penicillin, it gives me hives.", "preference", PREFERENCE, None),
+    ("We decided to launch Falcon on 5 December.", "decision", DECISION, DECISION),
+    ("Deploy window moved to Wednesdays at 10:00 UTC.", "decision", DECISION, DECISION),
+    ("We replaced Jenkins with GitHub Actions.", "decision", DECISION, DECISION),
+    ("Tuesday it is.", "decision", DECISION, DECISION),
+    ("I'll send the rollout checklist by Friday.", "todo", ACTION, ACTION),
+    ("We need to get the word out about the fundraiser.", "goal", ACTION, ACTION),
+    ("I moved to Denver last month.", "identity", FACT, None),
+    ("I drive to the office every day.", "routine", FACT, None),
+    ("Rui Santos owns the loader and it peaks at 1,600 req/min.", None, FACT, None),
+    ("I'll never forget that day.", None, None, None),
+    ("Here it is.", None, None, None),
+    ("Keep going with it!", None, None, None),
+]
+
+
+@pytest.mark.parametrize(("sentence", "memory_type", "from_user", "from_assistant"), SENTENCES)
+def test_one_answer_per_sentence(sentence, memory_type, from_user, from_assistant):
+    typed = classify(sentence)
+    assert (typed[0] if typed else None) == memory_type
+    assert (cue_kind(sentence, from_user=True), cue_kind(sentence, from_user=False)) == (from_user, from_assistant)
+
+
+def test_questions_and_short_sentences_are_no_cue():
+    assert cue_kind("Should we switch the deploy window to Friday?", from_user=True) is None
+    assert cue_kind("I prefer tea.", from_user=True) == PREFERENCE
+    assert cue_kind("Prefer tea.", from_user=True) is None
+
+
+def test_cues_of_a_text_in_order():
+    text = "I prefer email over calls. How are you? We decided to launch Falcon on 5 December."
+    assert cues(text, from_user=True) == [
+        Cue(PREFERENCE, "I prefer email over calls."), Cue(DECISION, "We decided to launch Falcon on 5 December."),
+    ]
