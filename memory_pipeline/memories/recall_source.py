@@ -2,7 +2,8 @@
 transcripts and episodes by ``recall.search``.
 
 A typed memory reads as one row cited ``facts/<id>``, the way an episode without a transcript
-is cited ``episodes/<id>``. A forgotten memory is deleted from the table and an updated one is
+is cited ``episodes/<id>``; one read from a transcript turn carries that turn's id, as the
+turn's own result does (``recall.timeline.cite_statements``). A forgotten memory is deleted from the table and an updated one is
 replaced in place (same id, new content and vector). A memory a later statement replaced stays
 searchable: recall ranks it below its successor and labels it (``recall/timeline.py``), as it
 does transcripts and notes. The package declares this source as an entry point
@@ -72,6 +73,7 @@ class FactSource(RecallSource):
             when=said,
             vectors=_vectors(arrow),
             origin=origin,
+            cites=refs,
         )
 
 

@@ -53,6 +53,7 @@ class Candidate:
     when: str | None = None  # when its row was said or written (``recall.timeline``)
     record: object = None  # the supersession record of a replaced statement it holds
     earlier: str | None = None  # when it was said, if a newer answer to the same question ranks above
+    cited_turns: list[str] | None = None  # the turn ids of the statement a derived row was read from
 
     @property
     def text_hash(self) -> str:
@@ -138,7 +139,7 @@ def _result(cand: Candidate, unit: list[int], config: RecallConfig, stems: froze
         focus(rows.text[j], stems, config.focus_chars) if stems and rows.source[j] == "sessions" else rows.text[j]
         for j in sorted(unit)
     )
-    turn_ids: list[str] = []
+    turn_ids: list[str] = list(cand.cited_turns or [])
     for j in sorted(unit):
         turn_ids += [t for t in rows.turn_ids[j] if t not in turn_ids]
     snippet = text if len(text) <= config.snippet_chars else text[: config.snippet_chars - 1] + "…"

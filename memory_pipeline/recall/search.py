@@ -211,6 +211,7 @@ def _search_scopes(
     if not timeline.about_past(info.text, info.period):
         candidates = timeline.newest_first(candidates, qvec, cache, chosen, pool)
         candidates = timeline.current_first(candidates, info.text)
+    timeline.cite_statements(candidates[:pool], cache, known_sources().get("sessions"))
     if use_mmr and candidates:
         top = candidates[:pool]
         vectors = np.stack([c.rows.vectors[c.row] for c in top])

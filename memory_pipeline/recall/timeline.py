@@ -194,6 +194,20 @@ def locate(rows, ref: str) -> int | None:
     return None
 
 
+def cite_statements(candidates: list, cache, transcripts) -> None:
+    """Give each candidate read from a transcript turn (a typed memory) the turn's ids, from the
+    ``transcripts`` source's rows (searched or not): its result then cites the turn as the turn's
+    own result would."""
+    for cand in candidates:
+        ref = cand.rows.cites[cand.row] if cand.rows.cites is not None else None
+        if transcripts is None or not ref or "#L" not in ref:
+            continue
+        rows = cache.rows(transcripts, cand.rows.tenant)
+        j = locate(rows, ref) if rows is not None and len(rows) else None
+        if j is not None and rows.turn_ids[j]:
+            cand.cited_turns = list(rows.turn_ids[j])
+
+
 def unit_cosine(rows, i: int, qvec: np.ndarray) -> float:
     if rows.vectors.shape[1] != qvec.shape[0]:
         return 0.0

@@ -142,3 +142,11 @@ def test_only_a_memory_restating_the_changed_sentence_inherits():
     rows = inherited_records(ANN.key, [part], [old, new, *memories], NOW)
     assert [(r["old_ref"], r["new_ref"], r["old_kind"], r["old_sentence"]) for r in rows] == [
         ("facts/home", new.ref, MEMORY, None)]
+
+
+def test_a_typed_memory_cites_the_turn_it_was_read_from(pipeline, minilm):
+    _, lance, settings, *_ = pipeline
+    results = search("Which dashboard colours does Ann love?", "bot", "ann", store=lance, embedder=minilm,
+                     settings=settings, min_score=0.0, sources=["facts"])
+    fact = next(r for r in results if "dashboard" in r.snippet)
+    assert fact.citation.startswith("facts/") and fact.turn_ids == ["t1"]
