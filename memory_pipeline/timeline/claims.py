@@ -143,11 +143,9 @@ def _time_key(text: str) -> str:
 
 
 def _governor(sent, value: int | None):
-    """The verb whose subject the claim is about: a verb saying that something changed, with a
-    subject of its own ("We replaced Jenkins with GitHub Actions, the VM is gone" is about "we");
-    else the nearest one governing its last value ("I moved to Valencia last weekend, the new flat
-    is near the beach" is about "I"; "the old HP broke, we print on the Brother now" is about
-    "we"); else the root."""
+    """The verb whose subject the claim is about: one saying that something changed, with its own
+    subject ("We replaced Jenkins with GitHub Actions, the VM is gone": "we"); else the nearest one
+    governing its last value ("the old HP broke, we print on the Brother now": "we"); else the root."""
     for token in sent:
         if (
             token.pos_ == "VERB" and token.lower_ in CHANGE_CUES and _says_change(token, sent)

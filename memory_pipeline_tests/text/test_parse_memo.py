@@ -55,7 +55,7 @@ def test_docs_equal_a_fresh_parse_and_each_text_is_parsed_once(nlp):
 def test_the_graph_reads_a_turns_words_from_its_summarys_parse_and_its_captions_apart(nlp):
     ts = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
     turns = [
-        Turn(1, "Gina", "I opened my store in Rome last week! [shares a photo of a shop front in Rome]", ts, "D1:1"),
+        Turn(1, "Gina", "I opened my flower shop in Rome last week! [shares a photo of a shop front in Rome]", ts, "D1:1"),
         Turn(2, "Jon", "Congrats!\n I adopted a puppy.", ts, "D1:2"),
     ]
     counting = CountingPipeline(nlp)
@@ -63,10 +63,10 @@ def test_the_graph_reads_a_turns_words_from_its_summarys_parse_and_its_captions_
     summary_parsed = list(counting.parsed)
     found = extract(utterances(turns, (), "conv-1"), nlp=counting)
 
-    assert summary_parsed == ["I opened my store in Rome last week!", "Congrats! I adopted a puppy."]
+    assert summary_parsed == ["I opened my flower shop in Rome last week!", "Congrats! I adopted a puppy."]
     assert counting.parsed == [*summary_parsed, "[shares a photo of a shop front in Rome]"]
     facts = {(f.subject, f.predicate, f.object, f.line) for f in found.facts}
-    assert {("Gina", "opened", "store", 1), ("Jon", "has_pet", "puppy", 2)} <= facts, facts
+    assert {("Gina", "opened", "flower shop", 1), ("Jon", "has_pet", "puppy", 2)} <= facts, facts
     assert ("Rome", "GPE") in {(name, kind) for name, kind, _, _ in found.mentions}
 
 
