@@ -54,6 +54,7 @@ class Candidate:
     record: object = None  # the supersession record of a replaced statement it holds
     earlier: str | None = None  # when it was said, if a newer answer to the same question ranks above
     cited_turns: list[str] | None = None  # the turn ids of the statement a derived row was read from
+    kept_with: float = 0.0  # the newest answer to a question is kept as the best answer to it is
 
     @property
     def text_hash(self) -> str:
@@ -62,8 +63,10 @@ class Candidate:
     @property
     def kept_score(self) -> float:
         """The score the minimum is held to: before decay. Decay orders dated notes (the newer
-        first); it does not hide a fact nothing has replaced, however old its note."""
-        return self.score / self.decay if self.decay > 0 else self.score
+        first); it does not hide a fact nothing has replaced, however old its note. The newest
+        answer to the question a kept candidate answers is kept with it (``kept_with``): the
+        change matching the question less well than the fact it changed is no reason to hide it."""
+        return max(self.score / self.decay if self.decay > 0 else self.score, self.kept_with)
 
 
 def dedup_across_scopes(candidates: list[Candidate]) -> list[Candidate]:

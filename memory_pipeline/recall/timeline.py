@@ -403,6 +403,7 @@ def current_first(candidates: list, question: str) -> list:
         return candidates
     ordered = sorted((window[n] for n in group), key=lambda c: c.when, reverse=True)
     newest = ordered[0].when
+    ordered[0].kept_with = max(c.kept_score for c in ordered)  # shown whenever an older answer is
     for c in ordered[1:]:
         if c.when < newest:
             c.earlier = c.when

@@ -118,3 +118,17 @@ def test_a_turn_is_measured_against_turns_not_against_a_restatement_in_the_third
     assert [c.rows.content(c.row) for c in ranked][0] == "The new lease came: 990 euros a month."
     assert [c.score for c in ranked] == sorted((c.score for c in ranked), reverse=True)
     assert {c.earlier for c in ranked[1:]} == {"2026-03-01", "2026-03-01 12:00 UTC"}
+
+
+def test_the_newest_answer_is_kept_whenever_an_older_one_is():
+    # Dated notes: the change matches the question less well than the fact it changed, and a
+    # default search's minimum (held to the score before decay) would keep only the older one.
+    notes = _Rows("memory", ["- The portal is hosted on Heroku.", "- The portal moved off Heroku to Fly.io."],
+                  [[1.0, 0.1, 0.0], [0.7, 0.2, 0.4]])
+    made = [
+        Candidate(None, notes, 0, 0.0, 0.0, relevance=0.70, bonus=0.0, decay=0.05, score=0.035, when="2026-02-20"),
+        Candidate(None, notes, 1, 0.0, 0.0, relevance=0.30, bonus=0.0, decay=0.2, score=0.06, when="2026-09-14"),
+    ]
+    ranked = current_first(list(made), "Where is the portal hosted?")
+    assert "Fly.io" in ranked[0].rows.content(ranked[0].row)
+    assert min(c.kept_score for c in ranked) >= 0.35
