@@ -9,13 +9,14 @@ past, perfect or under way (an opinion in the present, "I appreciate your help",
 negated, conditional and questioned clauses say nothing; light verbs (be, get, make, think, ...)
 and vague objects (thing, lot, way) are left out, and so is a deed or plan whose object is one
 bare common noun ("met kids", "chasing my dream", "working on a project"): without what the turn
-says around it, it means nothing later. The subject is whoever the parse names: the
-speaker for "I", a speaker called by name; what one says the other did ("you earned all the
-kudos", "you're helping others") is praise or a paraphrase, and a person's deeds are taken from
-their own words. A past wish ("I wanted
-to join the military") is no plan; an object keeps what completes it when short ("love of
-nature", "upside-down poses", "a place for people to dance"); in a relative clause the noun it
-describes is what was done to ("the kids I met at the shelter" -> met kids).
+says around it, it means nothing later. The subject is whoever the parse names: the speaker for
+"I", a speaker called by name; what one says the other did ("you earned all the kudos", "you're
+helping others") is praise or a paraphrase, and a person's deeds are taken from their own words.
+A past wish ("I wanted to join the military") is no plan, nor a past liking ("I loved reading as
+a kid") a present one; an object keeps what completes it when short ("love of nature",
+"upside-down poses", "a place for people to dance") and what it was turned into ("my love of
+dance into a business"); in a relative clause the noun it describes is what was done to ("the
+little kids I met at the shelter" -> met little kids).
 """
 
 from __future__ import annotations
@@ -46,9 +47,10 @@ _PETS = frozenset("dog dogs puppy cat cats kitten pet pets turtle turtles hamste
 
 
 def _noun_phrase(tok, complement: bool = True) -> str:
-    """A noun with its compounds and adjectives, without determiners or pronouns ("dance
-    studio", "upside-down poses"; a named or common owner stays: "the veteran's hospital"), and with what completes it when short: an "of" phrase ("love
-    of nature") or a clause ("a place for people to dance"); the head alone would say less."""
+    """A noun with its compounds and adjectives, without determiners or pronouns ("dance studio",
+    "upside-down poses"; an owner named by a noun stays: "the veteran's hospital"), and with what
+    completes it when short: an "of" phrase ("love of nature") or a clause ("a place for people to
+    dance"); the head alone would say less."""
     words = [c for c in tok.children if c.dep_ in ("compound", "amod", "nummod", "nmod") and c.i < tok.i
              and c.pos_ != "PRON" and (not c.is_stop or _hyphenated(c))]
     start = min([tok.i, *(c.left_edge.i for c in words)])

@@ -3,12 +3,12 @@ transcripts and episodes by ``recall.search``.
 
 A typed memory reads as one row cited ``facts/<id>``, the way an episode without a transcript
 is cited ``episodes/<id>``; one read from a transcript turn carries that turn's id, as the
-turn's own result does (``recall.timeline.cite_statements``). A forgotten memory is deleted from the table and an updated one is
-replaced in place (same id, new content and vector). A memory a later statement replaced stays
-searchable: recall ranks it below its successor and labels it (``recall/timeline.py``), as it
-does transcripts and notes. The package declares this source as an entry point
-(pyproject.toml), so every caller of recall finds it; typed-memory recall passes it to
-``recall.search`` directly.
+turn's own result does (``recall.timeline.cite_statements``). A forgotten memory is deleted from
+the table and an updated one is replaced in place (same id, new content and vector). A memory a
+later statement replaced stays searchable: recall ranks it below its successor and labels it
+(``recall/timeline.py``), as it does transcripts and notes. The package declares this source as
+an entry point (pyproject.toml), so every caller of recall finds it; typed-memory recall passes it
+to ``recall.search`` directly.
 """
 
 from __future__ import annotations
