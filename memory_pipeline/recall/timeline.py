@@ -313,15 +313,15 @@ _ASK_RES = (
     ("person", re.compile(r"^\s*(?:who|whom|whose)\b", re.IGNORECASE)),
     ("place", re.compile(r"^\s*where\b|\bwhich (?:city|country|town|place|office|room|address|region|state)\b",
                          re.IGNORECASE)),
-    # "Which editor does Sam use?", "What PostgreSQL version does production run?": one thing named
-    # by the noun asked about; not "What is ...", "What does ...", "What kind of ...", nor a plural
-    # ("What pets does ...": a list).
-    ("name", re.compile(r"^\s*(?:which|what)\s+(?!(?:is|are|was|were|do|does|did|kind|type|sort|way)\b)"
-                        r"(?:[\w-]+\s+){0,2}[\w-]*[^\Ws]\s+(?:does|do|is|are|should|will)\b", re.IGNORECASE)),
-    # "What is Pedro's job title?", "What is my current plan?": one attribute of one owner, as it is
-    # now; its value may be any words ("team lead"), so every statement may hold it.
-    ("attribute", re.compile(r"^\s*what\s+(?:is|are)\s+(?:[A-Z][\w-]*['’]s|my|our|your)\s+(?:[\w-]+\s+){0,2}[\w-]+\s*\?\s*$",
-                             re.IGNORECASE)),
+    # One attribute of one subject, as it is now, whose value may be any words ("team lead",
+    # "plant-based", "the 7:12 train"): "Which editor does Sam use?" (the noun asked about, not a
+    # plural: "What pets does ..." asks for a list), "What is Pedro's job title?", "How does Oliver
+    # get to work?"; not "What is ...", "What does ...", "What kind of ...", "How does X feel".
+    ("attribute", re.compile(
+        r"^\s*(?:which|what)\s+(?!(?:is|are|was|were|do|does|did|kind|type|sort|way)\b)(?:[\w-]+\s+){0,2}[\w-]*[^\Ws]\s+"
+        r"(?:does|do|is|are|should|will)\b"
+        r"|^\s*what\s+(?:is|are)\s+(?:[A-Z][\w-]*['’]s|my|our|your)\s+(?:[\w-]+\s+){0,2}[\w-]+\s*\?\s*$"
+        r"|^\s*how\s+(?:does|do)\s+(?:[A-Z][\w-]*|I|we|you|the user)\s+(?!feel|think)\w+", re.IGNORECASE)),
 )
 _PERFECT_RE = re.compile(r"\b(?:has|have)\s+(?:\w+\s+){0,3}?\w+(?:ed|en|wn|ne|ght|ung)\b", re.IGNORECASE)
 """A question in the present perfect ("Where has Melanie camped?") asks what has happened so far."""
@@ -342,9 +342,8 @@ _KIN_RE = re.compile(
 
 
 def asked_kind(question: str) -> str | None:
-    """The kind of value a question asks for: date, number, person, place, name (a named thing
-    or a number) or an owner's attribute (any words), from its opening words; None for a question
-    that asks for none of them."""
+    """The kind of value a question asks for: date, number, person, place or an attribute (any
+    words), from its opening words; None for a question that asks for none of them."""
     if _PERFECT_RE.search(question or ""):
         return None
     for kind, pattern in _ASK_RES:
@@ -354,8 +353,9 @@ def asked_kind(question: str) -> str | None:
 
 
 def holds_kind(text: str, kind: str) -> bool:
-    """Whether a statement holds a value of ``kind``: a date or time, a number, or a proper name
-    (a capitalized word that does not open a sentence; for ``name`` a number counts too)."""
+    """Whether a statement holds a value of ``kind``: a date or time, a number, a proper name (a
+    capitalized word that does not open a sentence) for a person or place; any statement may hold
+    an attribute."""
     if kind == "attribute":
         return True
     if kind == "date":
@@ -363,7 +363,7 @@ def holds_kind(text: str, kind: str) -> bool:
     if kind == "number":
         return bool(_NUMBER_RE.search(text))
     names = [m.group() for m in _PROPER_RE.finditer(text) if m.group() not in ("I", "I'm", "I've", "I'll", "I'd")]
-    return bool(names) or (kind == "name" and bool(_NUMBER_RE.search(text)))
+    return bool(names)
 
 
 def other_subject(text: str, question: str) -> bool:
