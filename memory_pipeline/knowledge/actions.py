@@ -9,14 +9,15 @@ past, perfect or under way (an opinion in the present, "I appreciate your help",
 negated, conditional and questioned clauses say nothing; light verbs (be, get, make, think, ...)
 and vague objects (thing, lot, way) are left out, and so is a deed or plan whose object is one
 bare common noun ("met kids", "chasing my dream", "working on a project"): without what the turn
-says around it, it means nothing later. The subject is whoever the parse names: the speaker for
+says around it, it means nothing later; nor is meeting or noticing someone unnamed ("met amazing
+people"). The subject is whoever the parse names: the speaker for
 "I", a speaker called by name; what one says the other did ("you earned all the kudos", "you're
 helping others") is praise or a paraphrase, and a person's deeds are taken from their own words.
 A past wish ("I wanted to join the military") is no plan, nor a past liking ("I loved reading as
 a kid") a present one; an object keeps what completes it when short ("love of nature",
 "upside-down poses", "a place for people to dance") and what it was turned into ("my love of
 dance into a business"); in a relative clause the noun it describes is what was done to ("the
-little kids I met at the shelter" -> met little kids).
+vintage records I bought at the fair" -> bought vintage records).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ _VAGUE_NOUNS = frozenset(
 _LIKING = frozenset({"love", "like", "enjoy", "adore"})
 _JOB_ENDS = frozenset({"lose", "lost", "quit", "leave", "left"})  # the tagger reads a leading "Lost" as a bare verb
 _PLAN_HEADS = frozenset({"plan", "want", "hope", "intend", "decide", "aim"})
+_ENCOUNTERS = frozenset({"meet", "notice"})  # worth keeping only when whom is named
 _PETS = frozenset("dog dogs puppy cat cats kitten pet pets turtle turtles hamster parrot rabbit bunny horse fish".split())
 
 
@@ -85,7 +87,7 @@ def _action_objects(verb) -> list[tuple[str, object]]:
     direct = [c for c in verb.children if c.dep_ in ("dobj", "attr")]
     if not direct and verb.dep_ == "relcl" and verb.head.pos_ in ("NOUN", "PROPN") and not any(
             c.dep_ in ("advmod", "nsubj", "nsubjpass") and c.tag_.startswith("W") for c in verb.children):
-        direct = [verb.head]  # "the kids I met at the shelter": what was met is the noun the clause describes
+        direct = [verb.head]  # "the records I bought at the fair": what was bought is the noun the clause describes
     out = [("", c) for c in direct if c.pos_ in ("NOUN", "PROPN")]
     # "as" on the verb says the job only after "work" or with a job as the object ("lost my job
     # as a banker"); elsewhere it says when or how ("loved reading as a kid").
@@ -193,6 +195,8 @@ def actions(s) -> Iterable[Fact]:
                 continue  # "I love creating art", "to lend an ear": an opinion or a wish, not a deed
             elif named is None and len(thing.split()) == 1 and obj.lower_ not in JOB_NOUNS:
                 continue  # "met kids", "exploring options", "chasing my dream": a bare noun says too little
+            elif named is None and lemma in _ENCOUNTERS:
+                continue  # "met amazing people", "noticed a little girl": someone unnamed is nothing to recall
             else:
                 said = verb.lower_ if verb.tag_ in ("VBD", "VBG", "VBN") and not plan else lemma
                 said += f"_{particle}" if particle else ""  # "set up", "worked up"

@@ -69,29 +69,30 @@ OBJECTS = [
             ("Ana", "I wanted to join the military after that talk."),
             ("Ana", "I really enjoy the upside-down poses."),
             ("Ana", "I want to create a place for people to dance."),
-            ("Ana", "Check out these little kids I met at the shelter!"),
+            ("Ana", "Check out these vintage records I bought at the fair!"),
             ("Ana", "I am turning my love of dance into a business."),
             ("Ana", "I love the freedom it brings."),
         ],
         [
+            ("bought", "vintage records", 4),
             ("likes", "freedom", 6),
             ("likes", "upside-down poses", 2),
-            ("met", "little kids", 4),
             ("plans_to_create", "place for people to dance", 3),
             ("turning", "love of dance into business", 5),
         ],
         id="wish and object extent",
     ),
     # What one says the other did is praise, a liking in the past is not one now, and a deed done
-    # to one bare noun ("met some kids") says too little to remember.
+    # to one bare noun ("met some kids") or meeting someone unnamed says too little to remember.
     pytest.param(
         [
             ("Ana", "You earned all the kudos for that launch."),
             ("Ana", "I loved reading as a kid."),
             ("Ana", "I met some kids at the park."),
+            ("Ana", "I met some amazing people at the rally."),
             ("Ana", "I finally opened a pottery studio last week."),
         ],
-        [("opened", "pottery studio", 4)],
+        [("opened", "pottery studio", 5)],
         id="praise, a past liking, a bare noun",
     ),
 ]
