@@ -71,8 +71,7 @@ def load_sessions(eval_dir: Path):
 def bench_spacy(texts: list[str], repeats: int = 3) -> dict:
     import spacy
 
-    from memory_pipeline.text.statements import load_nlp
-    from memory_pipeline.text.statements import SPACY_MODEL
+    from memory_pipeline.text.statements import SPACY_MODEL, load_nlp
 
     started = time.perf_counter()
     nlp = load_nlp()

@@ -74,9 +74,9 @@ def report_partitions(
     run_totals: Mapping[str, Any] | None = None,
 ) -> Iterator[Any]:
     """The events an asset yields for its run (``MaterializeResult`` and check results): see the
-    module docstring. ``run_totals``: counts the asset knows only for the whole run (per tenant, not per day): the
-    partition's own when the run has one partition, else on the run-wide observation beside
-    ``partitions``, never on a partition's materialization."""
+    module docstring. ``run_totals``: counts the asset knows only for the whole run (per tenant, not
+    per day): the partition's own when the run has one partition, else on the run-wide observation
+    beside ``partitions``, never on a partition's materialization."""
     yield from partition_events(context, context.asset_key, report, run_metadata, run_totals)
     raise_failed(report)
 

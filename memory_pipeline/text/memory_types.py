@@ -142,7 +142,6 @@ def classify(sentence: str, section_type: str | None = None, dated: bool = False
     return None
 
 
-
 # The episode cues (what the compaction flush and dreaming keep) are a view of the memory types.
 PREFERENCE = "preference"
 DECISION = "decision"
