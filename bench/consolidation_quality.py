@@ -4,7 +4,8 @@
     python bench/consolidation_quality.py --data ../shared/eval/locomo-dev --out /tmp/cq --reuse \
         --locomo-summary /tmp/c-locomo/summary.json    # recall of `eval locomo` on the same tree, beside
 
-Runs ``memory-pipeline eval consolidation`` (its library function) on the data folder, unless
+Runs ``memory-pipeline eval consolidation`` (its library function, which runs the pipeline's
+commands, each in its own process) on the data folder, unless
 ``--reuse`` reads the units, entities and scores an earlier run left in ``--out``; then checks
 the relations and entities against the hand labels in ``bench/consolidation_labels.json`` (a
 sample of relations judged correct or not, every entity judged a name or junk) and writes

@@ -72,6 +72,8 @@ def _print_consolidation(report, data: Path, out: Path) -> None:
     if "summary_unigram_f1" in scores:
         say(f"summary unigram F1 {scores['summary_unigram_f1']} (lead baseline {scores.get('summary_lead_baseline_f1')})")
     say(f"relations per session {report.relations_per_session}; entities {len(report.entities)}")
+    say("commands: " + ", ".join(f"{command} {seconds} s" for command, seconds in report.timings.items())
+        + f" ({report.dream_runs} dreaming runs; output in {out / 'pipeline.log'})")
     say(f"units: {report.units} (scores: {out / 'scores.json'})" if report.scores else f"units: {report.units} (no scorer found)")
 
 
@@ -84,7 +86,9 @@ def eval_consolidation_command(
     scorer: Path = typer.Option(None, "--scorer", help="score_consolidation.py (default: beside the data folder)."),
     as_json: bool = options.JSON,
 ) -> None:
-    """Consolidate a LoCoMo-format set (episodes, graph, typed memories, dreaming) and score what it kept."""
+    """Run the pipeline's commands on a LoCoMo-format set (ingest, memories ingest, consolidate, then
+    dream until every episode is promoted) and score what episodes, graph, typed memories and
+    dreaming kept."""
     from memory_pipeline.eval.consolidation import run_consolidation_eval
 
     report = run_consolidation_eval(data, out, embedder=embedder, workdir=workdir, scorer=scorer)

@@ -1,13 +1,16 @@
 """``memory-pipeline eval consolidation``: what consolidation keeps of a LoCoMo-format conversation.
 
 Each conversation of ``DATA/sessions/<conversation>/*.jsonl`` becomes the tenant
-``locomo~<conversation>`` of a temporary workspace (as ``eval locomo`` stages it). Consolidation
-runs as its plain functions do for the assets: episodes, the knowledge graph, entity dedup,
-typed memories from the transcripts, then dreaming over every episode. What it produced is written
-to ``OUT/units.jsonl``, one unit per line, ``{"conversation_id", "session", "kind", "text"}``
-(kinds: ``episode`` and ``summary`` from the episode summary, ``relation``, ``memory``, ``dream``),
-the format of the development set's scorer, which is then run on it when it and the gold files
-(``DATA/gold_observations.jsonl``, ``DATA/gold_session_summaries.jsonl``) are found.
+``locomo~<conversation>`` of a temporary workspace (as ``eval locomo`` stages it). The pipeline
+then runs as a user runs it, each command in its own process launching the same Dagster jobs:
+``memory-pipeline ingest --all``, ``memories ingest --all``, ``consolidate --all``, then
+``dream --force`` for every conversation until no episode is left unpromoted (a dreaming run
+promotes at most 10 episodes, as the sensor's runs do). What the stores and the dreamed documents
+then hold is written to ``OUT/units.jsonl``, one unit per line,
+``{"conversation_id", "session", "kind", "text"}`` (kinds: ``episode`` and ``summary`` from the
+episode summary, ``relation``, ``memory``, ``dream``), the format of the development set's scorer,
+which is then run on it when it and the gold files (``DATA/gold_observations.jsonl``,
+``DATA/gold_session_summaries.jsonl``) are found. The commands' output goes to ``OUT/pipeline.log``.
 
 Beside the scorer's coverage and summary F1, the report counts relations per session, entities,
 and the share of typed memories and dreamed lines that name a speaker of their conversation.
@@ -20,9 +23,9 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memory_pipeline.eval.locomo import AGENT, EvalDataError, stage_workspace
@@ -41,12 +44,15 @@ class ConsolidationEvalReport:
     entities: list[dict] = field(default_factory=list)  # {conversation, name, type}
     named_subject: dict[str, float] = field(default_factory=dict)  # kind -> share naming a speaker
     scores: dict | None = None
+    timings: dict[str, float] = field(default_factory=dict)  # seconds of each command
+    dream_runs: int = 0  # ``dream --force`` runs until every episode was promoted
 
     def to_dict(self) -> dict:
         return {
             "units": str(self.units), "conversations": self.conversations, "counts": self.counts,
             "sessions": self.sessions, "relations_per_session": self.relations_per_session,
             "entities": len(self.entities), "named_subject": self.named_subject, "scores": self.scores,
+            "timings": self.timings, "dream_runs": self.dream_runs,
         }
 
     @property
@@ -91,23 +97,30 @@ def dream_units(path: Path) -> list[tuple[str, str]]:
     return out
 
 
-def consolidate_conversation(root: Path, lance: str, tenant: Tenant, embedder, now: datetime) -> list[dict]:
-    """Run consolidation, the graph, typed memories and dreaming for one tenant; its units."""
-    from memory_pipeline.episodes.dreaming import dreaming_path
-    from memory_pipeline.consolidation.pipeline import build_graph, consolidate_episodes, dedup_entities, dream
-    from memory_pipeline.consolidation.store import ConsolidationStore
-    from memory_pipeline.episodes.sessions import SessionsRead
-    from memory_pipeline.memories.pipeline import ingest_tenant
-    from memory_pipeline.memories.operations import TypedMemories
+def dream_all(root: Path, workdir: Path, embedder: str, log: Path, conversations: list[str], store) -> int:
+    """``memory-pipeline dream --force`` over the conversations, again while one has an unpromoted
+    episode (a run promotes at most ``MAX_EPISODES``); the number of runs."""
+    from memory_pipeline.eval.updates import run_pipeline
 
-    store = ConsolidationStore(lance, embedder.dim)
-    read = SessionsRead()
-    consolidate_episodes(root, store, tenant, None, embedder, now, timedelta(minutes=30), timedelta(days=36500), read=read)
-    build_graph(root, store, tenant, None, embedder, read=read)
-    dedup_entities(store, tenant, now)
-    typed = TypedMemories.open(lance, embedder)
-    ingest_tenant(typed, root, tenant, source="transcript", now=now)
-    dream(root, store, tenant, now, limit=100_000)
+    def pending() -> dict[str, int]:
+        counts = {c: store.episode_rows(Tenant(AGENT, c).key, "promoted_at IS NULL").height for c in conversations}
+        return {c: n for c, n in counts.items() if n}
+
+    runs, left = 0, pending()
+    while left:
+        run_pipeline(root, workdir, embedder, log, (("dream", "--force", "--agent", AGENT, *(
+            arg for c in left for arg in ("--user", c))),))
+        runs += 1
+        still = pending()
+        if still == left:  # nothing promoted: the log says why
+            raise EvalDataError(f"dreaming promoted no episode of {', '.join(left)}; see {log}")
+        left = still
+    return runs
+
+
+def conversation_units(root: Path, store, tenant: Tenant) -> list[dict]:
+    """What the stores and the dreamed documents hold for one conversation, as the scorer's units."""
+    from memory_pipeline.episodes.dreaming import dreamed_files
 
     conv = tenant.user_id
     units = []
@@ -122,13 +135,14 @@ def consolidate_conversation(root: Path, lance: str, tenant: Tenant, embedder, n
         text = f"{subject} {row['predicate'].replace('_', ' ')} {obj}"
         units.append({"conversation_id": conv, "session": Path(row["path"]).stem, "kind": "relation", "text": text,
                       "line": row["line"], "evidence": row["evidence"]})
-    memories = typed.store.memory_rows(tenant.key)
+    memories = store.typed_memory_rows(tenant.key)
     for row in memories.iter_rows(named=True) if memories.height else []:
         path = (row["source_ref"] or "").split("#", 1)[0]
         units.append({"conversation_id": conv, "session": Path(path).stem, "kind": "memory", "text": row["content"],
                       "memory_type": row["memory_type"]})
-    for session, text in dream_units(dreaming_path(root, tenant, now)):
-        units.append({"conversation_id": conv, "session": session, "kind": "dream", "text": text})
+    for document in dreamed_files(root, tenant):
+        for session, text in dream_units(document):
+            units.append({"conversation_id": conv, "session": session, "kind": "dream", "text": text})
     return units
 
 
@@ -147,12 +161,18 @@ def run_scorer(scorer: Path, data: Path, units: Path, out: Path) -> dict | None:
 def run_consolidation_eval(
     data: Path, out: Path, *, embedder: str = "minilm", workdir: Path | None = None, scorer: Path | None = None,
 ) -> ConsolidationEvalReport:
-    """Consolidate every conversation of ``data``, write ``out/units.jsonl``, score it if a scorer is found."""
+    """Run the pipeline over every conversation of ``data``, write ``out/units.jsonl``, score it if
+    a scorer is found."""
     from memory_pipeline.consolidation.store import ConsolidationStore
-    from memory_pipeline.embedding import make_embedder
+    from memory_pipeline.embedding import EMBEDDER_IDENTITY
+    from memory_pipeline.eval.updates import run_pipeline
 
+    if embedder not in EMBEDDER_IDENTITY:
+        raise EvalDataError(f"unknown embedder {embedder!r}: use {' or '.join(map(repr, EMBEDDER_IDENTITY))}")
     data, out = Path(data), Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    log = out / "pipeline.log"
+    log.write_text("", encoding="utf-8")
     temp = None
     if workdir is None:
         temp = tempfile.TemporaryDirectory(prefix="consolidation-eval-")
@@ -161,15 +181,17 @@ def run_consolidation_eval(
         workdir = Path(workdir)
         workdir.mkdir(parents=True, exist_ok=True)
         conversations = stage_workspace(data, workdir)
-        model = make_embedder(embedder)
-        lance = str(workdir / "lancedb")
-        now = datetime.now(UTC)
+        root = workdir / "agents"
+        timings = run_pipeline(root, workdir, embedder, log)
+        store = ConsolidationStore(str(workdir / "lancedb"), EMBEDDER_IDENTITY[embedder][1])
+        started = time.perf_counter()
+        dreams = dream_all(root, workdir, embedder, log, conversations, store)
+        timings["dream --force"] = time.perf_counter() - started
         units: list[dict] = []
         entities: list[dict] = []
         for conv in conversations:
             tenant = Tenant(AGENT, conv)
-            units += consolidate_conversation(workdir / "agents", lance, tenant, model, now)
-            store = ConsolidationStore(lance, model.dim)
+            units += conversation_units(root, store, tenant)
             entities += [{"conversation_id": conv, "name": r["name"], "type": r["type"]}
                          for r in store.entity_rows(tenant.key).iter_rows(named=True)]
     finally:
@@ -182,7 +204,8 @@ def run_consolidation_eval(
     with (out / "entities.jsonl").open("w", encoding="utf-8") as handle:
         for entity in entities:
             handle.write(json.dumps(entity) + "\n")
-    report = ConsolidationEvalReport(path, conversations, dict(Counter(u["kind"] for u in units)), entities=entities)
+    report = ConsolidationEvalReport(path, conversations, dict(Counter(u["kind"] for u in units)), entities=entities,
+                                     timings={k: round(v, 1) for k, v in timings.items()}, dream_runs=dreams)
     report.sessions = len({u["session"] for u in units if u["kind"] == "episode"})
     people = {conv: speakers(data, conv) for conv in conversations}
     for kind in ("memory", "dream", "relation"):
