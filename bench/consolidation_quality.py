@@ -36,8 +36,13 @@ def lines(path: Path) -> list[dict]:
 def judge(units: list[dict], entities: list[dict], labels: dict) -> dict:
     """Precision of the labelled relations still produced, and the share of junk entities."""
     produced = {(u["conversation_id"], u["session"], u["text"]) for u in units if u["kind"] == "relation"}
-    sample = [r for r in labels["relations"] if (r["conversation_id"], r["session"], r["text"]) in produced]
+
+    def still_produced(sample: list[dict]) -> list[dict]:
+        return [r for r in sample if (r["conversation_id"], r["session"], r["text"]) in produced]
+
+    sample = still_produced(labels["relations"])
     correct = sum(1 for r in sample if r["correct"])
+    independent = still_produced(labels.get("relations_independent", []))
     judged = {(e["conversation_id"], e["name"]): e["junk"] for e in labels["entities"]}
     found = [(e["conversation_id"], e["name"]) for e in entities]
     junk = [name for key in found if judged.get(key) for name in [key[1]]]
@@ -46,6 +51,10 @@ def judge(units: list[dict], entities: list[dict], labels: dict) -> dict:
         "relations_labelled_still_produced": len(sample),
         "relations_correct": correct,
         "relation_precision": round(correct / len(sample), 3) if sample else None,
+        # Labels by an annotator who saw only each relation and its turn (``relations_independent``).
+        "independent_labelled_still_produced": len(independent),
+        "independent_of_produced": len(produced),
+        "independent_precision": round(sum(r["correct"] for r in independent) / len(independent), 4) if independent else None,
         "entities": len(found),
         "entities_unlabelled": sorted(k[1] for k in found if k not in judged),
         "entities_junk": sorted(junk),
