@@ -35,9 +35,11 @@ def _print_locomo(report, data: Path) -> None:
             [(g, report.after_use[g]["n"], *(f"{report.after_use[g][m]:.3f}" for m in ("R@1", "R@5", "R@10", "MRR")))
              for g in groups],
         )
-    say(f"mean result length: {report.mean_tokens} tokens")
+    say(f"layers: {report.layers}; mean result length: {report.mean_tokens} tokens, "
+        f"{report.turns_cited} turns cited per result; first results from "
+        + ", ".join(f"{source} {n}" for source, n in report.first_sources.items()))
     say("timings: " + ", ".join(f"{key} {value}" for key, value in report.timings.items()))
-    say(f"results: {report.results_path} (ingest log: {report.results_path.parent / 'ingest.log'})")
+    say(f"results: {report.results_path} (the commands' output: {report.results_path.parent / 'ingest.log'})")
 
 
 @eval_app.command("locomo")
@@ -51,12 +53,17 @@ def eval_locomo_command(
         False, "--after-use",
         help="Then log each answer as used (its first result), run the activation job and ask every question again.",
     ),
+    layers: str = typer.Option(
+        "all", "--layers",
+        help="all: run ingest, memories ingest, consolidate and dream as a user does, and search every layer; "
+        "turns: only the L0 index job (the turn index alone).",
+    ),
     as_json: bool = options.JSON,
 ) -> None:
-    """Ingest a LoCoMo-format set through the L0 job, answer every question, print R@k and MRR."""
+    """Run the pipeline on a LoCoMo-format set as a user runs it, answer every question, print R@k and MRR."""
     from memory_pipeline.eval.locomo import run_locomo_eval
 
-    report = run_locomo_eval(data, out, k=limit, embedder=embedder, workdir=workdir, after_use=after_use)
+    report = run_locomo_eval(data, out, k=limit, embedder=embedder, workdir=workdir, after_use=after_use, layers=layers)
     print_result(report.to_dict(), as_json, lambda: _print_locomo(report, data))
 
 
@@ -72,7 +79,7 @@ def _print_consolidation(report, data: Path, out: Path) -> None:
     if "summary_unigram_f1" in scores:
         say(f"summary unigram F1 {scores['summary_unigram_f1']} (lead baseline {scores.get('summary_lead_baseline_f1')})")
     say(f"relations per session {report.relations_per_session}; entities {len(report.entities)}")
-    say("commands: " + ", ".join(f"{command} {seconds} s" for command, seconds in report.timings.items())
+    say("commands: " + ", ".join(f"{command.removesuffix('_s')} {seconds} s" for command, seconds in report.timings.items())
         + f" ({report.dream_runs} dreaming runs; output in {out / 'pipeline.log'})")
     say(f"units: {report.units} (scores: {out / 'scores.json'})" if report.scores else f"units: {report.units} (no scorer found)")
 

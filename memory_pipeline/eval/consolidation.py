@@ -23,12 +23,11 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory_pipeline.eval.locomo import AGENT, EvalDataError, stage_workspace
+from memory_pipeline.eval.locomo import AGENT, EvalDataError, run_commands, stage_workspace
 from memory_pipeline.tenancy import Tenant
 
 UNITS = "units.jsonl"
@@ -44,7 +43,7 @@ class ConsolidationEvalReport:
     entities: list[dict] = field(default_factory=list)  # {conversation, name, type}
     named_subject: dict[str, float] = field(default_factory=dict)  # kind -> share naming a speaker
     scores: dict | None = None
-    timings: dict[str, float] = field(default_factory=dict)  # seconds of each command
+    timings: dict[str, float] = field(default_factory=dict)  # seconds of each command, as "<command>_s"
     dream_runs: int = 0  # ``dream --force`` runs until every episode was promoted
 
     def to_dict(self) -> dict:
@@ -97,27 +96,6 @@ def dream_units(path: Path) -> list[tuple[str, str]]:
     return out
 
 
-def dream_all(root: Path, workdir: Path, embedder: str, log: Path, conversations: list[str], store) -> int:
-    """``memory-pipeline dream --force`` over the conversations, again while one has an unpromoted
-    episode (a run promotes at most ``MAX_EPISODES``); the number of runs."""
-    from memory_pipeline.eval.updates import run_pipeline
-
-    def pending() -> dict[str, int]:
-        counts = {c: store.episode_rows(Tenant(AGENT, c).key, "promoted_at IS NULL").height for c in conversations}
-        return {c: n for c, n in counts.items() if n}
-
-    runs, left = 0, pending()
-    while left:
-        run_pipeline(root, workdir, embedder, log, (("dream", "--force", "--agent", AGENT, *(
-            arg for c in left for arg in ("--user", c))),))
-        runs += 1
-        still = pending()
-        if still == left:  # nothing promoted: the log says why
-            raise EvalDataError(f"dreaming promoted no episode of {', '.join(left)}; see {log}")
-        left = still
-    return runs
-
-
 def conversation_units(root: Path, store, tenant: Tenant) -> list[dict]:
     """What the stores and the dreamed documents hold for one conversation, as the scorer's units."""
     from memory_pipeline.episodes.dreaming import dreamed_files
@@ -165,14 +143,9 @@ def run_consolidation_eval(
     a scorer is found."""
     from memory_pipeline.consolidation.store import ConsolidationStore
     from memory_pipeline.embedding import EMBEDDER_IDENTITY
-    from memory_pipeline.eval.updates import run_pipeline
-
-    if embedder not in EMBEDDER_IDENTITY:
-        raise EvalDataError(f"unknown embedder {embedder!r}: use {' or '.join(map(repr, EMBEDDER_IDENTITY))}")
     data, out = Path(data), Path(out)
     out.mkdir(parents=True, exist_ok=True)
     log = out / "pipeline.log"
-    log.write_text("", encoding="utf-8")
     temp = None
     if workdir is None:
         temp = tempfile.TemporaryDirectory(prefix="consolidation-eval-")
@@ -182,11 +155,8 @@ def run_consolidation_eval(
         workdir.mkdir(parents=True, exist_ok=True)
         conversations = stage_workspace(data, workdir)
         root = workdir / "agents"
-        timings = run_pipeline(root, workdir, embedder, log)
+        timings = run_commands(workdir, conversations, embedder, log)
         store = ConsolidationStore(str(workdir / "lancedb"), EMBEDDER_IDENTITY[embedder][1])
-        started = time.perf_counter()
-        dreams = dream_all(root, workdir, embedder, log, conversations, store)
-        timings["dream --force"] = time.perf_counter() - started
         units: list[dict] = []
         entities: list[dict] = []
         for conv in conversations:
@@ -205,7 +175,8 @@ def run_consolidation_eval(
         for entity in entities:
             handle.write(json.dumps(entity) + "\n")
     report = ConsolidationEvalReport(path, conversations, dict(Counter(u["kind"] for u in units)), entities=entities,
-                                     timings={k: round(v, 1) for k, v in timings.items()}, dream_runs=dreams)
+                                     timings={k: round(v, 1) for k, v in timings.items() if k.endswith("_s")},
+                                     dream_runs=int(timings["dream_runs"]))
     report.sessions = len({u["session"] for u in units if u["kind"] == "episode"})
     people = {conv: speakers(data, conv) for conv in conversations}
     for kind in ("memory", "dream", "relation"):

@@ -3,12 +3,16 @@
 The data folder holds ``sessions/<conversation>/*.jsonl`` (one turn per line: role, content, ts,
 turn_id) and ``queries.jsonl`` (question_idx, conversation_id, question, category,
 evidence_turn_ids). Each conversation becomes the tenant ``locomo~<conversation>`` of a temporary
-workspace, is ingested through the real L0 Dagster job (temporary instance and LanceDB), and every
-question is answered by ``search``, asked at the record's ``question_date`` when it has one
+workspace. By default the pipeline then runs as a user runs it, each command in its own process
+launching the same Dagster jobs (``ingest --all``, ``memories ingest --all``, ``consolidate --all``,
+then ``dream --force`` until every episode is promoted), so answers come from every layer: turns,
+typed memories, episodes and dreamed documents. ``layers="turns"`` runs only the L0 index job, in
+process, to measure the turn index alone. Every question is answered by ``search``, asked at the record's ``question_date`` when it has one
 (LongMemEval's "now" of the question; ``2023/05/30 (Tue) 18:40`` or ISO-8601). Scores follow the development set's scorer: R@k is the share
 of questions with an evidence turn among the turn ids of the top k results, MRR the mean
 reciprocal rank of the first such result (cut at 10), and a result's length is its count of
-``[a-z0-9]+`` tokens.
+``[a-z0-9]+`` tokens. Beside them: how many turns a result cites on average (an episode cites
+every turn of its session) and which layer the first results come from.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +31,7 @@ from memory_pipeline.recall.query import reference_time
 from memory_pipeline.tenancy import InvalidTenantError, Tenant
 
 AGENT = "locomo"
+LAYERS = ("all", "turns")
 KS = (1, 5, 10)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
@@ -44,13 +49,19 @@ class EvalReport:
     results_path: Path
     queries: int
     conversations: list[str] = field(default_factory=list)
+    layers: str = "all"
+    turns_cited: float = 0.0  # turn ids a result cites, on average
+    first_sources: dict[str, int] = field(default_factory=dict)  # layer of each first result -> questions
     after_use: dict[str, dict[str, float]] | None = None  # the table again, after activation ran on the answers' use
 
     def to_dict(self) -> dict:
         return {
             **({"after_use": self.after_use} if self.after_use is not None else {}),
             "table": self.table,
+            "layers": self.layers,
             "mean_tokens_per_result": self.mean_tokens,
+            "mean_turns_cited_per_result": self.turns_cited,
+            "first_result_sources": self.first_sources,
             "timings": self.timings,
             "results": str(self.results_path),
             "queries": self.queries,
@@ -137,6 +148,28 @@ def ingest(workdir: Path, conversations: list[str], embedder: str, log_path: Pat
         with log_path.open("w", encoding="utf-8") as log, contextlib.redirect_stderr(log):
             run_partitioned_job(defs, "l0_index_job", instance, keys)
     return time.perf_counter() - started
+
+
+def run_commands(workdir: Path, conversations: list[str], embedder: str, log_path: Path) -> dict[str, float]:
+    """The pipeline's commands over the staged conversations, as a user runs them (output to
+    ``log_path``): ``ingest --all``, ``memories ingest --all``, ``consolidate --all``, then
+    ``dream --force`` until every episode is promoted. Seconds of each, as ``<command>_s``, and
+    ``dream_runs``."""
+    from memory_pipeline.consolidation.store import ConsolidationStore
+    from memory_pipeline.embedding import EMBEDDER_IDENTITY
+    from memory_pipeline.eval.commands import dream_all, run_pipeline
+
+    if embedder not in EMBEDDER_IDENTITY:
+        raise EvalDataError(f"unknown embedder {embedder!r}: use {' or '.join(map(repr, EMBEDDER_IDENTITY))}")
+    log_path.write_text("", encoding="utf-8")
+    root = workdir / "agents"
+    seconds = {f"{command}_s": s for command, s in run_pipeline(root, workdir, embedder, log_path).items()}
+    started = time.perf_counter()
+    store = ConsolidationStore(str(workdir / "lancedb"), EMBEDDER_IDENTITY[embedder][1])
+    runs = dream_all(root, workdir, embedder, log_path, [Tenant(AGENT, c) for c in conversations], store)
+    seconds["dream --force_s"] = time.perf_counter() - started
+    seconds["dream_runs"] = runs
+    return seconds
 
 
 def answer_all(queries: list[dict], ask, results_path: Path, on_hits=None, progress=None) -> tuple[dict, list[float]]:
@@ -226,8 +259,10 @@ def run_locomo_eval(
     workdir: Path | None = None,
     progress=None,
     after_use: bool = False,
+    layers: str = "all",
 ) -> EvalReport:
-    """Ingest, answer every query with ``search`` (``k`` results, no minimum score), score.
+    """Run the pipeline (``layers``: ``all`` as a user runs it, ``turns`` the L0 index job alone),
+    answer every query with ``search`` (``k`` results, no minimum score), score.
 
     ``after_use``: every answer is also logged as an agent's use of it (its first result used, the
     rest shown), the activation job ages the log, and every question is asked again: the second
@@ -236,6 +271,8 @@ def run_locomo_eval(
     from memory_pipeline.embedding import make_embedder
     from memory_pipeline.recall.search import search
 
+    if layers not in LAYERS:
+        raise EvalDataError(f"unknown layers {layers!r}: use {' or '.join(map(repr, LAYERS))}")
     data, out = Path(data), Path(out)
     queries_path = data / "queries.jsonl"
     if not queries_path.is_file():
@@ -254,10 +291,14 @@ def run_locomo_eval(
         started = time.perf_counter()
         conversations = stage_workspace(data, workdir)
         timings["stage_s"] = time.perf_counter() - started
-        timings["ingest_s"] = ingest(workdir, conversations, embedder, out / "ingest.log")
-        settings = get_settings().model_copy(update={"embedder": embedder})
-        model = make_embedder(embedder)
+        if layers == "turns":
+            timings["ingest_s"] = ingest(workdir, conversations, embedder, out / "ingest.log")
+        else:
+            timings.update(run_commands(workdir, conversations, embedder, out / "ingest.log"))
         lance = str(workdir / "lancedb")
+        settings = get_settings().model_copy(update={"embedder": embedder, "root": str(workdir / "agents"),
+                                                     "lancedb_uri": lance})
+        model = make_embedder(embedder)
         known = set(conversations)
 
         def ask(query: dict) -> list:
@@ -289,7 +330,10 @@ def run_locomo_eval(
     finally:
         if temp is not None:
             temp.cleanup()
+    cited = [len(r.get("turn_ids") or []) for rows in ranked.values() for r in rows]
+    firsts = Counter(rows[0]["source"] for rows in ranked.values() if rows)
     report = EvalReport(table, mean_tokens, {k_: round(v, 3) for k_, v in timings.items()}, results_path, len(queries),
-                        conversations, after_use_table)
+                        conversations, layers, round(sum(cited) / len(cited), 1) if cited else 0.0,
+                        dict(firsts.most_common()), after_use_table)
     (out / "summary.json").write_text(json.dumps(report.to_dict(), indent=2), encoding="utf-8")
     return report

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import yaml
 
+from memory_pipeline.eval.commands import PIPELINE, run_pipeline
 from memory_pipeline.tenancy import InvalidTenantError, Tenant
 
 AGENT = "ku"
@@ -129,40 +130,6 @@ def stage(scenarios: list[Scenario], raw: dict, root: Path) -> None:
             memory_md.write_text("# Profile\n\n" + "".join(f"- {t}\n" for _, t in profile), encoding="utf-8")
             stamp = _ts(min(d for d, _ in profile) + "T12:00:00Z").timestamp()
             os.utime(memory_md, (stamp, stamp))
-
-
-PIPELINE = (("ingest", "--all"), ("memories", "ingest", "--all"), ("consolidate", "--all"))
-
-
-def run_pipeline(root: Path, workdir: Path, embedder: str, log_path: Path,
-                 commands: tuple[tuple[str, ...], ...] = PIPELINE, extra_env: dict | None = None) -> dict[str, float]:
-    """Run ``commands`` as a user runs them: the ``memory-pipeline`` command in its own process,
-    over the workspace ``root``, with LanceDB and the Dagster instance under ``workdir``. Each
-    launches the same Dagster jobs the command launches for a user (the L0 index, typed memories,
-    consolidation with supersession). Returns each command's seconds; a failed command raises."""
-    import subprocess
-    import sys
-
-    repo = str(Path(__file__).resolve().parents[2])
-    env = {
-        **os.environ,
-        "MEMORY_PIPELINE_ROOT": str(root), "MEMORY_PIPELINE_LANCEDB_URI": str(workdir / "lancedb"),
-        "MEMORY_PIPELINE_EMBEDDER": embedder, "DAGSTER_HOME": str(workdir / "dagster_home"),
-        "PYTHONPATH": os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH")) if p),
-        **(extra_env or {}),
-    }
-    seconds = {}
-    with log_path.open("a", encoding="utf-8") as log:
-        for command in commands:
-            log.write(f"$ memory-pipeline {' '.join(command)}\n")
-            log.flush()
-            started = time.perf_counter()
-            done = subprocess.run([sys.executable, "-m", "memory_pipeline.cli", *command], env=env, cwd=workdir,
-                                  stdout=log, stderr=log, check=False)
-            seconds[" ".join(command)] = time.perf_counter() - started
-            if done.returncode:
-                raise RuntimeError(f"memory-pipeline {' '.join(command)} failed ({done.returncode}); see {log_path}")
-    return seconds
 
 
 def rank_of(results: list[dict], needles: list[str], without: str | None = None) -> int | None:

@@ -1,8 +1,9 @@
 """``memory-pipeline eval locomo`` end to end on a tiny LoCoMo-format fixture written here.
 
-Each conversation is ingested as its own tenant through the real L0 Dagster job, every question
-gets a ranked line in results.jsonl with the turn ids the scorer needs, and the printed figures
-are the ones ``score`` computes. The fast test uses the hashing embedder; the slow one runs the
+Each conversation is its own tenant; by default the pipeline's commands run over them as a user
+runs them (ingest, typed memories, consolidation, dreaming), ``layers="turns"`` runs the L0
+Dagster job alone. Every question gets a ranked line in results.jsonl with the turn ids the scorer
+needs, and the printed figures are the ones ``score`` computes. The fast test uses the hashing embedder; the slow one runs the
 command exactly as documented, with the real model.
 """
 
@@ -67,14 +68,34 @@ def test_eval_writes_ranked_turns_for_every_question(tmp_path):
     for line, (conv, *_rest) in zip(lines, QUERIES):
         assert 1 <= len(line["ranked"]) <= 10
         for hit in line["ranked"]:
-            assert hit["turn_ids"] and hit["source"] == "sessions" and isinstance(hit["score"], float)
-            assert f"locomo/sessions/{conv}/" in hit["citation"], "a conversation only ever sees its own turns"
-    assert report["table"]["overall"]["n"] == len(QUERIES)
+            assert isinstance(hit["score"], float) and hit["text"]
+            other = next(c for c in CONVERSATIONS if c != conv)
+            assert f"/{other}/" not in hit["citation"], "a conversation only ever sees its own memory"
+            if hit["source"] in ("sessions", "episodes"):
+                assert hit["turn_ids"] and f"locomo/sessions/{conv}/" in hit["citation"]
+    # The layers a user's pipeline builds answer: turns, episodes, the dreamed documents.
+    assert {"sessions", "episodes", "memory"} <= {hit["source"] for line in lines for hit in line["ranked"]}
+    assert report["layers"] == "all" and report["table"]["overall"]["n"] == len(QUERIES)
     assert report["table"]["overall"]["R@10"] == 1.0  # every conversation is shorter than 10 results
     assert set(report["table"]) == {"overall", "2 temporal", "4 single-hop"}
-    assert report["mean_tokens_per_result"] > 0 and report["timings"]["ingest_s"] > 0
+    assert report["mean_tokens_per_result"] > 0 and report["mean_turns_cited_per_result"] >= 1
+    assert sum(report["first_result_sources"].values()) == len(QUERIES)
+    assert report["timings"]["consolidate --all_s"] > 0 and report["timings"]["dream_runs"] == 1
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["queries"] == len(QUERIES)
+    log = (tmp_path / "out" / "ingest.log").read_text()
+    for command in ("ingest --all", "memories ingest --all", "consolidate --all", "dream --force --agent locomo"):
+        assert f"$ memory-pipeline {command}" in log
+
+
+def test_the_turn_index_alone_runs_the_l0_job_in_process(tmp_path):
+    data = write_fixture(tmp_path)
+    report = run_locomo_eval(data, tmp_path / "out", embedder="hash", layers="turns")
+    lines = [json.loads(x) for x in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert {hit["source"] for line in lines for hit in line["ranked"]} == {"sessions"}
+    assert report.table["overall"]["R@10"] == 1.0 and report.timings["ingest_s"] > 0
     assert "RUN_SUCCESS" in (tmp_path / "out" / "ingest.log").read_text()
+    with pytest.raises(EvalDataError, match="unknown layers 'graph': use 'all' or 'turns'"):
+        run_locomo_eval(data, tmp_path / "out", embedder="hash", layers="graph")
 
 
 def test_score_counts_first_evidence_rank():
@@ -119,12 +140,12 @@ def test_a_question_is_asked_at_its_question_date(tmp_path):
             f.write(json.dumps({"question_idx": i, "conversation_id": "conv-d", "question": "What did Nora bake last month?",
                                 "question_date": when, "category_name": "temporal-reasoning",
                                 "evidence_turn_ids": [evidence]}) + "\n")
-    report = run_locomo_eval(data, tmp_path / "out", embedder="hash")
+    report = run_locomo_eval(data, tmp_path / "out", embedder="hash", layers="turns")
     assert report.table["temporal-reasoning"] == {"R@1": 1.0, "R@5": 1.0, "R@10": 1.0, "MRR": 1.0, "n": 2}
     (data / "queries.jsonl").write_text(json.dumps({"conversation_id": "conv-d", "question": "q", "evidence_turn_ids": [],
                                                     "question_date": "the day after"}) + "\n")
     with pytest.raises(EvalDataError, match=r"line 1: .*is not a date"):
-        run_locomo_eval(data, tmp_path / "out2", embedder="hash")
+        run_locomo_eval(data, tmp_path / "out2", embedder="hash", layers="turns")
 
 
 def test_after_use_asks_again_once_the_activation_job_has_aged_the_answers_use(tmp_path):
@@ -135,7 +156,7 @@ def test_after_use_asks_again_once_the_activation_job_has_aged_the_answers_use(t
     data = write_fixture(tmp_path)
     out, work = tmp_path / "out", tmp_path / "work"
     args = ["eval", "locomo", "--data", str(data), "--out", str(out), "--workdir", str(work), "--embedder", "hash",
-            "--after-use", "--json"]
+            "--after-use", "--layers", "turns", "--json"]
     done = CliRunner().invoke(cli_group, args)
     assert done.exit_code == 0, done.output
     report = json.loads(done.stdout)
