@@ -33,12 +33,18 @@ class RecallConfig(BaseModel):
         "every query word once counts for its share (0: the best hit is always 1).",
     )
     half_life_days: float = Field(30.0, gt=0, description="Decay half-life of dated notes.")
-    mmr: bool = False
-    mmr_lambda: float = Field(0.7, ge=0, le=1)
+    mmr: bool = Field(
+        False, description="Reorder the top results by maximal marginal relevance, so a result much like a better "
+        "one gives way to a different one.",
+    )
+    mmr_lambda: float = Field(
+        0.7, ge=0, le=1, description="Relevance's weight against unlikeness to the results already picked (1: "
+        "relevance alone).",
+    )
     user_boost: float = Field(1.2, description="Multiplier for the user's own memory.")
     leader_boost: float = Field(1.0, description="Multiplier for a team leader's memory.")
     candidates: int = Field(50, ge=1, description="Hits each channel contributes before fusion.")
-    snippet_chars: int = Field(700, ge=1)
+    snippet_chars: int = Field(700, ge=1, description="A result's text is cut to this many characters.")
     focus_chars: int = Field(
         300, ge=0, description="A transcript turn longer than this shows only its run of sentences that "
         "holds the most query words, at most this long (0: whole turns).",
@@ -105,17 +111,21 @@ class Settings(BaseModel):
         DEFAULT_EXCLUDE, description="Files matching these patterns are not memory even when included "
         "(a JSON list).",
     )
-    embed_batch_size: int = 32
+    embed_batch_size: int = Field(32, description="Texts the embedder encodes per batch.")
     max_file_bytes: int = Field(8_000_000, description="Larger files are recorded, not indexed.")
-    chunk_target_chars: int = 1000
-    chunk_max_chars: int = 1600
-    chunk_overlap_chars: int = 200
+    chunk_target_chars: int = Field(1000, description="Markdown blocks are packed into chunks up to this size.")
+    chunk_max_chars: int = Field(
+        1600, description="Only a block longer than this is split (also the longest transcript window)."
+    )
+    chunk_overlap_chars: int = Field(200, description="Overlap between the pieces of a split block.")
     # One turn per row: recall reads each turn with its best neighbour (RecallConfig.context_*),
     # which beat fixed windows of 2 and 3 turns at the same result length (bench/README.md).
-    session_window_turns: int = 1
-    session_window_stride: int = 1
-    session_idle_minutes: int = 30
-    episode_ttl_days: int = 90
+    session_window_turns: int = Field(1, description="Transcript turns per indexed window.")
+    session_window_stride: int = Field(1, description="Turns from one window's start to the next.")
+    session_idle_minutes: int = Field(
+        30, description="A session without a `session.completed` line is complete after this long idle."
+    )
+    episode_ttl_days: int = Field(90, description="Episodes expire this long after they are made and are then pruned.")
     optimize_cron: str = Field(
         "0 3 * * *", description="When LanceDB tables are compacted and optimized (cron, UTC)."
     )
@@ -143,7 +153,10 @@ class Settings(BaseModel):
         description="Team member agent -> leader agent, as JSON; members read the leader's "
         "memory as a fallback and may not write it.",
     )
-    recall: RecallConfig = Field(default_factory=RecallConfig)
+    recall: RecallConfig = Field(
+        default_factory=RecallConfig, description="Recall's weights and limits, as a JSON object; keys left out keep "
+        "their defaults.",
+    )
     code_url: str | None = Field(
         None, description="The repository's web address (GitHub or GitLab): the UI links each asset "
         "to its code there; unset: to the local file."

@@ -43,6 +43,25 @@ NEEDS_LABEL = frozenset({
 })
 
 
+# Passwords said in a sentence, in other languages and scripts: the format's name, then the
+# sentence with {} where the password goes.
+PROSE_PASSWORDS = {
+    "prose_german_compound": "mein Passwort für den Staging-Server lautet {}",
+    "prose_chinese": "我的数据库密码是{}",
+    "prose_japanese": "サーバーのパスワードは{}です",
+    "prose_korean": "와이파이 비밀번호는 {} 입니다",
+    "prose_spanish": "la contraseña del servidor de correo es {}",
+    "prose_italian": "la password del router è {}",
+    "prose_portuguese": "a senha do banco é {}",
+    "prose_dutch": "het wachtwoord van de NAS is {}",
+    "prose_polish": "hasło do serwera to {}",
+    "prose_russian": "пароль от почты: {}",
+    "prose_turkish": "sunucu şifresi {} olarak değişti",
+    "prose_arabic": "كلمة المرور هي {}",
+    "prose_hindi": "मेरा पासवर्ड {} है",
+}
+
+
 @dataclass(frozen=True)
 class Planted:
     name: str
@@ -170,19 +189,7 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("netrc", (s := g(18),), f"machine api.acme.io login deploy password {s}"),
         ("firebase", (s := f"AAAA{g(7, URLSAFE)}:APA91b{g(134, URLSAFE)}",), f"FCM server key {s}"),
         # Kinds added with the multilingual and configuration-format families.
-        ("prose_german_compound", (s := pw(),), f"mein Passwort für den Staging-Server lautet {s}"),
-        ("prose_chinese", (s := pw(),), f"我的数据库密码是{s}"),
-        ("prose_japanese", (s := pw(),), f"サーバーのパスワードは{s}です"),
-        ("prose_korean", (s := pw(),), f"와이파이 비밀번호는 {s} 입니다"),
-        ("prose_spanish", (s := pw(),), f"la contraseña del servidor de correo es {s}"),
-        ("prose_italian", (s := pw(),), f"la password del router è {s}"),
-        ("prose_portuguese", (s := pw(),), f"a senha do banco é {s}"),
-        ("prose_dutch", (s := pw(),), f"het wachtwoord van de NAS is {s}"),
-        ("prose_polish", (s := pw(),), f"hasło do serwera to {s}"),
-        ("prose_russian", (s := pw(),), f"пароль от почты: {s}"),
-        ("prose_turkish", (s := pw(),), f"sunucu şifresi {s} olarak değişti"),
-        ("prose_arabic", (s := pw(),), f"كلمة المرور هي {s}"),
-        ("prose_hindi", (s := pw(),), f"मेरा पासवर्ड {s} है"),
+        *((name, (s := pw(),), sentence.format(s)) for name, sentence in PROSE_PASSWORDS.items()),
         ("prose_no_verb", (s := "hunter" + g(2, string.digits),), f"the loader password {s} works"),
         ("pgpass", (s := pw(),), f"db.internal:5432:app:app_user:{s}"),
         ("terraform_variable", (s := pw(),), f'variable "db_password" {{ default = "{s}" }}'),

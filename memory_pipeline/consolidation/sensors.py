@@ -171,12 +171,10 @@ def plan_runs(
     return [ConsolidationRun(tuple(registered[first : last + 1])) for first, last in stretches]
 
 
-@pipeline_sensor(
-    consolidation_job, 60,
-    "Requests consolidation of the tenants with newly completed sessions: as few runs as the "
-    "session-tenant partitions allow (a run covers a range of them), at most 3 when they can be joined.",
-)
+@pipeline_sensor(consolidation_job, 60)
 def consolidation_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:
+    """Requests consolidation of the tenants with newly completed sessions: as few runs as the
+    session-tenant partitions allow (a run covers a range of them), at most 3 when they can be joined."""
     started = time.perf_counter()
     settings = workspace.settings()
     due, new_cursor, notes = plan_consolidation(
@@ -243,13 +241,11 @@ def plan_dreaming(
     return due, new_cursor, waiting
 
 
-@pipeline_sensor(
-    dreaming_job, 60,
-    "Requests dreaming for a tenant with >= 5 unpromoted episodes, at most once per 10 minutes per tenant.",
-)
+@pipeline_sensor(dreaming_job, 60)
 def dreaming_sensor(
     context: dg.SensorEvaluationContext, lancedb: LanceDBResource, embedder: EmbedderResource
 ) -> dg.SensorResult:
+    """Requests dreaming for a tenant with >= 5 unpromoted episodes, at most once per 10 minutes per tenant."""
     now = utcnow()
     counts = ConsolidationStore(lancedb.uri, embedder.dim).unpromoted_counts()
     due, new_cursor, waiting = plan_dreaming(counts, read_cursor(context), now)
@@ -265,12 +261,10 @@ def dreaming_sensor(
     )
 
 
-@pipeline_sensor(
-    compaction_flush_job, 60,
-    "Requests a compaction flush for a live session past 50 messages or 85% of the context "
-    "(MEMORY_PIPELINE_FLUSH_*), once per threshold crossing.",
-)
+@pipeline_sensor(compaction_flush_job, 60)
 def flush_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:
+    """Requests a compaction flush for a live session past 50 messages or 85% of the context
+    (MEMORY_PIPELINE_FLUSH_*), once per threshold crossing."""
     settings = workspace.settings()
     root = workspace.root_path
     due, new_cursor, notes = plan_flushes(

@@ -48,11 +48,9 @@ def plan_l0_runs(
     return requests, new_cursor
 
 
-@pipeline_sensor(
-    l0_index_job, 30,
-    "Registers new tenants and requests an L0 index run for every tenant whose files changed.",
-)
+@pipeline_sensor(l0_index_job, 30)
 def workspace_sensor(context: dg.SensorEvaluationContext, workspace: WorkspaceResource) -> dg.SensorResult:
+    """Registers new tenants and requests an L0 index run for every tenant whose files changed."""
     started = time.perf_counter()
     scan = scan_workspace(workspace.root_path)
     cursor = read_cursor(context)

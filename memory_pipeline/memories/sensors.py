@@ -33,12 +33,10 @@ def plan_memories_runs(instance: dg.DagsterInstance, cursor: dict) -> tuple[dict
     return newest, new_cursor
 
 
-@pipeline_sensor(
-    typed_memories_job, 30,
-    "Requests typed-memory extraction for every tenant whose Markdown memory or transcripts "
-    "the workspace sensor observed changing.",
-)
+@pipeline_sensor(typed_memories_job, 30)
 def typed_memories_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+    """Requests typed-memory extraction for every tenant whose Markdown memory or transcripts
+    the workspace sensor observed changing."""
     newest, new_cursor = plan_memories_runs(context.instance, read_cursor(context))
     requests = [
         tagged_run_request(tenant, f"typed_memories:{tenant}:{storage_id}", trigger="typed_memories_sensor")

@@ -8,6 +8,7 @@ and every cursor a sensor stored before reads back unchanged.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -20,13 +21,19 @@ from memory_pipeline.orchestration.runs import range_tags
 TAG_PREFIX = "memory_pipeline/"
 
 
-def pipeline_sensor(job, every_seconds: int, description: str):
+def pipeline_sensor(job, every_seconds: int):
     """The decorator of a pipeline sensor: it requests ``job``, starts in the state
     ``MEMORY_PIPELINE_AUTOMATION`` gives (stopped, so a first start launches nothing, unless a
-    deployment says ``running``) and ticks at most every ``every_seconds``."""
-    return dg.sensor(
-        job=job, minimum_interval_seconds=every_seconds, default_status=sensor_status(), description=description,
-    )
+    deployment says ``running``) and ticks at most every ``every_seconds``. The function's
+    docstring, on one line, is the description the UI shows."""
+
+    def decorate(fn):
+        description = " ".join(inspect.getdoc(fn).split())
+        return dg.sensor(
+            job=job, minimum_interval_seconds=every_seconds, default_status=sensor_status(), description=description,
+        )(fn)
+
+    return decorate
 
 
 def read_cursor(context: dg.SensorEvaluationContext) -> dict:

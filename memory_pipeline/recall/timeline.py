@@ -325,13 +325,16 @@ _ASK_RES = (
 )
 _PERFECT_RE = re.compile(r"\b(?:has|have)\s+(?:\w+\s+){0,3}?\w+(?:ed|en|wn|ne|ght|ung)\b", re.IGNORECASE)
 """A question in the present perfect ("Where has Melanie camped?") asks what has happened so far."""
-_NUMBER_RE = re.compile(r"\d")
-_DATE_RE = re.compile(
-    r"\b(?:\d{1,2}:\d{2}|(?:19|20)\d\d-\d\d-\d\d|\d{1,2}(?:st|nd|rd|th)\b|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|"
-    r"oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|"
-    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|tomorrow|tonight|next (?:week|month|year))\b",
-    re.IGNORECASE,
-)
+_HOLDS_RES = {
+    "date": re.compile(
+        r"\b(?:\d{1,2}:\d{2}|(?:19|20)\d\d-\d\d-\d\d|\d{1,2}(?:st|nd|rd|th)\b|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|"
+        r"oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|"
+        r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|tomorrow|tonight|next (?:week|month|year))\b",
+        re.IGNORECASE,
+    ),
+    "number": re.compile(r"\d"),
+}
+"""What a statement holding a date (or time) or a number has in it, by the kind ``_ASK_RES`` names."""
 _PROPER_RE = re.compile(r"(?<![.!?:]\s)(?<!^)(?<![.!?:])\b[A-Z][\w&.-]*[A-Za-z0-9]")
 _POSSESSOR_RE = re.compile(r"\b([A-Z][a-z]+)['’]s\b")
 _KIN_RE = re.compile(
@@ -358,10 +361,8 @@ def holds_kind(text: str, kind: str) -> bool:
     an attribute."""
     if kind == "attribute":
         return True
-    if kind == "date":
-        return bool(_DATE_RE.search(text))
-    if kind == "number":
-        return bool(_NUMBER_RE.search(text))
+    if kind in _HOLDS_RES:
+        return bool(_HOLDS_RES[kind].search(text))
     names = [m.group() for m in _PROPER_RE.finditer(text) if m.group() not in ("I", "I'm", "I've", "I'll", "I'd")]
     return bool(names)
 

@@ -11,25 +11,24 @@ import pytest
 
 from memory_pipeline.text.memory_types import ACTION, DECISION, FACT, PREFERENCE, Cue, classify, cue_kind, cues
 
-SENTENCES = [
-    # sentence, memory type, cue from the user, cue from the assistant
-    ("I prefer email over calls.", "preference", PREFERENCE, None),
-    ("We love hiking in the mountains on weekends.", "preference", PREFERENCE, None),
-    ("Painting landscapes is my favorite!", "preference", PREFERENCE, None),
-    ("I'm allergic to penicillin, it gives me hives.", "preference", PREFERENCE, None),
-    ("We decided to launch Falcon on 5 December.", "decision", DECISION, DECISION),
-    ("Deploy window moved to Wednesdays at 10:00 UTC.", "decision", DECISION, DECISION),
-    ("We replaced Jenkins with GitHub Actions.", "decision", DECISION, DECISION),
-    ("Tuesday it is.", "decision", DECISION, DECISION),
-    ("I'll send the rollout checklist by Friday.", "todo", ACTION, ACTION),
-    ("We need to get the word out about the fundraiser.", "goal", ACTION, ACTION),
-    ("I moved to Denver last month.", "identity", FACT, None),
-    ("I drive to the office every day.", "routine", FACT, None),
-    ("Rui Santos owns the loader and it peaks at 1,600 req/min.", None, FACT, None),
-    ("I'll never forget that day.", None, None, None),
-    ("Here it is.", None, None, None),
-    ("Keep going with it!", None, None, None),
-]
+ANSWERS = {
+    # (memory type, cue from the user, cue from the assistant): the sentences that get it
+    ("preference", PREFERENCE, None): (
+        "I prefer email over calls.", "We love hiking in the mountains on weekends.",
+        "Painting landscapes is my favorite!", "I'm allergic to penicillin, it gives me hives.",
+    ),
+    ("decision", DECISION, DECISION): (
+        "We decided to launch Falcon on 5 December.", "Deploy window moved to Wednesdays at 10:00 UTC.",
+        "We replaced Jenkins with GitHub Actions.", "Tuesday it is.",
+    ),
+    ("todo", ACTION, ACTION): ("I'll send the rollout checklist by Friday.",),
+    ("goal", ACTION, ACTION): ("We need to get the word out about the fundraiser.",),
+    ("identity", FACT, None): ("I moved to Denver last month.",),
+    ("routine", FACT, None): ("I drive to the office every day.",),
+    (None, FACT, None): ("Rui Santos owns the loader and it peaks at 1,600 req/min.",),
+    (None, None, None): ("I'll never forget that day.", "Here it is.", "Keep going with it!"),
+}
+SENTENCES = [(sentence, *answer) for answer, sentences in ANSWERS.items() for sentence in sentences]
 
 
 @pytest.mark.parametrize(("sentence", "memory_type", "from_user", "from_assistant"), SENTENCES)
