@@ -35,11 +35,11 @@ def _print_locomo(report, data: Path) -> None:
             [(g, report.after_use[g]["n"], *(f"{report.after_use[g][m]:.3f}" for m in ("R@1", "R@5", "R@10", "MRR")))
              for g in groups],
         )
-    say(f"layers: {report.layers}; mean result length: {report.mean_tokens} tokens, "
-        f"{report.turns_cited} turns cited per result; first results from "
-        + ", ".join(f"{source} {n}" for source, n in report.first_sources.items()))
+    say(f"layers: {report.layers}; mean result length: {report.mean_tokens_per_result} tokens, "
+        f"{report.mean_turns_cited_per_result} turns cited per result; first results from "
+        + ", ".join(f"{source} {n}" for source, n in report.first_result_sources.items()))
     say("timings: " + ", ".join(f"{key} {value}" for key, value in report.timings.items()))
-    say(f"results: {report.results_path} (the commands' output: {report.results_path.parent / 'ingest.log'})")
+    say(f"results: {report.results} (the commands' output: {report.results.parent / 'ingest.log'})")
 
 
 @eval_app.command("locomo")

@@ -24,7 +24,7 @@ import shutil
 import tempfile
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from memory_pipeline.recall.query import reference_time
@@ -44,29 +44,19 @@ class EvalDataError(ValueError):
 @dataclass
 class EvalReport:
     table: dict[str, dict[str, float]]  # group -> metric -> value (and n)
-    mean_tokens: float
+    mean_tokens_per_result: float
     timings: dict[str, float]
-    results_path: Path
+    results: Path
     queries: int
     conversations: list[str] = field(default_factory=list)
     layers: str = "all"
-    turns_cited: float = 0.0  # turn ids a result cites, on average
-    first_sources: dict[str, int] = field(default_factory=dict)  # layer of each first result -> questions
+    mean_turns_cited_per_result: float = 0.0  # an episode cites every turn of its session
+    first_result_sources: dict[str, int] = field(default_factory=dict)  # layer of each first result -> questions
     after_use: dict[str, dict[str, float]] | None = None  # the table again, after activation ran on the answers' use
 
     def to_dict(self) -> dict:
-        return {
-            **({"after_use": self.after_use} if self.after_use is not None else {}),
-            "table": self.table,
-            "layers": self.layers,
-            "mean_tokens_per_result": self.mean_tokens,
-            "mean_turns_cited_per_result": self.turns_cited,
-            "first_result_sources": self.first_sources,
-            "timings": self.timings,
-            "results": str(self.results_path),
-            "queries": self.queries,
-            "conversations": self.conversations,
-        }
+        out = {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+        return {**out, "results": str(self.results)}
 
 
 def load_queries(path: Path) -> list[dict]:
@@ -332,8 +322,9 @@ def run_locomo_eval(
             temp.cleanup()
     cited = [len(r.get("turn_ids") or []) for rows in ranked.values() for r in rows]
     firsts = Counter(rows[0]["source"] for rows in ranked.values() if rows)
-    report = EvalReport(table, mean_tokens, {k_: round(v, 3) for k_, v in timings.items()}, results_path, len(queries),
-                        conversations, layers, round(sum(cited) / len(cited), 1) if cited else 0.0,
-                        dict(firsts.most_common()), after_use_table)
+    report = EvalReport(
+        table, mean_tokens, {k_: round(v, 3) for k_, v in timings.items()}, results_path, len(queries), conversations,
+        layers, round(sum(cited) / len(cited), 1) if cited else 0.0, dict(firsts.most_common()), after_use_table,
+    )
     (out / "summary.json").write_text(json.dumps(report.to_dict(), indent=2), encoding="utf-8")
     return report
