@@ -16,7 +16,9 @@ class DreamingStalled(RuntimeError):
     """A dreaming run promoted nothing while episodes wait (a refused document, a failed run)."""
 
 
-PIPELINE = (("ingest", "--all"), ("memories", "ingest", "--all"), ("consolidate", "--all"))
+PIPELINE = (("ingest", "--all"), ("memories", "ingest", "--all"), ("consolidate", "--all"), ("dream", "--all"))
+"""What a user runs, in order; ``dream --all`` dreams the tenants the sensor would (5 or more
+unpromoted episodes)."""
 
 
 def run_pipeline(root: Path, workdir: Path, embedder: str, log_path: Path,
@@ -24,7 +26,8 @@ def run_pipeline(root: Path, workdir: Path, embedder: str, log_path: Path,
     """Run ``commands`` as a user runs them: the ``memory-pipeline`` command in its own process,
     over the workspace ``root``, with LanceDB and the Dagster instance under ``workdir``. Each
     launches the same Dagster jobs the command launches for a user (the L0 index, typed memories,
-    consolidation with supersession). Returns each command's seconds; a failed command raises."""
+    consolidation with supersession, dreaming). Returns each command's seconds; a failed command
+    raises."""
     repo = str(Path(__file__).resolve().parents[2])
     env = {
         **os.environ,

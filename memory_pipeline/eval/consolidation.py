@@ -3,9 +3,9 @@
 Each conversation of ``DATA/sessions/<conversation>/*.jsonl`` becomes the tenant
 ``locomo~<conversation>`` of a temporary workspace (as ``eval locomo`` stages it). The pipeline
 then runs as a user runs it, each command in its own process launching the same Dagster jobs:
-``memory-pipeline ingest --all``, ``memories ingest --all``, ``consolidate --all``, then
-``dream --force`` for every conversation until no episode is left unpromoted (a dreaming run
-promotes at most 10 episodes, as the sensor's runs do). What the stores and the dreamed documents
+``memory-pipeline ingest --all``, ``memories ingest --all``, ``consolidate --all``, ``dream --all``
+(the tenants the sensor would dream), then ``dream --force`` for every conversation until no
+episode is left unpromoted (a dreaming run promotes at most 10 episodes, as the sensor's runs do). What the stores and the dreamed documents
 then hold is written to ``OUT/units.jsonl``, one unit per line,
 ``{"conversation_id", "session", "kind", "text"}`` (kinds: ``episode`` and ``summary`` from the
 episode summary, ``relation``, ``memory``, ``dream``), the format of the development set's scorer,
@@ -44,7 +44,7 @@ class ConsolidationEvalReport:
     named_subject: dict[str, float] = field(default_factory=dict)  # kind -> share naming a speaker
     scores: dict | None = None
     timings: dict[str, float] = field(default_factory=dict)  # seconds of each command, as "<command>_s"
-    dream_runs: int = 0  # ``dream --force`` runs until every episode was promoted
+    dream_runs: int = 0  # ``dream --force`` runs after ``dream --all`` until every episode was promoted
 
     def to_dict(self) -> dict:
         return {
@@ -143,6 +143,7 @@ def run_consolidation_eval(
     a scorer is found."""
     from memory_pipeline.consolidation.store import ConsolidationStore
     from memory_pipeline.embedding import EMBEDDER_IDENTITY
+
     data, out = Path(data), Path(out)
     out.mkdir(parents=True, exist_ok=True)
     log = out / "pipeline.log"

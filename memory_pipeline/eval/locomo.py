@@ -5,10 +5,11 @@ turn_id) and ``queries.jsonl`` (question_idx, conversation_id, question, categor
 evidence_turn_ids). Each conversation becomes the tenant ``locomo~<conversation>`` of a temporary
 workspace. By default the pipeline then runs as a user runs it, each command in its own process
 launching the same Dagster jobs (``ingest --all``, ``memories ingest --all``, ``consolidate --all``,
-then ``dream --force`` until every episode is promoted), so answers come from every layer: turns,
-typed memories, episodes and dreamed documents. ``layers="turns"`` runs only the L0 index job, in
-process, to measure the turn index alone. Every question is answered by ``search``, asked at the record's ``question_date`` when it has one
-(LongMemEval's "now" of the question; ``2023/05/30 (Tue) 18:40`` or ISO-8601). Scores follow the development set's scorer: R@k is the share
+``dream --all``, then ``dream --force`` until every episode is promoted), so answers come from every
+layer: turns, typed memories, episodes and dreamed documents. ``layers="turns"`` runs only the L0
+index job, in process, to measure the turn index alone. Every question is answered by ``search``,
+asked at the record's ``question_date`` when it has one (LongMemEval's "now" of the question;
+``2023/05/30 (Tue) 18:40`` or ISO-8601). Scores follow the development set's scorer: R@k is the share
 of questions with an evidence turn among the turn ids of the top k results, MRR the mean
 reciprocal rank of the first such result (cut at 10), and a result's length is its count of
 ``[a-z0-9]+`` tokens. Beside them: how many turns a result cites on average (an episode cites
@@ -142,8 +143,8 @@ def ingest(workdir: Path, conversations: list[str], embedder: str, log_path: Pat
 
 def run_commands(workdir: Path, conversations: list[str], embedder: str, log_path: Path) -> dict[str, float]:
     """The pipeline's commands over the staged conversations, as a user runs them (output to
-    ``log_path``): ``ingest --all``, ``memories ingest --all``, ``consolidate --all``, then
-    ``dream --force`` until every episode is promoted. Seconds of each, as ``<command>_s``, and
+    ``log_path``): ``ingest --all``, ``memories ingest --all``, ``consolidate --all``, ``dream --all``,
+    then ``dream --force`` until every episode is promoted. Seconds of each, as ``<command>_s``, and
     ``dream_runs``."""
     from memory_pipeline.consolidation.store import ConsolidationStore
     from memory_pipeline.embedding import EMBEDDER_IDENTITY

@@ -3,9 +3,10 @@
 Reads knowledge-update scenarios (``bench/knowledge_updates/scenarios.yaml``: transcripts and
 dated notes whose facts change, and look-alikes whose facts do not), stages each as its own tenant
 of a temporary workspace and runs the pipeline as a user runs it: ``memory-pipeline ingest --all``,
-then ``memories ingest --all`` and ``consolidate --all``, each in its own process (the same Dagster
-jobs, episodes and supersession included). Every question is asked after ``ingest`` ("before") and
-after the whole pipeline ("after"), and scored, overall and for transcripts and notes apart:
+then ``memories ingest --all``, ``consolidate --all`` and ``dream --all`` (the tenants the sensor
+would dream), each in its own process (the same Dagster jobs, episodes and supersession
+included). Every question is asked after ``ingest`` ("before") and after the whole pipeline
+("after"), and scored, overall and for transcripts and notes apart:
 - newer-first: the first result holding the new value ranks above every result holding only an
   older one (or no older one is returned); new@1: the first result holds the new value;
 - default found: a default search (default limit and minimum score) returns the current value
@@ -154,9 +155,9 @@ def kind_of(sc: Scenario) -> str:
 
 
 def run_updates_eval(data: Path, out: Path, *, embedder: str = "minilm", k: int = 10) -> dict:
-    """Stage the scenarios, run ``ingest``, ask; run ``memories ingest`` and ``consolidate``, ask
-    again; write and return the summary. Questions are asked through recall's ``search``, as the
-    ``search`` command and the MCP server ask them."""
+    """Stage the scenarios, run ``ingest``, ask; run ``memories ingest``, ``consolidate`` and
+    ``dream --all``, ask again; write and return the summary. Questions are asked through
+    recall's ``search``, as the ``search`` command and the MCP server ask them."""
     from memory_pipeline.config import get_settings
     from memory_pipeline.timeline.statements import tenant_statements
     from memory_pipeline.timeline.records import supersession_rows
@@ -257,12 +258,20 @@ def _question_day(query: dict) -> datetime:
 
 def run_longmemeval_updates(data: Path, out: Path, *, embedder: str = "minilm", k: int = 10) -> dict:
     """The knowledge-update questions of a LongMemEval-format folder (``queries.jsonl`` and
-    ``sessions/<question_id>/``) through ``ingest``, ``memories ingest`` and ``consolidate``: R@1 and
-    MRR on their evidence turns, and newest@1, the share whose first result cites the evidence turn
+    ``sessions/<question_id>/``) through ``ingest``, ``memories ingest``, ``consolidate`` and
+    dreaming until every episode is promoted (``eval locomo``'s ``run_commands``): R@1 and MRR on
+    their evidence turns, and newest@1, the share whose first result cites the evidence turn
     of the latest session (the current value)."""
     from memory_pipeline.config import get_settings
     from memory_pipeline.embedding import make_embedder
-    from memory_pipeline.eval.locomo import AGENT as LOCOMO_AGENT, EvalDataError, _bare, load_queries, stage_workspace
+    from memory_pipeline.eval.locomo import (
+        AGENT as LOCOMO_AGENT,
+        EvalDataError,
+        _bare,
+        load_queries,
+        run_commands,
+        stage_workspace,
+    )
     from memory_pipeline.recall.search import search
 
     data, out = Path(data), Path(out)
@@ -277,10 +286,9 @@ def run_longmemeval_updates(data: Path, out: Path, *, embedder: str = "minilm", 
         picked.mkdir(parents=True)
         for q in queries:
             (picked / q["conversation_id"]).symlink_to((data / "sessions" / q["conversation_id"]).resolve())
-        stage_workspace(picked.parent, workdir)
+        conversations = stage_workspace(picked.parent, workdir)
         log_path = out / "longmemeval.log"
-        log_path.write_text("", encoding="utf-8")
-        timings = run_pipeline(workdir / "agents", workdir, embedder, log_path)
+        timings = run_commands(workdir, conversations, embedder, log_path)
         model = make_embedder(embedder)
         lance = str(workdir / "lancedb")
         settings = get_settings().model_copy(update={"embedder": embedder, "root": str(workdir / "agents"), "lancedb_uri": lance})
