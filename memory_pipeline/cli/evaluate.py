@@ -105,7 +105,7 @@ def eval_consolidation_command(
 def _print_updates(s: dict | None, p: dict | None, out: Path) -> None:
     if s:
         say(f"{s['scenarios']} scenarios: {s['changed']} changed facts, {s['lookalikes']} look-alikes; "
-            "after ingest -> after memories ingest and consolidate")
+            "after ingest -> after memories ingest, consolidate and dream")
 
         def num(value) -> str:
             return "-" if value is None else f"{value:.3f}"
