@@ -330,7 +330,7 @@ def consolidation_quality_section(r: dict) -> str:
         rows.append(["LoCoMo dev recall R@5 / MRR (R@1)", f"{rec['R@5']:.3f} / {rec['MRR']:.3f} ({rec['R@1']:.3f})",
                      "≥ 0.791 / 0.631", _verdict(rec["R@5"] >= 0.791 and rec["MRR"] >= 0.631)])
     units = ", ".join(f"{kind} {n}" for kind, n in sorted(summary["counts"].items()))
-    recall = f" Recall: `{r['locomo_command']}` on the same tree (the L0 path, which consolidation does not change)." if "locomo_recall" in r else ""
+    recall = f" Recall: `{r['locomo_command']}` on the same tree (every layer, after the pipeline's commands)." if "locomo_recall" in r else ""
     coverage = ", ".join(f"{kind} {v:.3f}" for kind, v in sorted(cov.items()))
     load = f"{r['load_average_at_start'][0]:.1f} → {r['load_average_at_end'][0]:.1f}"
     return (
