@@ -28,7 +28,7 @@ def pipeline_sensor(job, every_seconds: int):
     docstring, on one line, is the description the UI shows."""
 
     def decorate(fn):
-        description = " ".join(inspect.getdoc(fn).split())
+        description = " ".join((inspect.getdoc(fn) or "").split())
         return dg.sensor(
             job=job, minimum_interval_seconds=every_seconds, default_status=sensor_status(), description=description,
         )(fn)
