@@ -33,6 +33,7 @@ def write_set(folder):
         (conv / f"conv-9_session_{n}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
+@pytest.mark.slow  # the pipeline's commands, each in its own process
 def test_units_of_every_kind_name_their_subject(tmp_path, nlp):
     write_set(tmp_path / "data")
     report = run_consolidation_eval(tmp_path / "data", tmp_path / "out", embedder="hash", scorer=tmp_path / "none.py")

@@ -3,8 +3,8 @@
 Each conversation is its own tenant; by default the pipeline's commands run over them as a user
 runs them (ingest, typed memories, consolidation, dreaming), ``layers="turns"`` runs the L0
 Dagster job alone. Every question gets a ranked line in results.jsonl with the turn ids the scorer
-needs, and the printed figures are the ones ``score`` computes. The fast test uses the hashing embedder; the slow one runs the
-command exactly as documented, with the real model.
+needs, and the printed figures are the ones ``score`` computes. The hashing embedder stands in
+for the model, except in the test that runs the command exactly as documented.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ def write_fixture(base: Path) -> Path:
     return data
 
 
+@pytest.mark.slow  # the pipeline's commands, each in its own process
 def test_eval_writes_ranked_turns_for_every_question(tmp_path):
     data = write_fixture(tmp_path)
     args = ["eval", "locomo", "--data", str(data), "--out", str(tmp_path / "out"), "--embedder", "hash", "--json"]
