@@ -24,7 +24,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # 44-60 s with two (load 5-7, 300 notes through MiniLM).
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from memory_pipeline_tests.helpers import SAMPLE_ROOT, make_resources, run_together, write  # noqa: E402, F401
+from memory_pipeline_tests.helpers import copy_sample, make_resources, run_together, write  # noqa: E402, F401
 from memory_pipeline_tests.helpers.mcp import mcp_environment  # noqa: E402
 from memory_pipeline_tests.helpers.object_store import moto_s3, s3_env  # noqa: E402
 
@@ -117,8 +117,7 @@ def root(tmp_path: Path) -> Path:
 def sample_root(tmp_path: Path) -> Path:
     """A private copy of the sample workspace in data/agents."""
     dest = tmp_path / "sample"
-    shutil.copytree(SAMPLE_ROOT, dest)
-    return dest
+    return copy_sample(dest)
 
 
 @pytest.fixture(scope="session")

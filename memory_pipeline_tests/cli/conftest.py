@@ -19,7 +19,7 @@ from memory_pipeline.cli import app as cli_group
 from memory_pipeline.config import get_settings
 from memory_pipeline.consolidation.assets import consolidation_assets, consolidation_job
 from memory_pipeline.consolidation.notes_assets import dreaming, dreaming_job
-from memory_pipeline_tests.helpers import SAMPLE_ROOT, make_resources
+from memory_pipeline_tests.helpers import copy_sample, make_resources
 
 DAY = "2026-10-26"
 
@@ -62,11 +62,9 @@ def _use(mp: pytest.MonkeyPatch, world: World) -> None:
 @pytest.fixture(scope="session")
 def indexed_sample(tmp_path_factory) -> World:
     """Built once per session; the environment is only changed while it is built."""
-    import shutil
-
     base = tmp_path_factory.mktemp("cli")
     world = World(cli_group, base / "agents", str(base / "lancedb"), base / "dagster_home")
-    shutil.copytree(SAMPLE_ROOT, world.root)
+    copy_sample(world.root)
     from collections import Counter
 
     from memory_pipeline import progress

@@ -9,6 +9,16 @@ REPO = Path(__file__).resolve().parent.parent.parent
 SAMPLE_ROOT = REPO / "data" / "agents"
 
 
+def copy_sample(dest: Path) -> Path:
+    """A private copy of the sample workspace as the repository holds it: without the ``_system``
+    folders the pipeline writes into it (``scripts/demo`` dreams there), so a test sees the same
+    workspace whatever ran in the checkout before."""
+    import shutil
+
+    shutil.copytree(SAMPLE_ROOT, dest, ignore=shutil.ignore_patterns("_system"))
+    return dest
+
+
 def make_resources(root: Path, lance_uri: str, embedder: str = "hash") -> dict:
     # Imported here: a process a test spawns imports this package, and Dagster would add a
     # second or more to its start.

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,13 +16,13 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.helpers import REPO, SAMPLE_ROOT
+from memory_pipeline_tests.helpers import REPO, copy_sample
 
 
 def mcp_environment(base: Path) -> dict[str, str]:
     """A copy of the sample workspace, typed memories of carol, the hashing embedder and a team."""
     sample_root = base / "agents"
-    shutil.copytree(SAMPLE_ROOT, sample_root)
+    copy_sample(sample_root)
     lance_uri = str(base / "lancedb")
     soon = datetime.now(UTC) + timedelta(days=2)
     typed = TypedMemories.open(lance_uri, HashEmbedder())

@@ -8,7 +8,6 @@ is, what is scheduled, and what the bulletins say.
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.memories.pipeline import ingest_tenant
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.helpers import SAMPLE_ROOT
+from memory_pipeline_tests.helpers import copy_sample
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +42,7 @@ def world(tmp_path_factory, minilm, nlp):
 
     base = tmp_path_factory.mktemp("graph_world")
     root = base / "agents"
-    shutil.copytree(SAMPLE_ROOT, root)
+    copy_sample(root)
     uri = str(base / "lancedb")
     typed = TypedMemories.open(uri, HashEmbedder())
     reports = {t.key: ingest_tenant(typed, root, t, now=utc(2026, 11, 22)) for t in (ALICE, CAROL)}

@@ -7,7 +7,6 @@ On the same runs, every consolidation check runs on its own and passes, material
 
 from __future__ import annotations
 
-import shutil
 
 import dagster as dg
 import pytest
@@ -23,7 +22,7 @@ from memory_pipeline.recall.get import get, parse_citation
 from memory_pipeline.store.base import LanceBase
 from memory_pipeline.store.tables import MEMORIES, RELATIONS
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline_tests.helpers import SAMPLE_ROOT, make_resources
+from memory_pipeline_tests.helpers import copy_sample, make_resources
 from memory_pipeline_tests.helpers.recall import recall_settings
 
 pytestmark = pytest.mark.slow
@@ -33,7 +32,7 @@ pytestmark = pytest.mark.slow
 def pipeline(tmp_path_factory):
     base = tmp_path_factory.mktemp("expand")
     root, lance_uri = base / "agents", str(base / "lancedb")
-    shutil.copytree(SAMPLE_ROOT, root)
+    copy_sample(root)
     instance = dg.DagsterInstance.ephemeral()
     defs = dg.Definitions(assets=consolidation.ASSETS, jobs=consolidation.JOBS, resources=make_resources(root, lance_uri))
     run_consolidation(defs, instance, completed_tenants(root, 30))
