@@ -56,8 +56,8 @@ def dream_all(root: Path, workdir: Path, embedder: str, log: Path, tenants: list
     ``store`` is the ``ConsolidationStore`` the commands write."""
 
     def pending() -> dict[str, int]:
-        counts = {t.key: store.episode_rows(t.key, "promoted_at IS NULL").height for t in tenants}
-        return {key: n for key, n in counts.items() if n}
+        counts = store.unpromoted_counts()  # what the dreaming sensor reads
+        return {t.key: counts[t.key] for t in tenants if counts.get(t.key)}
 
     runs, left = 0, pending()
     while left:
