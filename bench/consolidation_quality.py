@@ -54,7 +54,9 @@ def judge(units: list[dict], entities: list[dict], labels: dict) -> dict:
         # Labels by an annotator who saw only each relation and its turn (``relations_independent``).
         "independent_labelled_still_produced": len(independent),
         "independent_of_produced": len(produced),
-        "independent_precision": round(sum(r["correct"] for r in independent) / len(independent), 4) if independent else None,
+        "independent_precision": (
+            round(sum(r["correct"] for r in independent) / len(independent), 4) if independent else None
+        ),
         "entities": len(found),
         "entities_unlabelled": sorted(k[1] for k in found if k not in judged),
         "entities_junk": sorted(junk),

@@ -342,8 +342,8 @@ def consolidation_quality_section(r: dict) -> str:
         "the kinds overlap (episodes alone carry most of it; writing what was said in the third person, with "
         "the speaker's name, is most of the gain). The developer's relation sample was drawn at random from "
         "an earlier run (the labels file says why each wrong one is wrong); the annotator's labels cover every "
-        "relation of one later run and say why each rejected one is wrong. Entities are judged by name only: a name of the wrong type (a "
-        "flooring brand typed PERSON) is not junk, a fragment of a longer name is.\n"
+        "relation of one later run and say why each rejected one is wrong. Entities are judged by name only: "
+        "a name of the wrong type (a flooring brand typed PERSON) is not junk, a fragment of a longer name is.\n"
     )
 
 

@@ -294,8 +294,9 @@ SAME_ATTRIBUTE = 0.4
 matches the question less than the statement it changes, but reads close to it: a candidate whose
 cosine to the best one is at least this answers the same question if its relevance is at least
 ``SAME_ATTRIBUTE_RELEVANCE`` of the best of its source (a turn of the best turn). On the
-knowledge-update scenarios through the pipeline (``memory-pipeline eval updates``) 0.55 / 0.5 ranked the newest first in 0.895 of the changes,
-0.45 in 0.930, 0.4 / 0.35 in 0.947, with no look-alike's record or LoCoMo dev figure moved."""
+knowledge-update scenarios through the pipeline (``memory-pipeline eval updates``) 0.55 / 0.5
+ranked the newest first in 0.895 of the changes, 0.45 in 0.930, 0.4 / 0.35 in 0.947, with no
+look-alike's record or LoCoMo dev figure moved."""
 SAME_ATTRIBUTE_RELEVANCE = 0.35
 
 
