@@ -37,16 +37,7 @@ from memory_pipeline.consolidation.supersession import SupersessionReport, super
 from memory_pipeline.embedding import EMBEDDER_IDENTITY
 from memory_pipeline.episodes.sessions import SessionsRead
 from memory_pipeline.llm.client import LLMClient
-from memory_pipeline.orchestration.materializations import (
-    PartitionReport,
-    checks_only,
-    column_schema,
-    fail_partition,
-    layer_asset,
-    md_table,
-    report_partitions,
-    report_stored_checks,
-)
+from memory_pipeline.orchestration import materializations as reporting
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
 from memory_pipeline.orchestration.sources import session_transcripts
 from memory_pipeline.orchestration.tenant_keys import require_known_tenants
@@ -56,7 +47,7 @@ from memory_pipeline.timeline.records import supersession_rows
 
 GROUP = "consolidation"
 TAGS = {"layer": "consolidation"}
-consolidation_asset = layer_asset(GROUP, TAGS)
+consolidation_asset = reporting.layer_asset(GROUP, TAGS)
 CONSOLIDATION_WRITE_POOL = "consolidation_write"
 """Steps that write the consolidation tables: one at a time, so a tenant's validity intervals and
 merges are recomputed over a consistent graph (``dagster.yaml`` pools default to 1)."""
@@ -132,7 +123,7 @@ def day_span(days: list[str]) -> str:
     partitions_def=consolidation_partitions,
     pool=CONSOLIDATION_WRITE_POOL,
     kinds={"python", "lancedb"},
-    metadata={"dagster/column_schema": column_schema(EPISODES.name, EPISODES.schema(_DIM))},
+    metadata={"dagster/column_schema": reporting.column_schema(EPISODES.name, EPISODES.schema(_DIM))},
     deps=[session_transcripts.key],
     check_specs=[check_spec(EPISODES_CHECK, "episodic_summaries")],
 )
@@ -148,12 +139,12 @@ def episodic_summaries(
     settings = workspace.settings()
     days, since = config.checked_days()
     store = _store(lancedb, embedder)
-    if checks_only(context):
-        yield from report_stored_checks(context, EPISODES_CHECK, lambda key: check_episodes(store, key))
+    if reporting.checks_only(context):
+        yield from reporting.report_stored_checks(context, EPISODES_CHECK, lambda key: check_episodes(store, key))
         return
     llm = LLMClient.from_env()
     now = datetime.now(UTC)
-    report = PartitionReport(context.partition_keys)
+    report = reporting.PartitionReport(context.partition_keys)
     require_known_tenants(workspace.root_path, report.partition_keys, settings.teams)  # before any work: nothing materialized
     context.log.info(f"consolidating {config.describe()} of {len(report.partition_keys)} tenant(s)")
     problems, preview = [], []
@@ -168,7 +159,7 @@ def episodic_summaries(
                 since=since, only_new=not config.again, read=_sessions_read(workspace),
             )
         except Exception as exc:  # one tenant's failure must not stop the others
-            fail_partition(context, report, key, "not consolidated", exc)
+            reporting.fail_partition(context, report, key, "not consolidated", exc)
             continue
         context.log.info(
             f"[{key}] {len(done.drafts)} session(s) consolidated, {done.unchanged} unchanged, {done.open} still open"
@@ -208,17 +199,17 @@ def episodic_summaries(
         "fts_covers_every_row": store.ensure_episode_fts(),
         "problems": len(problems),
         "seconds": round(time.perf_counter() - started, 3),
-        "problems_detail": dg.MetadataValue.md(md_table(["tenant", "path", "line", "reason"], problems[:50])),
-        "preview": dg.MetadataValue.md(md_table(["session", "path", "abstract", "topics"], preview[:PREVIEW_ROWS])),
+        "problems_detail": dg.MetadataValue.md(reporting.md_table(["tenant", "path", "line", "reason"], problems[:50])),
+        "preview": dg.MetadataValue.md(reporting.md_table(["session", "path", "abstract", "topics"], preview[:PREVIEW_ROWS])),
     }
-    yield from report_partitions(context, report, metadata)
+    yield from reporting.report_partitions(context, report, metadata)
 
 
 @consolidation_asset(
     partitions_def=consolidation_partitions,
     pool=CONSOLIDATION_WRITE_POOL,
     kinds={"python", "spacy", "lancedb"},
-    metadata={"dagster/column_schema": column_schema(RELATIONS.name, RELATIONS.schema(_DIM))},
+    metadata={"dagster/column_schema": reporting.column_schema(RELATIONS.name, RELATIONS.schema(_DIM))},
     deps=[episodic_summaries, session_transcripts.key],
     check_specs=[check_spec(RELATIONS_CHECK, "semantic_graph")],
 )
@@ -230,11 +221,11 @@ def semantic_graph(
     (supersession), recorded once, here."""
     started = time.perf_counter()
     store = _store(lancedb, embedder)
-    if checks_only(context):
-        yield from report_stored_checks(context, RELATIONS_CHECK, lambda key: check_relations(store, key))
+    if reporting.checks_only(context):
+        yield from reporting.report_stored_checks(context, RELATIONS_CHECK, lambda key: check_relations(store, key))
         return
     llm = LLMClient.from_env()
-    report = PartitionReport(context.partition_keys)
+    report = reporting.PartitionReport(context.partition_keys)
     nlp_ms = 0
     decided_by: Counter = Counter()
     predicates: Counter = Counter()
@@ -253,7 +244,7 @@ def semantic_graph(
             )
             store.mark_graphed(built.episode_ids)  # after supersession: a run failing before it reads them again
         except Exception as exc:
-            fail_partition(context, report, key, "not consolidated", exc)
+            reporting.fail_partition(context, report, key, "not consolidated", exc)
             continue
         supersessions = len(timeline.records) if timeline else supersession_rows(store.db, key).height
         timeline = timeline or SupersessionReport(key)
@@ -294,23 +285,23 @@ def semantic_graph(
     metadata = {
         "extraction_failures": len(failures),
         "supersessions_decided_by": dg.MetadataValue.json(dict(decided_by)),
-        "superseded": dg.MetadataValue.md(md_table(
+        "superseded": dg.MetadataValue.md(reporting.md_table(
             ["tenant", "statement", "said", "replaced by", "on", "decided by"], replaced[:PREVIEW_ROWS])),
         "nlp_seconds": round(nlp_ms / 1000, 3),
         "seconds": round(time.perf_counter() - started, 3),
         "predicates": dg.MetadataValue.json(dict(predicates.most_common())),
-        "failures": dg.MetadataValue.md(md_table(["tenant", "failure"], failures[:50])),
-        "closed": dg.MetadataValue.md(md_table(["subject", "predicate", "object", "valid_to"], closed[:PREVIEW_ROWS])),
-        "preview": dg.MetadataValue.md(md_table(["subject", "predicate", "object", "since", "rule"], preview[:PREVIEW_ROWS])),
+        "failures": dg.MetadataValue.md(reporting.md_table(["tenant", "failure"], failures[:50])),
+        "closed": dg.MetadataValue.md(reporting.md_table(["subject", "predicate", "object", "valid_to"], closed[:PREVIEW_ROWS])),
+        "preview": dg.MetadataValue.md(reporting.md_table(["subject", "predicate", "object", "since", "rule"], preview[:PREVIEW_ROWS])),
     }
-    yield from report_partitions(context, report, metadata)
+    yield from reporting.report_partitions(context, report, metadata)
 
 
 @consolidation_asset(
     partitions_def=consolidation_partitions,
     pool=CONSOLIDATION_WRITE_POOL,
     kinds={"python", "lancedb"},
-    metadata={"dagster/column_schema": column_schema(ENTITIES.name, ENTITIES.schema(_DIM))},
+    metadata={"dagster/column_schema": reporting.column_schema(ENTITIES.name, ENTITIES.schema(_DIM))},
     deps=[semantic_graph],
     check_specs=[check_spec(DEDUP_CHECK, "entity_dedup")],
 )
@@ -318,17 +309,17 @@ def entity_dedup(context: dg.AssetExecutionContext, lancedb: LanceDBResource, em
     """The tenant's entities with duplicates merged, ambiguous pairs flagged and relations re-pointed."""
     started = time.perf_counter()
     store = _store(lancedb, embedder)
-    if checks_only(context):
-        yield from report_stored_checks(context, DEDUP_CHECK, lambda key: check_dedup(store, key))
+    if reporting.checks_only(context):
+        yield from reporting.report_stored_checks(context, DEDUP_CHECK, lambda key: check_dedup(store, key))
         return
     now = datetime.now(UTC)
-    report = PartitionReport(context.partition_keys)
+    report = reporting.PartitionReport(context.partition_keys)
     merged, ambiguous = [], []
     for key in report.partition_keys:
         try:
             done = dedup_entities(store, Tenant.from_key(key), now)
         except Exception as exc:
-            fail_partition(context, report, key, "not consolidated", exc)
+            reporting.fail_partition(context, report, key, "not consolidated", exc)
             continue
         context.log.info(f"[{key}] {len(done.merged)} entities merged, {len(done.ambiguous)} pairs flagged")
         merged += [[done.names[d.from_id], done.names[d.into_id], d.reason, d.score] for d in done.merged]
@@ -346,10 +337,10 @@ def entity_dedup(context: dg.AssetExecutionContext, lancedb: LanceDBResource, em
         )
     metadata = {
         "seconds": round(time.perf_counter() - started, 3),
-        "merges": dg.MetadataValue.md(md_table(["merged", "into", "reason", "score"], merged[:50])),
-        "ambiguous": dg.MetadataValue.md(md_table(["entity", "maybe", "reason", "score"], ambiguous[:50])),
+        "merges": dg.MetadataValue.md(reporting.md_table(["merged", "into", "reason", "score"], merged[:50])),
+        "ambiguous": dg.MetadataValue.md(reporting.md_table(["entity", "maybe", "reason", "score"], ambiguous[:50])),
     }
-    yield from report_partitions(context, report, metadata)
+    yield from reporting.report_partitions(context, report, metadata)
 
 
 consolidation_assets = [episodic_summaries, semantic_graph, entity_dedup]

@@ -20,16 +20,7 @@ from memory_pipeline.embedding import EMBEDDER_IDENTITY
 from memory_pipeline.memories.checks import DESCRIPTION, MEMORIES_CHECK, check_memories
 from memory_pipeline.memories.operations import TypedMemories
 from memory_pipeline.memories.pipeline import SOURCE_KINDS, ingest_tenant
-from memory_pipeline.orchestration.materializations import (
-    PartitionReport,
-    checks_only,
-    column_schema,
-    fail_partition,
-    layer_asset,
-    md_table,
-    report_partitions,
-    report_stored_checks,
-)
+from memory_pipeline.orchestration import materializations as reporting
 from memory_pipeline.orchestration.partitions import LINEAGE_ONLY, tenant_partitions
 from memory_pipeline.orchestration.pools import EMBEDDING_POOL
 from memory_pipeline.orchestration.resources import EmbedderResource, LanceDBResource, WorkspaceResource
@@ -38,7 +29,7 @@ from memory_pipeline.store.tables import MEMORIES
 from memory_pipeline.tenancy import Tenant
 
 GROUP = "typed_memories"
-memories_asset = layer_asset(GROUP, {"layer": "memories"})
+memories_asset = reporting.layer_asset(GROUP, {"layer": "memories"})
 SOURCE_TAG = "memory_pipeline/typed_memories_source"
 MAX_AGE_TAG = "memory_pipeline/typed_memories_max_age_days"
 _DIM = EMBEDDER_IDENTITY[get_settings().embedder][1]
@@ -77,7 +68,7 @@ def _options(context: dg.AssetExecutionContext) -> tuple[str, int | None]:
     partitions_def=tenant_partitions,
     kinds={"python", "spacy", "lancedb"},
     pool=EMBEDDING_POOL,
-    metadata={"dagster/column_schema": column_schema(MEMORIES.name, MEMORIES.schema(_DIM))},
+    metadata={"dagster/column_schema": reporting.column_schema(MEMORIES.name, MEMORIES.schema(_DIM))},
     deps=[markdown_memory.key, dg.AssetDep(session_transcripts.key, partition_mapping=LINEAGE_ONLY)],
     check_specs=[dg.AssetCheckSpec(MEMORIES_CHECK, asset="typed_memories", description=DESCRIPTION, partitions_def=tenant_partitions)],
 )
@@ -91,10 +82,10 @@ def typed_memories(
     started = time.perf_counter()
     source, max_age = _options(context)
     typed = TypedMemories.open(lancedb.uri, _LazyEmbedder(embedder))
-    if checks_only(context):
-        yield from report_stored_checks(context, MEMORIES_CHECK, lambda key: check_memories(typed.store, key))
+    if reporting.checks_only(context):
+        yield from reporting.report_stored_checks(context, MEMORIES_CHECK, lambda key: check_memories(typed.store, key))
         return
-    report = PartitionReport(context.partition_keys)
+    report = reporting.PartitionReport(context.partition_keys)
     preview = []
     for key in report.partition_keys:
         tenant = Tenant.from_key(key)
@@ -109,7 +100,7 @@ def typed_memories(
                 timeline = supersede_tenant(workspace.root, lancedb.uri, tenant, embedder.get(), datetime.now(UTC))
                 supersessions = len(timeline.records)
         except Exception as exc:
-            fail_partition(context, report, key, "typed memories not extracted", exc)
+            reporting.fail_partition(context, report, key, "typed memories not extracted", exc)
             continue
         for path, reason in ingested.skipped:
             context.log.warning(f"{key}: {path} not read: {reason}")
@@ -128,9 +119,9 @@ def typed_memories(
     metadata = {
         "source": source,
         "seconds": round(time.perf_counter() - started, 2),
-        "preview": dg.MetadataValue.md(md_table(["tenant", "type", "from", "happens_at"], preview[:12])),
+        "preview": dg.MetadataValue.md(reporting.md_table(["tenant", "type", "from", "happens_at"], preview[:12])),
     }
-    yield from report_partitions(context, report, metadata)
+    yield from reporting.report_partitions(context, report, metadata)
 
 
 FIGURES = (
