@@ -133,6 +133,8 @@ def deployment(base: Path):
                 "MEMORY_PIPELINE_EMBEDDER": "hash", "MEMORY_PIPELINE_CELERY_BROKER": BROKER,
                 "MEMORY_PIPELINE_CELERY_BACKEND": f"redis://127.0.0.1:6379/{int(db[-2:], 16) % 16}",
                 "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1",
+                # dagster-celery starts `celery` from PATH: this interpreter's, activated or not.
+                "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
             }
     finally:
         drop_database(conn, db)

@@ -48,6 +48,9 @@ def test_two_workers_write_the_rows_of_one_process_even_when_a_worker_dies(tmp_p
             coordinator = start_coordinator(env, tmp_path, plan)
             killed, deadline = None, time.monotonic() + 300
             while killed is None and coordinator.poll() is None and time.monotonic() < deadline:
+                if all(w.popen.poll() is not None for w in workers):  # no worker will ever take a step
+                    coordinator.kill()
+                    pytest.fail(f"every worker process exited before taking a step:\n{logs(tmp_path)}")
                 killed = active_step(env)  # the first step a worker runs: its process dies in it
                 if killed is not None:
                     os.kill(killed[0], signal.SIGKILL)
@@ -56,11 +59,10 @@ def test_two_workers_write_the_rows_of_one_process_even_when_a_worker_dies(tmp_p
             for worker in workers:
                 stop_process(worker)
         outcomes = [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
-        logs = "\n".join((tmp_path / "logs" / f).read_text(errors="replace")[-3000:] for f in ("runs.log", "worker0.log", "worker1.log"))
-        assert killed is not None, logs
-        assert len(outcomes) == 4 and all(o["success"] for o in outcomes), (outcomes, logs)
+        assert killed is not None, logs(tmp_path)
+        assert len(outcomes) == 4 and all(o["success"] for o in outcomes), (outcomes, logs(tmp_path))
         lost = [f for f in ("worker0.log", "worker1.log") if "WorkerLostError" in (tmp_path / "logs" / f).read_text(errors="replace")]
-        assert len(lost) == 1, logs  # Celery saw the process die in the step
+        assert len(lost) == 1, logs(tmp_path)  # Celery saw the process die in the step
         assert task_state(env, killed[1]) == "SUCCESS"  # the killed step, run again to its end
 
         for key, value in s3_env(env["AWS_ENDPOINT"]).items():
@@ -70,3 +72,7 @@ def test_two_workers_write_the_rows_of_one_process_even_when_a_worker_dies(tmp_p
     for name, table in got.items():
         ids = [r["id"] for r in table if "id" in r]
         assert len(ids) == len(set(ids)), f"duplicate ids in {name}"
+
+
+def logs(base: Path) -> str:
+    return "\n".join((base / "logs" / f).read_text(errors="replace")[-3000:] for f in ("runs.log", "worker0.log", "worker1.log"))
