@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from functools import lru_cache
-from typing import Any, Literal, get_origin
+from typing import Annotated, Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
@@ -40,6 +40,12 @@ class RecallConfig(BaseModel):
     mmr_lambda: float = Field(
         0.7, ge=0, le=1, description="Relevance's weight against unlikeness to the results already picked (1: "
         "relevance alone).",
+    )
+    source_weights: dict[str, Annotated[float, Field(ge=0)]] = Field(
+        {"facts": 0.85}, description="Multiplier of a source's scores in the order of results, by source name (1 "
+        "when absent; the minimum score is held to the score before it). Typed memories (facts) rank at 0.85: "
+        "a restatement in a few words matches a question more closely than the turn or note it was read "
+        "from, which holds the answer in its speaker's words (bench/README.md).",
     )
     user_boost: float = Field(1.2, description="Multiplier for the user's own memory.")
     leader_boost: float = Field(1.0, description="Multiplier for a team leader's memory.")

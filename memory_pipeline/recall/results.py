@@ -49,6 +49,7 @@ class Candidate:
     bonus: float
     decay: float
     around: dict[int, float] = field(default_factory=dict)  # adjacent row -> its base score
+    weight: float = 1.0  # its source's place in the order (``RecallConfig.source_weights``)
     score: float = 0.0
     when: str | None = None  # when its row was said or written (``recall.timeline``)
     record: object = None  # the supersession record of a replaced statement it holds
@@ -62,11 +63,13 @@ class Candidate:
 
     @property
     def kept_score(self) -> float:
-        """The score the minimum is held to: before decay. Decay orders dated notes (the newer
-        first); it does not hide a fact nothing has replaced, however old its note. The newest
-        answer to the question a kept candidate answers is kept with it (``kept_with``): the
-        change matching the question less well than the fact it changed is no reason to hide it."""
-        return max(self.score / self.decay if self.decay > 0 else self.score, self.kept_with)
+        """The score the minimum is held to: before decay and the source's weight. Decay orders
+        dated notes (the newer first) and the weight orders layers; neither hides a fact nothing has
+        replaced, however old its note. The newest answer to the question a kept candidate answers
+        is kept with it (``kept_with``): the change matching the question less well than the fact it
+        changed is no reason to hide it."""
+        ordered = self.decay * self.weight
+        return max(self.score / ordered if ordered > 0 else self.score, self.kept_with)
 
 
 def dedup_across_scopes(candidates: list[Candidate]) -> list[Candidate]:
@@ -164,6 +167,7 @@ def _result(cand: Candidate, unit: list[int], config: RecallConfig, stems: froze
             "text": round(cand.text, 6),
             "decay": round(cand.decay, 6),
             "boost": cand.scope.boost,
+            "weight": cand.weight,
             "context": round(cand.relevance, 6),
             "signals": round(cand.bonus, 6),
         },

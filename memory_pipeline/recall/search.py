@@ -298,8 +298,9 @@ def _source_candidates(
             cand = Candidate(
                 scope=scope, rows=rows, row=i, vector=vector_unit[i],
                 text=text_of.get(i, 0.0), relevance=relevance, bonus=bonus, decay=decay, around=around,
+                weight=config.source_weights.get(str(rows.source[i]), 1.0),
             )
-            cand.score = (relevance + bonus) * decay * scope.boost
+            cand.score = (relevance + bonus) * decay * cand.weight * scope.boost
             out.append(cand)
     return out
 

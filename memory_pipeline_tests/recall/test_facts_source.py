@@ -173,3 +173,23 @@ def test_a_memory_read_from_an_undated_note_is_dated_by_its_file(tmp_path, embed
     ingest_tenant(TypedMemories.open(lance_uri, embedder), root, ALICE)
     found = facts("Where does Alice live?", ALICE, (lance_uri, recall_settings(root, lance_uri)), embedder)
     assert [(r.snippet, r.when) for r in found] == [("Alice lives in Lisbon and works at Tidewater.", "2026-01-05")]
+
+
+def test_typed_memories_are_ordered_by_their_weight_and_kept_by_their_score(typed, db, embedder):
+    stored = typed.store_memory(ALICE, "fact", LAPTOP)
+    lance_uri, settings = db
+    citation = f"facts/{stored['id']}"
+
+    def found(config, min_score=0.0):
+        results = search("which laptop does alice use", "support-bot", "alice", store=lance_uri, embedder=embedder,
+                         settings=settings, config=config, min_score=min_score, k=20)
+        return next((r for r in results if r.citation == citation), None)
+
+    weighted = found(settings.recall)
+    plain = found(settings.recall.model_copy(update={"source_weights": {}}))
+    assert weighted.parts["weight"] == settings.recall.source_weights["facts"] < 1 and plain.parts["weight"] == 1
+    assert weighted.parts["ranked"] == pytest.approx(plain.parts["ranked"] * weighted.parts["weight"], abs=1e-5)
+    # The minimum score is held to the score before the weight: between the two, the memory stays.
+    between = (weighted.parts["ranked"] + plain.parts["ranked"]) / 2
+    assert found(settings.recall, min_score=between) is not None
+    assert found(settings.recall, min_score=plain.parts["ranked"] + 0.01) is None
