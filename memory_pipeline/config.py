@@ -79,9 +79,9 @@ class RecallConfig(BaseModel):
         "spoken by a person the query names.",
     )
     role_boost: float = Field(
-        0.0, ge=0, description="Added to the score (times the share of turns) of chat turns of the role a "
+        0.03, ge=0, description="Added to the score (times the share of turns) of chat turns of the role a "
         "question asks about: the assistant's for 'what did you suggest', the user's for a question in "
-        "the first person.",
+        "the first person (bench/README.md).",
     )
     time_boost: float = Field(
         0.05, ge=0, description="Added when a 'when' question meets a chunk that states a time."

@@ -42,7 +42,10 @@ _WHEN_RE = re.compile(
 # reminded of an earlier conversation. "Can you recommend" asks for something new, not this.
 _ASKS_ASSISTANT_RE = re.compile(
     r"\byou\s+(?:\w+\s+){0,2}?(?:said|suggested|recommended|mentioned|told|gave|provided|listed|wrote|"
-    r"created|shared|explained|described|called|named|proposed|offered)\b|\bremind me\b|"
+    r"created|shared|explained|described|called|named|proposed|offered)\b|"
+    # "what did you suggest": the base form after "did", where a request ("can you suggest") is not.
+    r"\bdid\s+you\s+(?:\w+\s+)?(?:say|suggest|recommend|mention|tell|give|provide|list|write|create|share|"
+    r"explain|describe|call|name|propose|offer)\b|\bremind me\b|"
     r"\b(?:our|the)\s+(?:previous|last|earlier|past)\s+(?:conversation|chat|discussion)\b",
     re.IGNORECASE,
 )
