@@ -16,7 +16,7 @@ from memory_pipeline_tests.helpers import make_resources, write
 SHARED_NOTE = "# Network\n\nThe office VPN certificate rotates every month on the first Monday.\n"
 
 
-def _turns(*items: tuple[str, str, str, str]) -> str:
+def turn_lines(*items: tuple[str, str, str, str]) -> str:
     return "".join(
         json.dumps({"role": role, "content": content, "ts": ts, "turn_id": tid}) + "\n"
         for role, content, ts, tid in items
@@ -34,7 +34,7 @@ def build_workspace(root: Path) -> None:
     write(
         root,
         "support-bot/sessions/alice/s1.jsonl",
-        _turns(
+        turn_lines(
             ("alice", "Hi, my API calls are being throttled again.", "2026-11-04T09:00:00Z", "t1"),
             ("assistant", "I raised your API rate limit to 2,000 requests per minute.", "2026-11-04T09:00:30Z", "t2"),
             ("alice", "Great, thanks a lot!", "2026-11-04T09:01:00Z", "t3"),

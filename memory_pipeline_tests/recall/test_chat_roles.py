@@ -8,7 +8,7 @@ import pytest
 
 from memory_pipeline.recall.search import search
 from memory_pipeline_tests.helpers import write
-from memory_pipeline_tests.helpers.recall import _turns, ingest, recall_settings
+from memory_pipeline_tests.helpers.recall import ingest, turn_lines, recall_settings
 
 SAID = "The new playlist is called Summer Drive, with forty road songs."
 
@@ -18,8 +18,8 @@ def chats(tmp_path_factory):
     base = tmp_path_factory.mktemp("roles")
     root, lance_uri = base / "agents", str(base / "lancedb")
     # Two sessions, so neither turn is the other's neighbour and each is a result of its own.
-    write(root, "bot/sessions/kim/s1.jsonl", _turns(("user", SAID, "2026-11-02T09:00:00Z", "t1")))
-    write(root, "bot/sessions/kim/s2.jsonl", _turns(("assistant", SAID, "2026-11-03T09:00:00Z", "t1")))
+    write(root, "bot/sessions/kim/s1.jsonl", turn_lines(("user", SAID, "2026-11-02T09:00:00Z", "t1")))
+    write(root, "bot/sessions/kim/s2.jsonl", turn_lines(("assistant", SAID, "2026-11-03T09:00:00Z", "t1")))
     ingest(root, lance_uri)
     return root, lance_uri
 
