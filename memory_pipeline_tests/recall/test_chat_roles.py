@@ -8,7 +8,7 @@ import pytest
 
 from memory_pipeline.recall.search import search
 from memory_pipeline_tests.helpers import write
-from memory_pipeline_tests.helpers.recall import ingest, turn_lines, recall_settings
+from memory_pipeline_tests.helpers.recall import ingest, recall_settings, turn_lines
 
 SAID = "The new playlist is called Summer Drive, with forty road songs."
 
