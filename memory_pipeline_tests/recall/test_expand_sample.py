@@ -7,7 +7,6 @@ On the same runs, every consolidation check runs on its own and passes, material
 
 from __future__ import annotations
 
-
 import dagster as dg
 import pytest
 
