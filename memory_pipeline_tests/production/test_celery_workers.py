@@ -32,6 +32,7 @@ from memory_pipeline_tests.helpers.workers import (
 from memory_pipeline_tests.production.service import stop_process
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
+WORKER_LOGS = ("worker0.log", "worker1.log")  # start_workers' two, in logs/
 
 
 def test_two_workers_write_the_rows_of_one_process_even_when_a_worker_dies(tmp_path, monkeypatch):
@@ -61,7 +62,7 @@ def test_two_workers_write_the_rows_of_one_process_even_when_a_worker_dies(tmp_p
         outcomes = [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
         assert killed is not None, logs(tmp_path)
         assert len(outcomes) == 4 and all(o["success"] for o in outcomes), (outcomes, logs(tmp_path))
-        lost = [f for f in ("worker0.log", "worker1.log") if "WorkerLostError" in (tmp_path / "logs" / f).read_text(errors="replace")]
+        lost = [f for f in WORKER_LOGS if "WorkerLostError" in (tmp_path / "logs" / f).read_text(errors="replace")]
         assert len(lost) == 1, logs(tmp_path)  # Celery saw the process die in the step
         assert task_state(env, killed[1]) == "SUCCESS"  # the killed step, run again to its end
 
@@ -75,4 +76,4 @@ def test_two_workers_write_the_rows_of_one_process_even_when_a_worker_dies(tmp_p
 
 
 def logs(base: Path) -> str:
-    return "\n".join((base / "logs" / f).read_text(errors="replace")[-3000:] for f in ("runs.log", "worker0.log", "worker1.log"))
+    return "\n".join((base / "logs" / f).read_text(errors="replace")[-3000:] for f in ("runs.log", *WORKER_LOGS))
