@@ -45,6 +45,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from bench import command_line, write_report  # noqa: E402
+from bench.report import memory_summary  # noqa: E402
 
 TURNS_PER_FILE = 1000
 DIM = 384
@@ -234,15 +235,7 @@ def main() -> None:
     parser.add_argument("--tenants", type=int, default=10)
     opts = parser.parse_args()
     result = run(opts.chunks, opts.tenants)
-    rss = result["rss_mb"]
-    print(f"{result['chunks']:,} chunks over {result['tenants']} tenants; seconds {result['seconds']}")
-    print(f"RSS MB: after imports {rss['after_imports']}, after chunking {rss['after_prepare']}, "
-          f"peak by phase {rss['peak_by_phase']}, process peak {rss['peak']}")
-    print(f"LanceDB folder MB at the end: {result['lancedb_disk_mb']}; cache fragments {result['cache_fragments_at_end']}, "
-          f"versions {result['cache_versions_at_end']}")
-    print(f"Python-held peak while embedding and writing (tracemalloc): {result['python_peak_while_embedding_and_writing_mb']} MB")
-    print(f"RSS rise while embedding and writing: {result['rise_while_embedding_and_writing_mb']} MB; "
-          f"all vectors at once would be {result['all_vectors_mb']} MB, one block {result['one_block_of_vectors_mb']} MB")
+    print(memory_summary(result))
     write_report(opts.out, result)
 
 

@@ -259,7 +259,8 @@ def oneshot_section(r: dict) -> str:
     )
 
 
-def memory_section(r: dict) -> str:
+def memory_summary(r: dict) -> str:
+    """What the memory benchmark found, as its script prints it and the README shows it."""
     rss = r["rss_mb"]
     rows = [[phase, f"{peak:,.0f}"] for phase, peak in rss["peak_by_phase"].items()]
     return (
@@ -271,8 +272,14 @@ def memory_section(r: dict) -> str:
         + f" After chunking: {rss['after_prepare']:,.0f} MB RSS. Highest RSS rise while embedding and writing: "
         f"**{r['rise_while_embedding_and_writing_mb']:,.0f} MB**, against {r['all_vectors_mb']:,.0f} MB for every vector at "
         f"once and {r['one_block_of_vectors_mb']:.0f} MB for one block of {r['embed_block']:,}. Process peak {rss['peak']:,.0f} MB.\n\n"
-        "![memory](results/memory.png)\n"
+        "LanceDB folder at the end, MB by table: " + ", ".join(f"{t} {mb:,.1f}" for t, mb in r["lancedb_disk_mb"].items())
+        + f"; the embedding cache had "
+        f"{r['cache_fragments_at_end']} fragments and {r['cache_versions_at_end']} versions.\n"
     )
+
+
+def memory_section(r: dict) -> str:
+    return memory_summary(r) + "\n![memory](results/memory.png)\n"
 
 
 def consolidate_section(r: dict) -> str:
