@@ -62,6 +62,10 @@ class RecallConfig(BaseModel):
         0.3, ge=0, description="Weight of the best adjacent window in a window's relevance."
     )
     context_rows: int = Field(1, ge=0, description="Adjacent windows a result carries along.")
+    carry_answer: bool = Field(
+        True, description="A transcript result whose last turn asks a question also carries the next "
+        "turn, which answers it (bench/README.md).",
+    )
     context_sources: tuple[str, ...] = Field(
         ("sessions",), description="Sources whose rows are read with their neighbours."
     )

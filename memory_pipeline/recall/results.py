@@ -1,5 +1,6 @@
 """Recall results: the candidates a search scored, deduplicated across scopes and turned into
-cited results (a transcript window with its best neighbour, overlaps collapsed, cut at ``k``)."""
+cited results (a transcript window with its best neighbour and the answer to a question it ends on,
+overlaps collapsed, cut at ``k``)."""
 
 from __future__ import annotations
 
@@ -107,7 +108,7 @@ def build_results(
             continue
         unit = [i]
         if rows.source[i] in config.context_sources and config.context_rows > 0:
-            unit = _with_context(cand, config.context_rows, used)
+            unit = _with_context(cand, config.context_rows, used, config.carry_answer)
         if config.collapse_overlaps:
             used.update((id(rows), j) for j in unit)
             # Windows that overlap the shown lines are covered too.
@@ -120,8 +121,9 @@ def build_results(
     return results
 
 
-def _with_context(cand: Candidate, count: int, used: set[tuple[int, int]]) -> list[int]:
-    """The row plus up to ``count`` adjacent rows of the same file, the more relevant first."""
+def _with_context(cand: Candidate, count: int, used: set[tuple[int, int]], answer: bool) -> list[int]:
+    """The row plus up to ``count`` adjacent rows of the same file, the more relevant first; with
+    ``answer``, a unit that ends on a question also carries the next row, which answers it."""
     rows, i = cand.rows, cand.row
     unit = [i]
     for _ in range(count):
@@ -133,7 +135,19 @@ def _with_context(cand: Candidate, count: int, used: set[tuple[int, int]]) -> li
             break
         unit.append(max(options, key=lambda j: cand.around.get(j, 0.0)))
         unit.sort()
+    after = int(rows.next_row[unit[-1]])
+    if answer and after >= 0 and (id(rows), after) not in used and ends_on_question(rows.content(unit[-1])):
+        unit.append(after)
     return unit
+
+
+_QUESTION_END_RE = re.compile(r"\?\W*$")
+
+
+def ends_on_question(text: str) -> bool:
+    """Whether the last sentence of ``text`` asks something (a "?" followed by nothing but
+    punctuation, spaces or emoji)."""
+    return bool(_QUESTION_END_RE.search(text))
 
 
 def _result(cand: Candidate, unit: list[int], config: RecallConfig, stems: frozenset[str]) -> SearchResult:

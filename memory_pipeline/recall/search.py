@@ -7,7 +7,8 @@ deduplicated across scopes, optionally re-ranked by MMR, and cut at ``min_score`
 
 A transcript window is judged with its neighbours: its score mixes in the best adjacent window's
 (``context_weight``), and the result carries that neighbour too (``context_rows``), so the reader
-gets the turn that answers and the turn it answers.
+gets the turn that answers and the turn it answers; a result that ends on a question also carries
+the next turn, its answer (``carry_answer``).
 """
 
 from __future__ import annotations
