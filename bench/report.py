@@ -273,7 +273,7 @@ def memory_summary(r: dict) -> str:
         f"**{r['rise_while_embedding_and_writing_mb']:,.0f} MB**, against {r['all_vectors_mb']:,.0f} MB for every vector at "
         f"once and {r['one_block_of_vectors_mb']:.0f} MB for one block of {r['embed_block']:,}. Process peak {rss['peak']:,.0f} MB.\n\n"
         "LanceDB folder at the end, MB by table: " + ", ".join(f"{t} {mb:,.1f}" for t, mb in r["lancedb_disk_mb"].items())
-        + f"; the embedding cache had "
+        + "; the embedding cache had "
         f"{r['cache_fragments_at_end']} fragments and {r['cache_versions_at_end']} versions.\n"
     )
 
