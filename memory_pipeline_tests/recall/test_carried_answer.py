@@ -50,6 +50,9 @@ def test_a_question_on_the_last_turn_or_a_statement_carries_nothing_more(chat):
     assert results[0].turn_ids == ["t3", "t4"]
     shown = [t for r in results for t in r.turn_ids]
     assert sorted(shown) == ["t1", "t2", "t3", "t4"], "every turn once"
+    # The answer found itself: its window ends on that statement, and the question after it stays out.
+    results = ask(chat, "white trim on the door")
+    assert [r.turn_ids for r in results[:2]] == [["t2", "t3"], ["t4"]]
 
 
 @pytest.mark.parametrize(("text", "asks"), [
