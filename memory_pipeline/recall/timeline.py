@@ -195,17 +195,35 @@ def locate(rows, ref: str) -> int | None:
 
 
 def cite_statements(candidates: list, cache, transcripts) -> None:
-    """Give each candidate read from a transcript turn (a typed memory) the turn's ids, from the
-    ``transcripts`` source's rows (searched or not): its result then cites the turn as the turn's
-    own result would."""
+    """Give each candidate read from transcript turns the ids of those turns, from the
+    ``transcripts`` source's rows (searched or not): a typed memory cites the turn it was read
+    from, and a passage of a dreamed document the turn each of its lines cites. Its result then
+    cites those turns as the turns' own results would."""
     for cand in candidates:
-        ref = cand.rows.cites[cand.row] if cand.rows.cites is not None else None
-        if transcripts is None or not ref or "#L" not in ref:
+        refs = _statement_refs(cand.rows, cand.row)
+        if transcripts is None or not refs:
             continue
         rows = cache.rows(transcripts, cand.rows.tenant)
-        j = locate(rows, ref) if rows is not None and len(rows) else None
-        if j is not None and rows.turn_ids[j]:
-            cand.cited_turns = list(rows.turn_ids[j])
+        if rows is None or not len(rows):
+            continue
+        turns: list[str] = []
+        for ref in refs:
+            j = locate(rows, ref)
+            if j is not None:
+                turns += [t for t in rows.turn_ids[j] if t not in turns]
+        if turns:
+            cand.cited_turns = turns
+
+
+def _statement_refs(rows, i: int) -> list[str]:
+    """The transcript lines (``path#Lline``) row ``i`` restates: a typed memory's own, or those
+    the lines of a dreamed passage cite one by one."""
+    ref = rows.cites[i] if rows.cites is not None else None
+    if ref:
+        return [ref] if "#L" in ref else []
+    if rows.source[i] == "memory" and DREAMED_RE.search(rows.path[i]):
+        return cited_statements(rows.text[i])
+    return []
 
 
 def unit_cosine(rows, i: int, qvec: np.ndarray) -> float:
