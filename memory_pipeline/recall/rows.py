@@ -103,7 +103,7 @@ class Rows:
     vectors: np.ndarray  # float32, one unit row per id
     expires: list[datetime | None] | None = None  # rows past this instant are not recalled
     position: Mapping[str, int] | None = None
-    prev_row: np.ndarray | None = None  # index of the adjacent row before in the same file, -1
+    prev_row: np.ndarray | None = None  # the row before this row's span in its file, -1 (``_neighbours``)
     next_row: np.ndarray | None = None
     _speakers: list[tuple[str, ...]] | None = None
     fingerprint: str | None = None  # of the rows as read (``TenantCache``), when the source has one
@@ -123,9 +123,7 @@ class Rows:
         if self.prev_row is None and n == 0:
             self.prev_row, self.next_row = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         elif self.prev_row is None:
-            same = _same_as_previous(self.path, self.source)
-            self.prev_row = np.where(np.concatenate([[False], same]), np.arange(n) - 1, -1)
-            self.next_row = np.where(np.concatenate([same, [False]]), np.arange(n) + 1, -1)
+            self.prev_row, self.next_row = _neighbours(self.path, self.source, self.start_line, self.end_line)
 
     @classmethod
     def from_table(cls, tenant: str, table: pa.Table, vectors, **extra) -> Rows:
@@ -214,6 +212,27 @@ class Rows:
         if not self._speakers[i] and self.source[i] == "sessions":
             self._speakers[i] = tuple(m.strip() for m in _SPEAKER_RE.findall(self.text[i]))
         return self._speakers[i]
+
+
+def _neighbours(path, source: np.ndarray, start_line, end_line) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's adjacent rows before and after in its file (-1 at a file's ends).
+
+    The pieces of one span (a long turn is cut into pieces that all cite its line) are one unit:
+    a piece's neighbours are the spans around its own, so a piece is read with the turn it answers
+    and the turn that answers it, not with another piece of itself."""
+    n = len(source)
+    same_file = _same_as_previous(path, source)
+    start, end = np.asarray(start_line), np.asarray(end_line)
+    new_span = np.concatenate([[True], ~(same_file & (start[1:] == start[:-1]) & (end[1:] == end[:-1]))])
+    firsts = np.flatnonzero(new_span)
+    span = np.cumsum(new_span) - 1
+    first = firsts[span]  # the first row of each row's span, and its last
+    last = np.append(firsts[1:] - 1, n - 1)[span]
+    before = np.zeros(n, dtype=bool)
+    before[first > 0] = same_file[first[first > 0] - 1]
+    after = np.zeros(n, dtype=bool)
+    after[last < n - 1] = same_file[last[last < n - 1]]
+    return np.where(before, first - 1, -1), np.where(after, last + 1, -1)
 
 
 def _same_as_previous(path, source: np.ndarray) -> np.ndarray:
