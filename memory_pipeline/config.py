@@ -91,7 +91,8 @@ class RecallConfig(BaseModel):
         0.05, ge=0, description="Added when a 'when' question meets a chunk that states a time."
     )
     date_boost: float = Field(
-        0.1, ge=0, description="Added when a chunk's date falls in a period the query names."
+        0.15, ge=0, description="Added when a chunk's date falls in a period the query names ('last Friday', "
+        "'in May', asked at the query's reference time) (bench/README.md).",
     )
     inject_min_score: float = Field(0.3, description="Auto-inject keeps results from this score.")
     inject_token_budget: int = Field(200, ge=1, description="Tokens auto-inject may add.")
