@@ -13,6 +13,8 @@ from memory_pipeline.l0.assets import l0_assets, l0_index_job
 from memory_pipeline.orchestration.runs import discover_tenants, run_partitioned_job
 from memory_pipeline_tests.helpers import make_resources, write
 
+SESSION = "support-bot/sessions/alice/s1.jsonl"  # alice's session in the sample workspace
+DREAMED = "support-bot/users/alice/memory/_system/dreaming/20261120-consolidated.md"
 SHARED_NOTE = "# Network\n\nThe office VPN certificate rotates every month on the first Monday.\n"
 
 
@@ -33,7 +35,7 @@ def build_workspace(root: Path) -> None:
     write(root, "support-bot/users/bob/MEMORY.md", "# Bob\n\nBob's account codeword is pineapple and his plan is the team tier.\n")
     write(
         root,
-        "support-bot/sessions/alice/s1.jsonl",
+        SESSION,
         turn_lines(
             ("alice", "Hi, my API calls are being throttled again.", "2026-11-04T09:00:00Z", "t1"),
             ("assistant", "I raised your API rate limit to 2,000 requests per minute.", "2026-11-04T09:00:30Z", "t2"),
@@ -43,6 +45,18 @@ def build_workspace(root: Path) -> None:
     )
     write(root, "helper-bot/MEMORY.md", "# Helper\n\nThe helper bot answers questions about shipping labels.\n")
     write(root, "research-bot/users/alice/MEMORY.md", "# Alice research\n\nAlice studies coral reef bleaching in the pineapple archipelago.\n")
+
+
+def write_dreamed(root: Path) -> None:
+    """Alice's dreamed document: two lines each citing one turn of her session, one citing a range."""
+    write(root, DREAMED, "\n".join([
+        "<!-- memory_pipeline:dreaming (generated; lines are merged by later runs, edits elsewhere) -->",
+        "## Project facts",
+        "",
+        f"- Alice, 2026-11-04: her API rate limit was raised to 2,000 a minute. [s1 · {SESSION}#L2]",
+        f"- Alice, 2026-11-04: invoices go to the finance mailbox. [s1 · {SESSION}#L4]",
+        f"- Bob: something from a session no episode holds any more. [s9 · {SESSION}#L1-L2]",
+    ]) + "\n")
 
 
 def recall_settings(root: Path, lance_uri: str, **recall) -> Settings:

@@ -9,11 +9,7 @@ from __future__ import annotations
 import pytest
 
 from memory_pipeline.recall.search import search
-from memory_pipeline_tests.helpers import write
-from memory_pipeline_tests.helpers.recall import build_workspace, ingest, recall_settings
-
-S1 = "support-bot/sessions/alice/s1.jsonl"
-DREAMED = "support-bot/users/alice/memory/_system/dreaming/20261120-consolidated.md"
+from memory_pipeline_tests.helpers.recall import DREAMED, build_workspace, ingest, recall_settings, write_dreamed
 
 
 @pytest.fixture(scope="module")
@@ -21,14 +17,7 @@ def dreamed(tmp_path_factory):
     base = tmp_path_factory.mktemp("dreamed")
     root, lance_uri = base / "agents", str(base / "lancedb")
     build_workspace(root)
-    write(root, DREAMED, "\n".join([
-        "<!-- memory_pipeline:dreaming (generated; lines are merged by later runs, edits elsewhere) -->",
-        "## Project facts",
-        "",
-        f"- Alice, 2026-11-04: her API rate limit was raised to 2,000 a minute. [s1 · {S1}#L2]",
-        f"- Alice, 2026-11-04: invoices go to the finance mailbox. [s1 · {S1}#L4]",
-        f"- Alice: throttled calls, then a raised limit, over the whole session. [s1 · {S1}#L1-L4]",
-    ]) + "\n")
+    write_dreamed(root)
     ingest(root, lance_uri)
     return recall_settings(root, lance_uri), lance_uri
 

@@ -18,22 +18,19 @@ import pytest
 from memory_pipeline.recall.expand import ExpandError, expand
 from memory_pipeline.store.base import LanceBase
 from memory_pipeline.store.tables import EPISODES, MEMORIES, RELATIONS
-from memory_pipeline_tests.helpers import write
-from memory_pipeline_tests.helpers.recall import build_workspace, recall_settings
+from memory_pipeline_tests.helpers.recall import DREAMED, SESSION, build_workspace, recall_settings, write_dreamed
 
-S1 = "support-bot/sessions/alice/s1.jsonl"
-DREAMED = "support-bot/users/alice/memory/_system/dreaming/20261120-consolidated.md"
 AT = datetime(2026, 11, 4, 9, 2, tzinfo=UTC)
-TURN_2 = {"citation": f"{S1}#L2", "kind": "turn", "when": "2026-11-04 09:00 UTC",
+TURN_2 = {"citation": f"{SESSION}#L2", "kind": "turn", "when": "2026-11-04 09:00 UTC",
           "text": "assistant: I raised your API rate limit to 2,000 requests per minute."}
-TURN_4 = {"citation": f"{S1}#L4", "kind": "turn", "when": "2026-11-04 09:01 UTC",
+TURN_4 = {"citation": f"{SESSION}#L4", "kind": "turn", "when": "2026-11-04 09:01 UTC",
           "text": "alice: Also, my invoices should go to the finance mailbox."}
 EPISODE = {"citation": "episodes/ep1", "kind": "episode", "when": "2026-11-04 09:02 UTC",
            "text": "Alice's API rate limit was raised; invoices go to finance."}
 
 
 def _episode(eid: str) -> dict:
-    return {"id": eid, "tenant": "support-bot~alice", "agent_id": "support-bot", "user_id": "alice", "path": S1,
+    return {"id": eid, "tenant": "support-bot~alice", "agent_id": "support-bot", "user_id": "alice", "path": SESSION,
             "start_line": 1, "end_line": 4, "turn_ids": ["t1", "t2", "t3", "t4"], "summary": EPISODE["text"],
             "l0_abstract": EPISODE["text"], "key_topics": [], "source_id": "s1:0", "session_id": "s1",
             "day": "2026-11-04", "created_at": AT, "completed_at": AT, "completed_by": "marker", "expires_at": AT,
@@ -57,21 +54,14 @@ def _relation(rid: str, tenant: str, path: str, line: int) -> dict:
 def drilled(tmp_path):
     root, lance_uri = tmp_path / "agents", str(tmp_path / "lancedb")
     build_workspace(root)
-    write(root, DREAMED, "\n".join([
-        "<!-- memory_pipeline:dreaming (generated; lines are merged by later runs, edits elsewhere) -->",
-        "## Project facts",
-        "",
-        f"- Alice, 2026-11-04: her API rate limit was raised to 2,000 a minute. [s1 · {S1}#L2]",
-        f"- Alice, 2026-11-04: invoices go to the finance mailbox. [s1 · {S1}#L4]",
-        f"- Bob: something from a session no episode holds any more. [s9 · {S1}#L1-L2]",
-    ]) + "\n")
+    write_dreamed(root)
     base = LanceBase(lance_uri, dim=4)
     base.upsert(EPISODES, [_episode("ep1")])
     base.upsert(MEMORIES, [
         _memory("m_alice", "support-bot~alice", "Prefers email, never phone", "support-bot/users/alice/MEMORY.md#L3"),
         _memory("m_live", "support-bot~alice", "Likes short answers", None),
     ])
-    base.upsert(RELATIONS, [_relation("r_alice", "support-bot~alice", S1, 2),
+    base.upsert(RELATIONS, [_relation("r_alice", "support-bot~alice", SESSION, 2),
                             _relation("r_bob", "support-bot~bob", "support-bot/users/bob/MEMORY.md", 3)])
     return recall_settings(root, lance_uri)
 
@@ -81,7 +71,7 @@ def drill(citation: str, settings, depth: int | None = 1, user: str = "alice") -
 
 
 def test_a_dreamed_line_expands_to_its_episode_and_the_turn_it_cites(drilled):
-    line = f"- Alice, 2026-11-04: her API rate limit was raised to 2,000 a minute. [s1 · {S1}#L2]"
+    line = f"- Alice, 2026-11-04: her API rate limit was raised to 2,000 a minute. [s1 · {SESSION}#L2]"
     got = drill(f"{DREAMED}#L4", drilled, depth=None)
     when = got.pop("when")
     assert when is not None
@@ -93,11 +83,11 @@ def test_a_dreamed_line_expands_to_its_episode_and_the_turn_it_cites(drilled):
 
 def test_an_episode_expands_to_all_its_turns_within_the_answers_bound(drilled, monkeypatch):
     got = drill("episodes/ep1", drilled)
-    assert [(s["citation"], s["kind"]) for s in got["sources"]] == [(f"{S1}#L{n}", "turn") for n in range(1, 5)]
+    assert [(s["citation"], s["kind"]) for s in got["sources"]] == [(f"{SESSION}#L{n}", "turn") for n in range(1, 5)]
     assert got["sources"][1] == TURN_2 and got["sources"][3] == TURN_4 and "truncated" not in got
     monkeypatch.setattr(sys.modules[expand.__module__], "MAX_UNITS", 2)
     cut = drill("episodes/ep1", drilled)
-    assert ([s["citation"] for s in cut["sources"]], cut["truncated"]) == ([f"{S1}#L1", f"{S1}#L2"], True)
+    assert ([s["citation"] for s in cut["sources"]], cut["truncated"]) == ([f"{SESSION}#L1", f"{SESSION}#L2"], True)
 
 
 def test_a_passage_of_a_dreamed_file_expands_to_its_lines_and_a_pruned_episode_to_its_turns(drilled):
@@ -107,7 +97,7 @@ def test_a_passage_of_a_dreamed_file_expands_to_its_lines_and_a_pruned_episode_t
     assert [s["citation"] for s in lines] == [f"{DREAMED}#L{n}" for n in (4, 5, 6)]
     assert lines[1]["sources"] == [{**EPISODE, "sources": [{**TURN_4, "sources": []}]}]
     # No episode holds lines 1-2 of a session "s9": the turns it cites stand in for it.
-    assert [(s["citation"], s["kind"]) for s in lines[2]["sources"]] == [(f"{S1}#L1", "turn"), (f"{S1}#L2", "turn")]
+    assert [(s["citation"], s["kind"]) for s in lines[2]["sources"]] == [(f"{SESSION}#L1", "turn"), (f"{SESSION}#L2", "turn")]
 
 
 def test_a_typed_memory_and_a_relation_expand_to_the_line_they_were_read_from(drilled):
