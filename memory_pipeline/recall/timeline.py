@@ -351,9 +351,11 @@ _HOLDS_RES = {
         r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|tomorrow|tonight|next (?:week|month|year))\b",
         re.IGNORECASE,
     ),
-    "number": re.compile(r"\d"),
+    "number": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+                         r"fifty|hundreds?|thousands?|dozens?|couple|once|twice)\b", re.IGNORECASE),
 }
-"""What a statement holding a date (or time) or a number has in it, by the kind ``_ASK_RES`` names."""
+"""What a statement holding a date (or time) or a number (in digits or words) has in it, by the kind
+``_ASK_RES`` names."""
 _PROPER_RE = re.compile(r"(?<![.!?:]\s)(?<!^)(?<![.!?:])\b[A-Z][\w&.-]*[A-Za-z0-9]")
 _POSSESSOR_RE = re.compile(r"\b([A-Z][a-z]+)['’]s\b")
 _KIN_RE = re.compile(
@@ -397,7 +399,11 @@ def other_subject(text: str, question: str) -> bool:
 
 def current_first(candidates: list, question: str) -> list:
     """Among the first candidates, those answering the question the top one answers take their
-    places newest first; each older one ranked below a newer one is marked ``earlier``."""
+    places newest first; each older one ranked below a newer one is marked ``earlier``.
+
+    A first candidate stating no number for a question asking one (the question asked once more,
+    advice around it) answers nothing: it yields its place to them too. Numbers only: a date is
+    often the session's, not the statement's, and an episode's digits are those of its day."""
     kind = asked_kind(question)
     window = candidates[:CURRENT_WINDOW]
     if kind is None or len(window) < 2:
@@ -419,14 +425,21 @@ def current_first(candidates: list, question: str) -> list:
             c.relevance >= SAME_ATTRIBUTE_RELEVANCE * best_of[c.rows.source[c.row]] and same_attribute(c, top)))
         and holds_kind(c.rows.content(c.row), kind) and not other_subject(c.rows.content(c.row), question)
     ]
-    if len(group) < 2:
+    lead = window[0]
+    yields = kind == "number" and 0 not in group and not holds_kind(lead.rows.content(lead.row), kind)
+    if yields:
+        group = [n for n in group if window[n].rows.source[window[n].row] != "episodes"]
+    if len(group) < (1 if yields else 2):
         return candidates
     ordered = sorted((window[n] for n in group), key=lambda c: c.when, reverse=True)
     newest = ordered[0].when
-    ordered[0].kept_with = max(c.kept_score for c in ordered)  # shown whenever an older answer is
+    # The newest is shown whenever an older answer, or the lead it displaced, is.
+    ordered[0].kept_with = max(c.kept_score for c in ordered + ([lead] if yields else []))
     for c in ordered[1:]:
         if c.when < newest:
             c.earlier = c.when
+    if yields:
+        group, ordered = [0, *group], [*ordered, lead]
     # Each takes the place, and the score, of the one it displaces: scores stay in rank order.
     slots = [window[n].score for n in group]
     for n, cand, score in zip(group, ordered, slots, strict=True):

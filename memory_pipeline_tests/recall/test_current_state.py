@@ -62,6 +62,8 @@ def test_the_kind_of_value_a_question_asks_for():
     assert holds_kind("They made me head of the desk.", "attribute")  # a title needs no name or number
     assert [holds_kind(t, "place") for t in ("I live in Leeds.", "Leeds is lovely.", "i moved house")] == [True, False, False]
     assert [holds_kind(t, "date") for t in ("It moved to 5 December.", "On Tuesdays.", "It moved.")] == [True, True, False]
+    assert [holds_kind(t, "number") for t in ("I need 120 stars.", "We have two dogs.", "How many stars?")] == [
+        True, True, False]
     assert other_subject("My wife drives a Volvo.", "What car does Rui drive?")
     assert other_subject("Nora's manager is Victor.", "Who is Paul's manager?")
     assert not other_subject("Paul's manager is Irene.", "Who is Paul's manager?")
@@ -120,6 +122,35 @@ def test_a_turn_is_measured_against_turns_not_against_a_restatement_in_the_third
     assert [c.rows.content(c.row) for c in ranked][0] == "The new lease came: 990 euros a month."
     assert [c.score for c in ranked] == sorted((c.score for c in ranked), reverse=True)
     assert {c.earlier for c in ranked[1:]} == {"2026-03-01", "2026-03-01 12:00 UTC"}
+
+
+def test_a_first_candidate_stating_no_number_yields_to_the_newest_that_states_one():
+    # The question asked again in an earlier chat matches best, but states no number; nor does
+    # the episode's date make it an answer.
+    turns = _Rows("sessions", ["How many stars do I need for gold?", "Gold takes 300 stars, I think.",
+                               "Actually, I need 120 stars for gold, not 300."],
+                  [[1.0, 0.1, 0.0], [0.8, 0.3, 0.1], [0.7, 0.2, 0.3]])
+    episode = _Rows("episodes", ["On 3 May 2026 the user asked about reward tiers."], [[0.9, 0.2, 0.0]])
+    made = [
+        Candidate(None, turns, 0, 0.0, 0.0, relevance=0.90, bonus=0.0, decay=1.0, score=0.90, when="2026-05-03 10:00 UTC"),
+        Candidate(None, episode, 0, 0.0, 0.0, relevance=0.80, bonus=0.0, decay=1.0, score=0.80, when="2026-09-01"),
+        Candidate(None, turns, 1, 0.0, 0.0, relevance=0.75, bonus=0.0, decay=1.0, score=0.75, when="2026-05-03 10:01 UTC"),
+        Candidate(None, turns, 2, 0.0, 0.0, relevance=0.60, bonus=0.0, decay=1.0, score=0.60, when="2026-08-20 09:00 UTC"),
+    ]
+    ranked = current_first(list(made), "How many stars do I need to reach gold?")
+    assert [c.rows.content(c.row) for c in ranked] == [
+        "Actually, I need 120 stars for gold, not 300.", "On 3 May 2026 the user asked about reward tiers.",
+        "Gold takes 300 stars, I think.", "How many stars do I need for gold?"]
+    assert [c.score for c in ranked] == [0.90, 0.80, 0.75, 0.60]
+    assert ranked[0].kept_score >= 0.90
+    # A first candidate stating the number in words keeps its place before an older one in digits.
+    said = _Rows("sessions", ["We have two dogs at home.", "We had 3 dogs."], [[1.0, 0.0, 0.0], [0.9, 0.1, 0.0]])
+    made = [
+        Candidate(None, said, 0, 0.0, 0.0, relevance=0.9, bonus=0.0, decay=1.0, score=0.9, when="2026-02-01 10:00 UTC"),
+        Candidate(None, said, 1, 0.0, 0.0, relevance=0.5, bonus=0.0, decay=1.0, score=0.5, when="2026-01-01 10:00 UTC"),
+    ]
+    first = current_first(list(made), "How many dogs do we have?")[0]
+    assert first.rows.content(first.row) == "We have two dogs at home."
 
 
 def test_the_newest_answer_is_kept_whenever_an_older_one_is():
