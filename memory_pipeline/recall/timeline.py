@@ -351,11 +351,11 @@ _HOLDS_RES = {
         r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|tomorrow|tonight|next (?:week|month|year))\b",
         re.IGNORECASE,
     ),
-    "number": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+    "number": re.compile(r"\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
                          r"fifty|hundreds?|thousands?|dozens?|couple|once|twice)\b", re.IGNORECASE),
 }
-"""What a statement holding a date (or time) or a number (in digits or words) has in it, by the kind
-``_ASK_RES`` names."""
+"""What a statement holding a date (or time) or a number (in digits or words, but not "one", as often
+"the one I liked") has in it, by the kind ``_ASK_RES`` names."""
 _PROPER_RE = re.compile(r"(?<![.!?:]\s)(?<!^)(?<![.!?:])\b[A-Z][\w&.-]*[A-Za-z0-9]")
 _POSSESSOR_RE = re.compile(r"\b([A-Z][a-z]+)['’]s\b")
 _KIN_RE = re.compile(
