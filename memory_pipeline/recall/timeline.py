@@ -19,6 +19,7 @@ from datetime import UTC, date, datetime
 
 import numpy as np
 
+from memory_pipeline.recall.answers import asked_kind, holds_kind, other_subject
 from memory_pipeline.store import tables
 
 # Table names as the search's table cache knows them.
@@ -322,79 +323,6 @@ def same_attribute(a, b) -> bool:
     """Whether two candidates read alike (their vectors' cosine, ``SAME_ATTRIBUTE``)."""
     va, vb = a.rows.vectors[a.row], b.rows.vectors[b.row]
     return va.shape == vb.shape and float(va @ vb) >= SAME_ATTRIBUTE
-
-_ASK_RES = (
-    ("date", re.compile(r"^\s*(?:when\b|what (?:date|day|time|year|month)\b|which (?:day|date|month|year)s?\b|"
-                        r"on what day\b|at what time\b)|\bwhat is the (?:\w+ ){0,2}(?:date|deadline|day)\b", re.IGNORECASE)),
-    ("number", re.compile(r"\bhow (?:much|many|big|large|long|often|fast)\b|\bwhat (?:is|are) the (?:\w+ ){0,2}"
-                          r"(?:number|price|cost|rate|limit|size|quota|version|budget|amount|count|total|sla)\b|"
-                          r"\bwhich version\b", re.IGNORECASE)),
-    ("person", re.compile(r"^\s*(?:who|whom|whose)\b", re.IGNORECASE)),
-    ("place", re.compile(r"^\s*where\b|\bwhich (?:city|country|town|place|office|room|address|region|state)\b",
-                         re.IGNORECASE)),
-    # One attribute of one subject, as it is now, whose value may be any words ("team lead",
-    # "plant-based", "the 7:12 train"): "Which editor does Sam use?" (the noun asked about, not a
-    # plural: "What pets does ..." asks for a list), "What is Pedro's job title?", "How does Oliver
-    # get to work?"; not "What is ...", "What does ...", "What kind of ...", "How does X feel".
-    ("attribute", re.compile(
-        r"^\s*(?:which|what)\s+(?!(?:is|are|was|were|do|does|did|kind|type|sort|way)\b)(?:[\w-]+\s+){0,2}[\w-]*[^\Ws]\s+"
-        r"(?:does|do|is|are|should|will)\b"
-        r"|^\s*what\s+(?:is|are)\s+(?:[A-Z][\w-]*['’]s|my|our|your)\s+(?:[\w-]+\s+){0,2}[\w-]+\s*\?\s*$"
-        r"|^\s*how\s+(?:does|do)\s+(?:[A-Z][\w-]*|I|we|you|the user)\s+(?!feel|think)\w+", re.IGNORECASE)),
-)
-_PERFECT_RE = re.compile(r"\b(?:has|have)\s+(?:\w+\s+){0,3}?\w+(?:ed|en|wn|ne|ght|ung)\b", re.IGNORECASE)
-"""A question in the present perfect ("Where has Melanie camped?") asks what has happened so far."""
-_HOLDS_RES = {
-    "date": re.compile(
-        r"\b(?:\d{1,2}:\d{2}|(?:19|20)\d\d-\d\d-\d\d|\d{1,2}(?:st|nd|rd|th)\b|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|"
-        r"oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|"
-        r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|tomorrow|tonight|next (?:week|month|year))\b",
-        re.IGNORECASE,
-    ),
-    "number": re.compile(r"\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-                         r"fifty|hundreds?|thousands?|dozens?|couple|once|twice)\b", re.IGNORECASE),
-}
-"""What a statement holding a date (or time) or a number (in digits or words, but not "one", as often
-"the one I liked") has in it, by the kind ``_ASK_RES`` names."""
-_PROPER_RE = re.compile(r"(?<![.!?:]\s)(?<!^)(?<![.!?:])\b[A-Z][\w&.-]*[A-Za-z0-9]")
-_POSSESSOR_RE = re.compile(r"\b([A-Z][a-z]+)['’]s\b")
-_KIN_RE = re.compile(
-    r"\b(?:my|our|his|her|their)\s+(wife|husband|partner|sister|brother|mother|father|mum|mom|dad|son|daughter|"
-    r"parents|in-laws|friend|neighbou?r|colleague|boss|cousin|aunt|uncle|grandmother|grandfather)\b",
-    re.IGNORECASE,
-)
-
-
-def asked_kind(question: str) -> str | None:
-    """The kind of value a question asks for: date, number, person, place or an attribute (any
-    words), from its opening words; None for a question that asks for none of them."""
-    if _PERFECT_RE.search(question or ""):
-        return None
-    for kind, pattern in _ASK_RES:
-        if pattern.search(question or ""):
-            return kind
-    return None
-
-
-def holds_kind(text: str, kind: str) -> bool:
-    """Whether a statement holds a value of ``kind``: a date or time, a number, a proper name (a
-    capitalized word that does not open a sentence) for a person or place; any statement may hold
-    an attribute."""
-    if kind == "attribute":
-        return True
-    if kind in _HOLDS_RES:
-        return bool(_HOLDS_RES[kind].search(text))
-    names = [m.group() for m in _PROPER_RE.finditer(text) if m.group() not in ("I", "I'm", "I've", "I'll", "I'd")]
-    return bool(names)
-
-
-def other_subject(text: str, question: str) -> bool:
-    """Whether a statement is about someone the question does not name: another person's
-    possession ("Nora's manager") or a relative or colleague ("my wife", "her brother")."""
-    asked = question.casefold()
-    if any(m.group(1).casefold() not in asked for m in _POSSESSOR_RE.finditer(text)):
-        return True
-    return any(m.group(1).casefold() not in asked for m in _KIN_RE.finditer(text))
 
 
 def current_first(candidates: list, question: str) -> list:

@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 from memory_pipeline.embedding import HashEmbedder
+from memory_pipeline.recall.answers import asked_kind, holds_kind, other_subject
 from memory_pipeline.recall.results import Candidate
 from memory_pipeline.recall.search import search
-from memory_pipeline.recall.timeline import asked_kind, current_first, holds_kind, other_subject
+from memory_pipeline.recall.timeline import current_first
 from memory_pipeline_tests.helpers import write
 from memory_pipeline_tests.helpers.recall import ingest, recall_settings
 
