@@ -1,5 +1,6 @@
 """What a question asks for (a date, a number, a person, a place, an attribute) and whether a
-candidate states it: read by the current-state ordering (``timeline.current_first``)."""
+candidate states it: read by the current-state ordering (``timeline.current_first``) and by
+``number_first`` below, which put a candidate that states the asked value above one that does not."""
 
 from __future__ import annotations
 
@@ -78,3 +79,46 @@ def other_subject(text: str, question: str) -> bool:
         return True
     return any(m.group(1).casefold() not in asked for m in _KIN_RE.finditer(text))
 
+
+STATED_WINDOW = 6
+"""``number_first`` looks this far down the ranking for a candidate that states a number."""
+STATED_RELEVANCE = 0.6
+"""... and takes one only if its relevance is at least this share of the best there (0.5 to 0.7
+moved the same questions on both dev sets, bench/README.md)."""
+
+
+def states_number(candidate, role: str | None) -> bool:
+    """Whether a candidate states a number the question may ask for: a chat turn only when it is
+    said by the role the question asks about (for "How many plants did I plant", the assistant's
+    "leave 12-18 inches between them" is advice, not the answer)."""
+    rows, i = candidate.rows, candidate.row
+    if role and rows.source[i] == "sessions":
+        speakers = rows.speakers(i)
+        if speakers and not any(s.lower() == role for s in speakers):
+            return False
+    return holds_kind(rows.content(i), "number")
+
+
+def number_first(candidates: list, question: str, role: str | None) -> list:
+    """For a question asking a number, a first candidate that states none (the user's own question
+    about the same plants, the assistant's advice) gives its place to the best-ranked of the next
+    candidates that states one, if that one is nearly as relevant (``STATED_RELEVANCE``); the
+    candidates between move one place down, and every score stays in rank order.
+
+    An episode keeps its place (it opens with its day, so its digits say nothing) and never takes
+    another's."""
+    if asked_kind(question) != "number" or len(candidates) < 2:
+        return candidates
+    lead = candidates[0]
+    if lead.rows.source[lead.row] == "episodes" or states_number(lead, role):
+        return candidates
+    window = candidates[:STATED_WINDOW]
+    best = max(c.relevance for c in window)
+    for n, cand in enumerate(window[1:], 1):
+        if (cand.rows.source[cand.row] != "episodes" and cand.relevance >= STATED_RELEVANCE * best
+                and states_number(cand, role)):
+            moved = [cand, *window[:n]]
+            for c, score in zip(moved, [c.score for c in window[: n + 1]], strict=True):
+                c.score = score
+            return moved + candidates[n + 1:]
+    return candidates

@@ -24,7 +24,7 @@ import numpy as np
 from memory_pipeline.activation.ranking import activation_of, mark_tiers, order_key
 from memory_pipeline.config import RecallConfig, Settings, get_settings
 from memory_pipeline.embedding import Embedder, make_embedder
-from memory_pipeline.recall import scoring, timeline
+from memory_pipeline.recall import answers, scoring, timeline
 from memory_pipeline.recall.query import TIME_WORDS_RE, QueryInfo, understand
 from memory_pipeline.recall.results import Candidate, SearchResult, build_results, dedup_across_scopes
 from memory_pipeline.recall.registry import known_sources
@@ -212,6 +212,7 @@ def _search_scopes(
     if not timeline.about_past(info.text, info.period):
         candidates = timeline.newest_first(candidates, qvec, cache, chosen, pool)
         candidates = timeline.current_first(candidates, info.text)
+    candidates = answers.number_first(candidates, info.text, info.asks_role)
     timeline.cite_statements(candidates[:pool], cache, known_sources().get("sessions"))
     if use_mmr and candidates:
         top = candidates[:pool]
