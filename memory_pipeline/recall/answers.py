@@ -117,8 +117,15 @@ def number_first(candidates: list, question: str, role: str | None) -> list:
     for n, cand in enumerate(window[1:], 1):
         if (cand.rows.source[cand.row] != "episodes" and cand.relevance >= STATED_RELEVANCE * best
                 and states_number(cand, role)):
-            moved = [cand, *window[:n]]
-            for c, score in zip(moved, [c.score for c in window[: n + 1]], strict=True):
-                c.score = score
-            return moved + candidates[n + 1:]
+            take_places(window, list(range(n + 1)), [cand, *window[:n]])
+            return window + candidates[STATED_WINDOW:]
     return candidates
+
+
+def take_places(window: list, places: list[int], ordered: list) -> None:
+    """Put ``ordered`` at ``places`` of ``window`` (in place): each takes the place, and the score,
+    of the one it displaces, so that scores stay in rank order."""
+    slots = [window[n].score for n in places]
+    for n, cand, score in zip(places, ordered, slots, strict=True):
+        cand.score = score
+        window[n] = cand

@@ -19,7 +19,7 @@ from datetime import UTC, date, datetime
 
 import numpy as np
 
-from memory_pipeline.recall.answers import asked_kind, holds_kind, other_subject
+from memory_pipeline.recall.answers import asked_kind, holds_kind, other_subject, take_places
 from memory_pipeline.store import tables
 
 # Table names as the search's table cache knows them.
@@ -368,9 +368,5 @@ def current_first(candidates: list, question: str) -> list:
             c.earlier = c.when
     if yields:
         group, ordered = [0, *group], [*ordered, lead]
-    # Each takes the place, and the score, of the one it displaces: scores stay in rank order.
-    slots = [window[n].score for n in group]
-    for n, cand, score in zip(group, ordered, slots, strict=True):
-        cand.score = score
-        window[n] = cand
+    take_places(window, group, ordered)
     return window + candidates[CURRENT_WINDOW:]
