@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import dagster as dg
+import numpy as np
 
 from memory_pipeline.config import Settings
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
@@ -16,6 +17,24 @@ from memory_pipeline_tests.helpers import make_resources, write
 SESSION = "support-bot/sessions/alice/s1.jsonl"  # alice's session in the sample workspace
 DREAMED = "support-bot/users/alice/memory/_system/dreaming/20261120-consolidated.md"
 SHARED_NOTE = "# Network\n\nThe office VPN certificate rotates every month on the first Monday.\n"
+
+
+class RankedRows:
+    """The few columns recall's orderings (``timeline.current_first``, ``answers.number_first``) read
+    of a candidate's rows: source, text, speaker and a unit vector (one axis per row by default)."""
+
+    def __init__(self, source: str, texts: list[str], vectors: list[list[float]] | None = None,
+                 speakers: list[str] | None = None):
+        self.source, self.texts = [source] * len(texts), texts
+        self.vectors = np.eye(len(texts), dtype=np.float32) if vectors is None else np.asarray(vectors, dtype=np.float32)
+        self.vectors /= np.linalg.norm(self.vectors, axis=1, keepdims=True)
+        self.said_by = speakers or [""] * len(texts)
+
+    def content(self, i: int) -> str:
+        return self.texts[i]
+
+    def speakers(self, i: int) -> tuple[str, ...]:
+        return (self.said_by[i],) if self.said_by[i] else ()
 
 
 def turn_lines(*items: tuple[str, str, str, str]) -> str:

@@ -14,7 +14,6 @@ import json
 from datetime import date
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from memory_pipeline.embedding import HashEmbedder
@@ -23,7 +22,7 @@ from memory_pipeline.recall.results import Candidate
 from memory_pipeline.recall.search import search
 from memory_pipeline.recall.timeline import current_first
 from memory_pipeline_tests.helpers import write
-from memory_pipeline_tests.helpers.recall import ingest, recall_settings
+from memory_pipeline_tests.helpers.recall import RankedRows, ingest, recall_settings
 
 NOW = date(2026, 11, 26)
 
@@ -96,23 +95,11 @@ def test_decay_orders_an_old_note_but_a_default_search_still_finds_it(workspace)
     assert found and found[0].parts["decay"] < 0.01  # ten months old: decayed, still returned
 
 
-class _Rows:
-    """The few columns the current-state ranking reads of a candidate's rows."""
-
-    def __init__(self, source: str, texts: list[str], vectors: list[list[float]]):
-        self.source, self.texts = [source] * len(texts), texts
-        self.vectors = np.asarray(vectors, dtype=np.float32)
-        self.vectors /= np.linalg.norm(self.vectors, axis=1, keepdims=True)
-
-    def content(self, i: int) -> str:
-        return self.texts[i]
-
-
 def test_a_turn_is_measured_against_turns_not_against_a_restatement_in_the_third_person():
     # The typed memory restating the old turn matches the question far better than any turn: the
     # changed turn is a third as relevant as it, but two thirds as relevant as the old turn.
-    facts = _Rows("facts", ["Ada's rent is 900 euros a month."], [[1.0, 0.1, 0.0]])
-    turns = _Rows("sessions", ["My rent is 900 euros a month.", "The new lease came: 990 euros a month."],
+    facts = RankedRows("facts", ["Ada's rent is 900 euros a month."], [[1.0, 0.1, 0.0]])
+    turns = RankedRows("sessions", ["My rent is 900 euros a month.", "The new lease came: 990 euros a month."],
                   [[0.9, 0.3, 0.1], [0.6, 0.2, 0.7]])
     made = [
         Candidate(None, facts, 0, 0.0, 0.0, relevance=0.85, bonus=0.0, decay=1.0, score=0.85, when="2026-03-01"),
@@ -128,10 +115,10 @@ def test_a_turn_is_measured_against_turns_not_against_a_restatement_in_the_third
 def test_a_first_candidate_stating_no_number_yields_to_the_newest_that_states_one():
     # The question asked again in an earlier chat matches best, but states no number; nor does
     # the episode's date make it an answer.
-    turns = _Rows("sessions", ["How many stars do I need for gold?", "Gold takes 300 stars, I think.",
+    turns = RankedRows("sessions", ["How many stars do I need for gold?", "Gold takes 300 stars, I think.",
                                "Actually, I need 120 stars for gold, not 300."],
                   [[1.0, 0.1, 0.0], [0.8, 0.3, 0.1], [0.7, 0.2, 0.3]])
-    episode = _Rows("episodes", ["On 3 May 2026 the user asked about reward tiers."], [[0.9, 0.2, 0.0]])
+    episode = RankedRows("episodes", ["On 3 May 2026 the user asked about reward tiers."], [[0.9, 0.2, 0.0]])
     made = [
         Candidate(None, turns, 0, 0.0, 0.0, relevance=0.90, bonus=0.0, decay=1.0, score=0.90, when="2026-05-03 10:00 UTC"),
         Candidate(None, episode, 0, 0.0, 0.0, relevance=0.80, bonus=0.0, decay=1.0, score=0.80, when="2026-09-01"),
@@ -145,7 +132,7 @@ def test_a_first_candidate_stating_no_number_yields_to_the_newest_that_states_on
     assert [c.score for c in ranked] == [0.90, 0.80, 0.75, 0.60]
     assert ranked[0].kept_score >= 0.90
     # A first candidate stating the number in words keeps its place before an older one in digits.
-    said = _Rows("sessions", ["We have two dogs at home.", "We had 3 dogs."], [[1.0, 0.0, 0.0], [0.9, 0.1, 0.0]])
+    said = RankedRows("sessions", ["We have two dogs at home.", "We had 3 dogs."], [[1.0, 0.0, 0.0], [0.9, 0.1, 0.0]])
     made = [
         Candidate(None, said, 0, 0.0, 0.0, relevance=0.9, bonus=0.0, decay=1.0, score=0.9, when="2026-02-01 10:00 UTC"),
         Candidate(None, said, 1, 0.0, 0.0, relevance=0.5, bonus=0.0, decay=1.0, score=0.5, when="2026-01-01 10:00 UTC"),
@@ -157,7 +144,7 @@ def test_a_first_candidate_stating_no_number_yields_to_the_newest_that_states_on
 def test_the_newest_answer_is_kept_whenever_an_older_one_is():
     # Dated notes: the change matches the question less well than the fact it changed, and a
     # default search's minimum (held to the score before decay) would keep only the older one.
-    notes = _Rows("memory", ["- The portal is hosted on Heroku.", "- The portal moved off Heroku to Fly.io."],
+    notes = RankedRows("memory", ["- The portal is hosted on Heroku.", "- The portal moved off Heroku to Fly.io."],
                   [[1.0, 0.1, 0.0], [0.7, 0.2, 0.4]])
     made = [
         Candidate(None, notes, 0, 0.0, 0.0, relevance=0.70, bonus=0.0, decay=0.05, score=0.035, when="2026-02-20"),

@@ -9,14 +9,13 @@ The chats are ingested through the real L0 Dagster job with the real embedder, a
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from memory_pipeline.recall.answers import number_first
 from memory_pipeline.recall.results import Candidate
 from memory_pipeline.recall.search import search
 from memory_pipeline_tests.helpers import write
-from memory_pipeline_tests.helpers.recall import ingest, recall_settings, turn_lines
+from memory_pipeline_tests.helpers.recall import RankedRows, ingest, recall_settings, turn_lines
 
 ASKED = "How many tomato plants did I plant in the raised bed?"
 COUNT = "I planted 5 tomato plants in the raised bed."
@@ -47,22 +46,7 @@ def test_the_result_stating_the_number_asked_for_comes_first(garden):
     assert results[0].score >= results[1].score
 
 
-class _Rows:
-    """The few columns the ordering reads of a candidate's rows: source, text and speaker."""
-
-    def __init__(self, source: str, items: list[tuple[str, str]]):
-        self.source = [source] * len(items)
-        self.items = items
-        self.vectors = np.eye(len(items), dtype=np.float32)
-
-    def content(self, i: int) -> str:
-        return self.items[i][1]
-
-    def speakers(self, i: int) -> tuple[str, ...]:
-        return (self.items[i][0],) if self.items[i][0] else ()
-
-
-def _made(*specs: tuple[_Rows, int, float]) -> list[Candidate]:
+def _made(*specs: tuple[RankedRows, int, float]) -> list[Candidate]:
     return [Candidate(None, rows, i, 0.0, 0.0, relevance=rel, bonus=0.0, decay=1.0, score=rel) for rows, i, rel in specs]
 
 
@@ -71,9 +55,8 @@ def _texts(ranked: list[Candidate]) -> list[str]:
 
 
 def test_the_assistants_numbers_do_not_answer_a_question_about_the_user():
-    chat = _Rows("sessions", [("assistant", "Leave 18 to 24 inches between tomato plants."),
-                              ("user", "What else grows well beside tomatoes?"),
-                              ("user", "I planted 5 tomato plants and 3 cucumbers.")])
+    chat = RankedRows("sessions", ["Leave 18 to 24 inches between tomato plants.", "What else grows well beside tomatoes?",
+                                   "I planted 5 tomato plants and 3 cucumbers."], speakers=["assistant", "user", "user"])
     ranked = number_first(_made((chat, 0, 0.9), (chat, 1, 0.8), (chat, 2, 0.7)), "How many plants did I plant?", "user")
     assert _texts(ranked) == ["I planted 5 tomato plants and 3 cucumbers.", "Leave 18 to 24 inches between tomato plants.",
                               "What else grows well beside tomatoes?"]
@@ -84,8 +67,8 @@ def test_the_assistants_numbers_do_not_answer_a_question_about_the_user():
 
 
 def test_an_episode_a_weak_match_or_another_kind_of_question_keeps_the_order():
-    chat = _Rows("sessions", [("user", "Which tomatoes suit a raised bed?"), ("user", "I planted 5 tomato plants.")])
-    episode = _Rows("episodes", [("", "On 2 May 2026 the user planned a raised bed.")])
+    chat = RankedRows("sessions", ["Which tomatoes suit a raised bed?", "I planted 5 tomato plants."], speakers=["user", "user"])
+    episode = RankedRows("episodes", ["On 2 May 2026 the user planned a raised bed."])
     question = "How many tomato plants did I plant?"
     kept = [
         _made((episode, 0, 0.9), (chat, 1, 0.8)),  # an episode leads: its digits are its day's
