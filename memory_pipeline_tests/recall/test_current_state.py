@@ -100,7 +100,7 @@ def test_a_turn_is_measured_against_turns_not_against_a_restatement_in_the_third
     # changed turn is a third as relevant as it, but two thirds as relevant as the old turn.
     facts = RankedRows("facts", ["Ada's rent is 900 euros a month."], [[1.0, 0.1, 0.0]])
     turns = RankedRows("sessions", ["My rent is 900 euros a month.", "The new lease came: 990 euros a month."],
-                  [[0.9, 0.3, 0.1], [0.6, 0.2, 0.7]])
+                       [[0.9, 0.3, 0.1], [0.6, 0.2, 0.7]])
     made = [
         Candidate(None, facts, 0, 0.0, 0.0, relevance=0.85, bonus=0.0, decay=1.0, score=0.85, when="2026-03-01"),
         Candidate(None, turns, 0, 0.0, 0.0, relevance=0.44, bonus=0.0, decay=1.0, score=0.44, when="2026-03-01 12:00 UTC"),
@@ -116,8 +116,8 @@ def test_a_first_candidate_stating_no_number_yields_to_the_newest_that_states_on
     # The question asked again in an earlier chat matches best, but states no number; nor does
     # the episode's date make it an answer.
     turns = RankedRows("sessions", ["How many stars do I need for gold?", "Gold takes 300 stars, I think.",
-                               "Actually, I need 120 stars for gold, not 300."],
-                  [[1.0, 0.1, 0.0], [0.8, 0.3, 0.1], [0.7, 0.2, 0.3]])
+                                    "Actually, I need 120 stars for gold, not 300."],
+                       [[1.0, 0.1, 0.0], [0.8, 0.3, 0.1], [0.7, 0.2, 0.3]])
     episode = RankedRows("episodes", ["On 3 May 2026 the user asked about reward tiers."], [[0.9, 0.2, 0.0]])
     made = [
         Candidate(None, turns, 0, 0.0, 0.0, relevance=0.90, bonus=0.0, decay=1.0, score=0.90, when="2026-05-03 10:00 UTC"),
@@ -145,7 +145,7 @@ def test_the_newest_answer_is_kept_whenever_an_older_one_is():
     # Dated notes: the change matches the question less well than the fact it changed, and a
     # default search's minimum (held to the score before decay) would keep only the older one.
     notes = RankedRows("memory", ["- The portal is hosted on Heroku.", "- The portal moved off Heroku to Fly.io."],
-                  [[1.0, 0.1, 0.0], [0.7, 0.2, 0.4]])
+                       [[1.0, 0.1, 0.0], [0.7, 0.2, 0.4]])
     made = [
         Candidate(None, notes, 0, 0.0, 0.0, relevance=0.70, bonus=0.0, decay=0.05, score=0.035, when="2026-02-20"),
         Candidate(None, notes, 1, 0.0, 0.0, relevance=0.30, bonus=0.0, decay=0.2, score=0.06, when="2026-09-14"),
