@@ -5,6 +5,10 @@ candidate states it: read by the current-state ordering (``timeline.current_firs
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memory_pipeline.recall.query import QueryInfo
 
 _ASK_RES = (
     ("date", re.compile(r"^\s*(?:when\b|what (?:date|day|time|year|month)\b|which (?:day|date|month|year)s?\b|"
@@ -99,7 +103,7 @@ def states_number(candidate, role: str | None) -> bool:
     return holds_kind(rows.content(i), "number")
 
 
-def number_first(candidates: list, question: str, role: str | None) -> list:
+def number_first(candidates: list, info: QueryInfo) -> list:
     """For a question asking a number, a first candidate that states none (the user's own question
     about the same plants, the assistant's advice) gives its place to the best-ranked of the next
     candidates that states one, if that one is nearly as relevant (``STATED_RELEVANCE``); the
@@ -107,16 +111,16 @@ def number_first(candidates: list, question: str, role: str | None) -> list:
 
     An episode keeps its place (it opens with its day, so its digits say nothing) and never takes
     another's."""
-    if asked_kind(question) != "number" or len(candidates) < 2:
+    if info.asks_kind != "number" or len(candidates) < 2:
         return candidates
     lead = candidates[0]
-    if lead.rows.source[lead.row] == "episodes" or states_number(lead, role):
+    if lead.rows.source[lead.row] == "episodes" or states_number(lead, info.asks_role):
         return candidates
     window = candidates[:STATED_WINDOW]
     best = max(c.relevance for c in window)
     for n, cand in enumerate(window[1:], 1):
         if (cand.rows.source[cand.row] != "episodes" and cand.relevance >= STATED_RELEVANCE * best
-                and states_number(cand, role)):
+                and states_number(cand, info.asks_role)):
             take_places(window, list(range(n + 1)), [cand, *window[:n]])
             return window + candidates[STATED_WINDOW:]
     return candidates

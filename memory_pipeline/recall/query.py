@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 
+from memory_pipeline.recall.answers import asked_kind
+
 _WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]*")
 
 STOPWORDS = frozenset(
@@ -123,6 +125,9 @@ class QueryInfo:
     # Whose earlier words answer it in a chat transcript: "assistant" ("what did you suggest"),
     # "user" (a question in the first person: "what book am I reading"), or None.
     asks_role: str | None = None
+    # The kind of value it asks for (``answers.asked_kind``): date, number, person, place,
+    # attribute, or None.
+    asks_kind: str | None = None
 
 
 def meaningful_words(text: str) -> list[str]:
@@ -258,6 +263,7 @@ def understand(text: str, now: date) -> QueryInfo:
         asks_when=bool(_WHEN_RE.search(text)),
         period=query_period(text, now),
         asks_role=asked_role(text),
+        asks_kind=asked_kind(text),
     )
 
 

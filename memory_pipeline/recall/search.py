@@ -211,8 +211,8 @@ def _search_scopes(
     timeline.annotate(candidates[:pool], cache)
     if not timeline.about_past(info.text, info.period):
         candidates = timeline.newest_first(candidates, qvec, cache, chosen, pool)
-        candidates = timeline.current_first(candidates, info.text)
-    candidates = answers.number_first(candidates, info.text, info.asks_role)
+        candidates = timeline.current_first(candidates, info)
+    candidates = answers.number_first(candidates, info)
     timeline.cite_statements(candidates[:pool], cache, known_sources().get("sessions"))
     if use_mmr and candidates:
         top = candidates[:pool]

@@ -19,7 +19,8 @@ from datetime import UTC, date, datetime
 
 import numpy as np
 
-from memory_pipeline.recall.answers import asked_kind, holds_kind, other_subject, take_places
+from memory_pipeline.recall.answers import holds_kind, other_subject, take_places
+from memory_pipeline.recall.query import QueryInfo
 from memory_pipeline.store import tables
 
 # Table names as the search's table cache knows them.
@@ -325,14 +326,14 @@ def same_attribute(a, b) -> bool:
     return va.shape == vb.shape and float(va @ vb) >= SAME_ATTRIBUTE
 
 
-def current_first(candidates: list, question: str) -> list:
+def current_first(candidates: list, info: QueryInfo) -> list:
     """Among the first candidates, those answering the question the top one answers take their
     places newest first; each older one ranked below a newer one is marked ``earlier``.
 
     A first candidate stating no number for a question asking one (the question asked once more,
     advice around it) answers nothing: it yields its place to them too. Numbers only: a date is
     often the session's, not the statement's, and an episode's digits are those of its day."""
-    kind = asked_kind(question)
+    kind = info.asks_kind
     window = candidates[:CURRENT_WINDOW]
     if kind is None or len(window) < 2:
         return candidates
@@ -351,7 +352,7 @@ def current_first(candidates: list, question: str) -> list:
         # dreamed document is dated by the day it was written, not by what its lines restate).
         if c.when and c.record is None and (c.relevance >= SAME_QUESTION * best or (
             c.relevance >= SAME_ATTRIBUTE_RELEVANCE * best_of[c.rows.source[c.row]] and same_attribute(c, top)))
-        and holds_kind(c.rows.content(c.row), kind) and not other_subject(c.rows.content(c.row), question)
+        and holds_kind(c.rows.content(c.row), kind) and not other_subject(c.rows.content(c.row), info.text)
     ]
     lead = window[0]
     yields = kind == "number" and 0 not in group and not holds_kind(lead.rows.content(lead.row), kind)

@@ -18,6 +18,7 @@ import pytest
 
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.recall.answers import asked_kind, holds_kind, other_subject
+from memory_pipeline.recall.query import understand
 from memory_pipeline.recall.results import Candidate
 from memory_pipeline.recall.search import search
 from memory_pipeline.recall.timeline import current_first
@@ -106,7 +107,7 @@ def test_a_turn_is_measured_against_turns_not_against_a_restatement_in_the_third
         Candidate(None, turns, 0, 0.0, 0.0, relevance=0.44, bonus=0.0, decay=1.0, score=0.44, when="2026-03-01 12:00 UTC"),
         Candidate(None, turns, 1, 0.0, 0.0, relevance=0.29, bonus=0.0, decay=1.0, score=0.29, when="2026-09-15 12:00 UTC"),
     ]
-    ranked = current_first(list(made), "How much is Ada's rent?")
+    ranked = current_first(list(made), understand("How much is Ada's rent?", NOW))
     assert [c.rows.content(c.row) for c in ranked][0] == "The new lease came: 990 euros a month."
     assert [c.score for c in ranked] == sorted((c.score for c in ranked), reverse=True)
     assert {c.earlier for c in ranked[1:]} == {"2026-03-01", "2026-03-01 12:00 UTC"}
@@ -125,7 +126,7 @@ def test_a_first_candidate_stating_no_number_yields_to_the_newest_that_states_on
         Candidate(None, turns, 1, 0.0, 0.0, relevance=0.75, bonus=0.0, decay=1.0, score=0.75, when="2026-05-03 10:01 UTC"),
         Candidate(None, turns, 2, 0.0, 0.0, relevance=0.60, bonus=0.0, decay=1.0, score=0.60, when="2026-08-20 09:00 UTC"),
     ]
-    ranked = current_first(list(made), "How many stars do I need to reach gold?")
+    ranked = current_first(list(made), understand("How many stars do I need to reach gold?", NOW))
     assert [c.rows.content(c.row) for c in ranked] == [
         "Actually, I need 120 stars for gold, not 300.", "On 3 May 2026 the user asked about reward tiers.",
         "Gold takes 300 stars, I think.", "How many stars do I need for gold?"]
@@ -137,7 +138,7 @@ def test_a_first_candidate_stating_no_number_yields_to_the_newest_that_states_on
         Candidate(None, said, 0, 0.0, 0.0, relevance=0.9, bonus=0.0, decay=1.0, score=0.9, when="2026-02-01 10:00 UTC"),
         Candidate(None, said, 1, 0.0, 0.0, relevance=0.5, bonus=0.0, decay=1.0, score=0.5, when="2026-01-01 10:00 UTC"),
     ]
-    first = current_first(list(made), "How many dogs do we have?")[0]
+    first = current_first(list(made), understand("How many dogs do we have?", NOW))[0]
     assert first.rows.content(first.row) == "We have two dogs at home."
 
 
@@ -150,6 +151,6 @@ def test_the_newest_answer_is_kept_whenever_an_older_one_is():
         Candidate(None, notes, 0, 0.0, 0.0, relevance=0.70, bonus=0.0, decay=0.05, score=0.035, when="2026-02-20"),
         Candidate(None, notes, 1, 0.0, 0.0, relevance=0.30, bonus=0.0, decay=0.2, score=0.06, when="2026-09-14"),
     ]
-    ranked = current_first(list(made), "Where is the portal hosted?")
+    ranked = current_first(list(made), understand("Where is the portal hosted?", NOW))
     assert "Fly.io" in ranked[0].rows.content(ranked[0].row)
     assert min(c.kept_score for c in ranked) >= 0.35

@@ -9,14 +9,18 @@ The chats are ingested through the real L0 Dagster job with the real embedder, a
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from memory_pipeline.recall.answers import number_first
+from memory_pipeline.recall.query import understand
 from memory_pipeline.recall.results import Candidate
 from memory_pipeline.recall.search import search
 from memory_pipeline_tests.helpers import write
 from memory_pipeline_tests.helpers.recall import RankedRows, ingest, recall_settings, turn_lines
 
+NOW = date(2026, 11, 26)
 ASKED = "How many tomato plants did I plant in the raised bed?"
 COUNT = "I planted 5 tomato plants in the raised bed."
 OTHER = ["The bus to work leaves at eight.", "My sister moved to Porto in spring.", "We watched a film about whales."]
@@ -57,12 +61,14 @@ def _texts(ranked: list[Candidate]) -> list[str]:
 def test_the_assistants_numbers_do_not_answer_a_question_about_the_user():
     chat = RankedRows("sessions", ["Leave 18 to 24 inches between tomato plants.", "What else grows well beside tomatoes?",
                                    "I planted 5 tomato plants and 3 cucumbers."], speakers=["assistant", "user", "user"])
-    ranked = number_first(_made((chat, 0, 0.9), (chat, 1, 0.8), (chat, 2, 0.7)), "How many plants did I plant?", "user")
+    asked = understand("How many plants did I plant?", NOW)
+    ranked = number_first(_made((chat, 0, 0.9), (chat, 1, 0.8), (chat, 2, 0.7)), asked)
     assert _texts(ranked) == ["I planted 5 tomato plants and 3 cucumbers.", "Leave 18 to 24 inches between tomato plants.",
                               "What else grows well beside tomatoes?"]
     assert [c.score for c in ranked] == [0.9, 0.8, 0.7]
     # Asked about the assistant's words, its numbers answer.
-    ranked = number_first(_made((chat, 0, 0.9), (chat, 2, 0.8)), "How many inches apart did you suggest?", "assistant")
+    asked = understand("How many inches apart did you suggest?", NOW)
+    ranked = number_first(_made((chat, 0, 0.9), (chat, 2, 0.8)), asked)
     assert _texts(ranked)[0] == "Leave 18 to 24 inches between tomato plants."
 
 
@@ -76,6 +82,6 @@ def test_an_episode_a_weak_match_or_another_kind_of_question_keeps_the_order():
         _made((chat, 0, 0.9), (chat, 1, 0.5)),  # far less relevant than the first
     ]
     for made in kept:
-        assert number_first(list(made), question, "user") == made
+        assert number_first(list(made), understand(question, NOW)) == made
     made = _made((chat, 0, 0.9), (chat, 1, 0.8))
-    assert number_first(list(made), "Which tomatoes did I plant?", "user") == made
+    assert number_first(list(made), understand("Which tomatoes did I plant?", NOW)) == made
