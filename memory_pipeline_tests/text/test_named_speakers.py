@@ -25,3 +25,9 @@ def test_named_speakers_give_attributed_third_person_memories(nlp):
         ("event", "Jon is opening a studio in Boston on Monday.", "locomo/sessions/conv-1/s1.jsonl#L2"),
     ]
     assert all("about Jon" in m.reasoning for m in memories)
+
+
+def test_a_user_known_by_an_id_is_named_by_it_once(nlp):
+    turns = [Turn(1, "user", "I prefer short answers about my data science courses.", TS, "S1:1")]
+    memories = extract(transcript_passages(turns, "bot/sessions/d6233ab6/s1.jsonl", "d6233ab6", nlp), ZoneInfo("UTC"), nlp)
+    assert [m.content for m in memories] == ["d6233ab6 prefers short answers about their data science courses."]

@@ -69,6 +69,15 @@ def test_the_user_role_is_the_tenant_user_and_the_assistant_speaks_to_them(nlp):
     ]
 
 
+def test_a_user_id_that_is_not_a_name_is_kept_as_it_is(nlp):
+    said = statements(turns(("user", "I'm asking because my friends plan to work after graduating."),
+                            ("assistant", "You could try an online course first.")), "d6233ab6", nlp)
+    assert [s.text for s in said] == [
+        "d6233ab6 is asking because their friends plan to work after graduating.",
+        "d6233ab6 could try an online course first.",
+    ]
+
+
 def test_salience_ranks_news_above_chatter(nlp):
     said = statements(turns(
         ("Gina", "Wow, that's awesome!"),
