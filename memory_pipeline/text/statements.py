@@ -392,6 +392,6 @@ def third_person(sent, speaker: str | None, addressee: str | None, plural: bool 
         at = dropped.i - start
         words[at] = f"{speaker} {words[at][:1].lower()}{words[at][1:]}"
     text = "".join(w + s for w, s in zip(words, spaces, strict=True)).strip()
-    if any(text.startswith(name) for name in named):
+    if any(re.match(rf"{re.escape(name)}(?!\w)", text) for name in named):
         return text  # a name that opens the sentence stays as it is: "d6233ab6 is", not "D6233ab6 is"
     return text[:1].upper() + text[1:]
