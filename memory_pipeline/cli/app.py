@@ -102,6 +102,7 @@ class MemoryPipelineGroup(TyperGroup):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         args = _global_flags_first(list(sys.argv[1:] if args is None else args))
+        _one_line_summaries(self)
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
             code = code if isinstance(code, int) else 0
@@ -123,6 +124,19 @@ class MemoryPipelineGroup(TyperGroup):
         if standalone_mode:
             sys.exit(code)
         return code
+
+
+def _one_line_summaries(group) -> None:
+    """Each command's summary in a command list is its help's first paragraph, as one line.
+
+    Typer's rich help keeps a docstring's line breaks there, so a summary wrapped in the source
+    came out broken in the middle of a sentence ("(a key added" / "by hand, ...")."""
+    for command in getattr(group, "commands", {}).values():
+        if command.help and not command.short_help:
+            first = command.help.split("\n\n")[0]
+            if "\n" in first.strip():
+                command.short_help = " ".join(first.split())
+        _one_line_summaries(command)
 
 
 def _global_flags_first(args: list[str]) -> list[str]:
