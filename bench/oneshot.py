@@ -1,4 +1,5 @@
-"""One-shot queries: a new process answering one search, and the MCP server's first answer.
+"""One-shot queries: a new process answering one search or loading the working memory, and the
+MCP server's first answer.
 
     python bench/oneshot.py [--chunks 10000] [--runs 7] [--out bench/results/oneshot.json]
 
@@ -8,12 +9,17 @@ each timed from launch to exit, with its peak RSS and CPU seconds (``wait4``):
 
 - ``search``: ``memory-pipeline search "<query>" -a bench -u <user> --min-score 0 --json``, a new
   query each run;
-- ``help``: ``memory-pipeline --help``, the CLI's own start-up, the baseline ``search`` is divided by;
+- ``context``: ``memory-pipeline context -a bench -u <user> --json``, the working memory an agent
+  loads every cycle, made from ``MEMORIES`` typed memories of every type (dated, some due within
+  weeks), as the last one made is kept (``memories/context_file.py``); ``context_made``: the
+  same with the kept file removed before each run, so it is made from the tables;
+- ``help``: ``memory-pipeline --help``, the CLI's own start-up, the baseline ``search`` and
+  ``context`` are divided by;
 - ``python``: ``python -c pass``, the interpreter alone;
 - for reference, what every query process paid before: ``import lancedb``, and loading the model
   through sentence-transformers to encode one query (``--reference-runs`` of each).
 
-The commands run interleaved (search, help, python, search, ...) so the machine's drift falls on
+The commands run interleaved (search, context, context_made, help, python, search, ...) so the machine's drift falls on
 all alike; medians are reported. One search first (not timed) finds the tables as an ingest left
 them and writes the tenant's persisted indices and kept reads, as the first query after an ingest
 does; its time is reported apart.
@@ -47,6 +53,7 @@ sys.path.insert(0, str(HERE.parent))
 from bench import OFFLINE, command_line, host_steal_s, steal_since, write_report  # noqa: E402
 
 AGENT = "bench"
+MEMORIES = 200
 TARGET_WALL_S, TARGET_RSS_MB, TARGET_MCP_S = 1.0, 400, 2.0
 
 
@@ -60,12 +67,18 @@ def environment(workdir: Path) -> dict[str, str]:
 
 
 def build(workdir: Path, chunks: int) -> None:
-    """The tenant's table and workspace folder, and queries for it (``queries.json``): run as a
-    child process (``--build``)."""
+    """The tenant's table, typed memories and workspace folder, and queries for it
+    (``queries.json``): run as a child process (``--build``)."""
+    from datetime import UTC, datetime, timedelta
+
     import numpy as np
 
     from bench.recall import DIM, Mixture, tenant_slices, texts, vocabulary
+    from memory_pipeline.embedding import HashEmbedder
     from memory_pipeline.l0.store import ChunkIndex
+    from memory_pipeline.memories.operations import TypedMemories
+    from memory_pipeline.memories.store import MEMORY_TYPES
+    from memory_pipeline.tenancy import Tenant
 
     uri, root, user = workdir / "lancedb", workdir / "agents", f"t{chunks}"
     (root / AGENT / "users" / user).mkdir(parents=True)
@@ -77,6 +90,15 @@ def build(workdir: Path, chunks: int) -> None:
     store.ensure_fts_index()
     queries = [" ".join(t.split()[:4]) for t in texts(np.random.default_rng(3), vocab, 100)]
     (workdir / "queries.json").write_text(json.dumps(queries))
+    # Vectors do not matter to the working memory: a hash of the words, of the model's size.
+    typed, rng, now = TypedMemories.open(str(uri), HashEmbedder(DIM)), random.Random(11), datetime.now(UTC)
+    kinds = [MEMORY_TYPES[i % len(MEMORY_TYPES)] for i in range(MEMORIES)]
+    rows = [typed.row(Tenant(AGENT, user), kind, " ".join(rng.choice(vocab) for _ in range(12)),
+                      occurred_at=now - timedelta(days=i, hours=rng.randint(0, 23)),
+                      happens_at=now + timedelta(days=rng.randint(1, 60)) if kind in ("todo", "goal", "event") else None)
+            for i, kind in enumerate(kinds)]
+    typed.embed_rows(rows)
+    typed.store.upsert_memories(rows)
 
 
 def run(cmd: list[str], env: dict) -> dict:
@@ -155,10 +177,18 @@ def main() -> None:
         first = run(search(queries[-1]), env)
         assert json.loads(first["stdout"]), "the first search found nothing"
         report["first_search_after_ingest"] = {k: round(v, 3) for k, v in first.items() if k != "stdout"}
-        timed: dict[str, list[dict]] = {"search": [], "help": [], "python": []}
+        context = [*cli, "context", "-a", AGENT, "-u", user, "--json"]
+        kept = workdir / "lancedb" / "_recall_index" / "context" / f"{AGENT}~{user}" / "working.json"
+        run(context, env)  # the first one is made and kept; each ``context_made`` run below makes it again
+        timed: dict[str, list[dict]] = {"search": [], "context": [], "context_made": [], "help": [], "python": []}
         for i in range(args.runs):
             timed["search"].append(run(search(queries[i]), env))
             assert json.loads(timed["search"][-1]["stdout"]), f"no result for {queries[i]!r}"
+            timed["context"].append(run(context, env))
+            assert kept.is_file() and json.loads(timed["context"][-1]["stdout"])["items"], "no working memory"
+            kept.unlink()
+            timed["context_made"].append(run(context, env))
+            assert timed["context_made"][-1]["stdout"] == timed["context"][-1]["stdout"], "kept != made"
             timed["help"].append(run([*cli, "--help"], env))
             timed["python"].append(run([sys.executable, "-c", "pass"], env))
         report["processes"] = {name: summary(samples) for name, samples in timed.items()}
@@ -174,14 +204,18 @@ def main() -> None:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     search_s, help_s = report["processes"]["search"], report["processes"]["help"]
+    context_s, made_s = report["processes"]["context"], report["processes"]["context_made"]
     report["ratios"] = {
         "search_vs_help_wall": round(search_s["wall_s"] / help_s["wall_s"], 2),
         "search_vs_help_cpu": round(search_s["cpu_s"] / help_s["cpu_s"], 2),
+        "context_vs_help_wall": round(context_s["wall_s"] / help_s["wall_s"], 2),
+        "context_kept_vs_made_cpu": round(context_s["cpu_s"] / made_s["cpu_s"], 2),
         "search_vs_python_wall": round(search_s["wall_s"] / report["processes"]["python"]["wall_s"], 2),
     }
     report["targets"] = {
         "search_wall_s": [search_s["wall_s"], TARGET_WALL_S, search_s["wall_s"] <= TARGET_WALL_S],
         "search_rss_mb": [search_s["rss_mb"], TARGET_RSS_MB, search_s["rss_mb"] <= TARGET_RSS_MB],
+        "context_wall_s": [context_s["wall_s"], TARGET_WALL_S, context_s["wall_s"] <= TARGET_WALL_S],
         "mcp_first_answer_s": [report["mcp"]["first_answer_s"], TARGET_MCP_S, report["mcp"]["first_answer_s"] <= TARGET_MCP_S],
     }
     report["bench_process_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)

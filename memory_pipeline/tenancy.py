@@ -75,6 +75,13 @@ class Tenant:
         return self.key
 
 
+def profile_files(root: str | Path, tenant: Tenant) -> list[Path]:
+    """The tenant's own MEMORY.md, in either spelling: its profile, which names its timezone."""
+    base = Path(root) / tenant.agent_id
+    folder = base if tenant.is_global else base / "users" / tenant.user_id
+    return [folder / "MEMORY.md", folder / "memory.md"]
+
+
 def known_agents(root: Path) -> list[str]:
     """The agents of a workspace: its top-level folders (hidden and ``_`` ones left out)."""
     if not root.is_dir():

@@ -5,14 +5,13 @@ and whether it may write. The CLI and the MCP server both go through it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from memory_pipeline.config import Settings, get_settings
 from memory_pipeline.embedding import EMBEDDER_IDENTITY, Embedder, make_embedder
-from memory_pipeline.knowledge.search import KnowledgeQueryError, knowledge_graph_search
 from memory_pipeline.memories import bulletin as bulletins
 from memory_pipeline.memories.operations import MemoryOperationError, ReadOnlyError, TypedMemories, public
 from memory_pipeline.memories.query import (
@@ -24,10 +23,9 @@ from memory_pipeline.memories.query import (
     read_scope,
     recall_memories,
 )
-from memory_pipeline.memories.stats import audit_entries, typed_memory_stats
 from memory_pipeline.memories.store import TypedMemoryStore, now_utc
-from memory_pipeline.recall.scope import is_read_only
-from memory_pipeline.tenancy import GLOBAL_USER, Tenant, validate_id
+from memory_pipeline.recall.scope import is_read_only, recall_scopes
+from memory_pipeline.tenancy import GLOBAL_USER, Tenant, profile_files, validate_id
 
 if TYPE_CHECKING:
     from memory_pipeline.memories.working import WorkingMemory
@@ -108,6 +106,8 @@ class MemoryService:
         return query_memories(self.store, self.scope, tz=self.tz, **filters)
 
     def knowledge(self, entity: str, as_of: str | None = None, include_history: bool = False) -> dict:
+        from memory_pipeline.knowledge.search import KnowledgeQueryError, knowledge_graph_search
+
         try:
             return knowledge_graph_search(
                 self.store, entity, (self.scope.primary, self.scope.fallback), as_of=self.time(as_of, "as_of"),
@@ -122,21 +122,37 @@ class MemoryService:
     def context(self, token_budget: int | None = None, max_recent: int | None = None,
                 now: datetime | None = None) -> WorkingMemory:
         """The working memory to load into the prompt every cycle (``memories/working.py``); at most
-        ``max_recent`` recent entries (default ``working.MAX_RECENT``)."""
+        ``max_recent`` recent entries (default ``working.MAX_RECENT``). The last one made is kept
+        on disk while nothing it is made of changes (``memories/context_file.py``)."""
+        from memory_pipeline.memories import context_file, working
+
+        budget = self.settings.recall.context_token_budget if token_budget is None else token_budget
+        recent = working.MAX_RECENT if max_recent is None else max_recent
+        now = (now or now_utc()).astimezone(UTC)
+        uri, tenant = self.settings.lancedb_uri, self.tenant
+        scopes = [scope.key for scope in recall_scopes(self.agent, self.user, self.settings)]
+        made_from = context_file.fingerprint(uri, profile_files(self.settings.root, tenant),
+                                             {"budget": budget, "recent": recent, "scopes": scopes})
+        kept = context_file.read(uri, tenant.key, made_from, now)
+        if kept is not None:
+            found = working.WorkingMemory.from_dict(kept)
+        else:
+            found = self._working_memory(budget, recent, now)
+            context_file.keep(uri, tenant.key, made_from, now, found.to_dict(), found.valid_until)
+        self._record_context(found)
+        return found
+
+    def _working_memory(self, budget: int, recent: int, now: datetime) -> WorkingMemory:
         from memory_pipeline.consolidation.store import ConsolidationStore
         from memory_pipeline.memories import working
         from memory_pipeline.store.tables import EPISODES
 
-        budget = self.settings.recall.context_token_budget if token_budget is None else token_budget
         episodes = ConsolidationStore(self.settings.lancedb_uri, self.store.dim).episode_rows(
             self.tenant.key, columns=[c for c in EPISODES.names if c != "vector"])
-        found = working.working_memory(
-            self.store, self.own, title=f"{self.agent}/{self.user}", token_budget=budget,
-            max_recent=working.MAX_RECENT if max_recent is None else max_recent, tiers=self._tiers(),
-            now=now, tz=self.tz, episodes=episodes,
+        return working.working_memory(
+            self.store, self.own, title=f"{self.agent}/{self.user}", token_budget=budget, max_recent=recent,
+            tiers=self._tiers(), now=now, tz=self.tz, episodes=episodes,
         )
-        self._record_context(found)
-        return found
 
     def _tiers(self) -> dict[str, str]:
         """Memory id -> activation tier of this reader's own typed memories (``activation/``),
@@ -161,6 +177,8 @@ class MemoryService:
               until: str | None = None, limit: int = 50, now: datetime | None = None) -> list[dict]:
         """The audit log of this user's memory, newest first. ``since``: a span back from ``now``
         (7d, 12h, 2w) or an ISO date or time (local); ``until``: an ISO date (that day included) or time."""
+        from memory_pipeline.memories.stats import audit_entries
+
         return audit_entries(
             self.store, self.own.primary[:1], ops=op, memory_types=memory_type,
             since=self._since(since, now), until=self._bound(until, "until", end=True), limit=limit,
@@ -185,6 +203,8 @@ class MemoryService:
                                        "date or time (2026-11-10, 2026-11-10T09:30)") from None
 
     def stats(self) -> dict:
+        from memory_pipeline.memories.stats import typed_memory_stats
+
         return typed_memory_stats(self.store, self.scope.primary[:1] + self.scope.fallback[:1])
 
     # -- writes ---------------------------------------------------------------------------

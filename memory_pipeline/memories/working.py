@@ -23,6 +23,9 @@ Rules, all tested:
 - Stable: the same memory gives byte-identical text (no clock time in it, every sort ends on the
   id), and the sections run from the least to the most changing, so a prompt cache keeps hitting
   on the prefix when only recent entries move.
+- Kept: the last one made is kept on disk until a table it is made of changes or a dated item
+  enters or leaves a section (``valid_until``; ``context_file.py``), so an agent loading it every
+  cycle from a new process reads no table and imports no LanceDB.
 """
 
 from __future__ import annotations
@@ -30,14 +33,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
-
-import polars as pl
 
 from memory_pipeline.memories.bulletin import TIME_SENSITIVE_DAYS, current_memories, distinct, when_text
 from memory_pipeline.memories.operations import MemoryOperationError
 from memory_pipeline.memories.query import ReadScope
 from memory_pipeline.memories.store import TypedMemoryStore, now_utc
+
+if TYPE_CHECKING:  # imported where a frame is read: a kept working memory needs none (``context_file``)
+    import polars as pl
 
 DEFAULT_TOKEN_BUDGET = 1500
 MAX_RECENT = 30
@@ -88,10 +93,19 @@ class WorkingMemory:
     token_budget: int = DEFAULT_TOKEN_BUDGET
     left_out: int = 0
     """Current items that did not fit the budget."""
+    valid_until: datetime | None = None
+    """The first instant after it was made at which a dated item enters or leaves a section (a
+    goal or todo falls due, an item comes within the time-sensitive days); None: no such instant."""
 
     def to_dict(self) -> dict:
         return {"tenant": self.tenant, "tokens": self.tokens, "token_budget": self.token_budget,
                 "left_out": self.left_out, "items": [asdict(i) for i in self.items], "markdown": self.markdown}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> WorkingMemory:
+        """The working memory ``to_dict`` gave (``valid_until`` is not in it)."""
+        return cls(data["tenant"], data["markdown"], [ContextItem(**item) for item in data["items"]],
+                   data["tokens"], data["token_budget"], data["left_out"])
 
 
 @lru_cache(maxsize=1)
@@ -132,7 +146,8 @@ def working_memory(
         raise MemoryOperationError(f"max_recent must be from 0 to {MAX_RECENT}, got {max_recent!r}")
     now = (now or now_utc()).astimezone(UTC)
     tz = tz or ZoneInfo("UTC")
-    sections = _sections(current_memories(store, scope), now, tz, max_recent, tiers or {})
+    frame = current_memories(store, scope)
+    sections = _sections(frame, now, tz, max_recent, tiers or {})
     sections["sessions"] = _sessions(episodes, tz, _timeline(store, episodes))
     header = f"# Working memory: {title}\n"
     kept, used, full = {key: set() for key, _ in SECTIONS}, count_tokens(header), False
@@ -151,7 +166,18 @@ def working_memory(
         if chosen:
             lines += ["", _heading(key), *chosen]
     markdown = "\n".join(lines) + "\n"
-    return WorkingMemory(title, markdown, items, count_tokens(markdown), token_budget, left_out)
+    return WorkingMemory(title, markdown, items, count_tokens(markdown), token_budget, left_out, _next_change(frame, now))
+
+
+def _next_change(frame: pl.DataFrame, now: datetime) -> datetime | None:
+    """When the sections' time filters (``_sections``) next read differently: an item scheduled at
+    t leaves the goals, todos and time-sensitive items once t has passed, and comes within the
+    time-sensitive days at t - TIME_SENSITIVE_DAYS."""
+    if not frame.height:
+        return None
+    ahead = TIME_SENSITIVE_DAYS * timedelta(days=1)
+    edges = [edge for when in frame["happens_at"].drop_nulls().to_list() for edge in (when, when - ahead) if edge > now]
+    return min(edges, default=None)
 
 
 def _heading(key: str) -> str:
@@ -163,6 +189,8 @@ _TIER_RANK = {"hot": 0, "warm": 1}
 
 def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int,
               tiers: dict[str, str]) -> dict[str, list[ContextItem]]:
+    import polars as pl
+
     out: dict[str, list[ContextItem]] = {key: [] for key, _ in SECTIONS}
     if not frame.height:
         return out

@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo
 from wcmatch import glob as wcglob
 
 from memory_pipeline.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, get_settings
-from memory_pipeline.tenancy import GLOBAL_USER, InvalidTenantError, Tenant
+from memory_pipeline.tenancy import GLOBAL_USER, InvalidTenantError, Tenant, profile_files
 from memory_pipeline.text.dates import tenant_timezone, zone
 from memory_pipeline.text.scrub import scrub_secrets
 
@@ -357,6 +357,4 @@ def file_date(path: str) -> date | None:
 
 def tenant_tz(root: str | Path, tenant: Tenant) -> ZoneInfo:
     """The timezone the tenant's MEMORY.md names, else UTC."""
-    base = Path(root) / tenant.agent_id
-    folder = base if tenant.is_global else base / "users" / tenant.user_id
-    return zone(tenant_timezone([folder / "MEMORY.md", folder / "memory.md"]))
+    return zone(tenant_timezone(profile_files(root, tenant)))

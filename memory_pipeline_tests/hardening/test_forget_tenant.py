@@ -22,6 +22,8 @@ from memory_pipeline.config import get_settings
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.forget import forget_tenant
 from memory_pipeline.l0.store import ChunkIndex
+from memory_pipeline.memories import context_file
+from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline.orchestration.runs import run_partitioned_job
 from memory_pipeline.recall.search import search
@@ -72,6 +74,11 @@ def test_forgetting_a_user_leaves_nothing_of_them(copy):
     bob_dreamed = list((root / "ops-bot/users/bob/memory/_system/dreaming").glob("*.md"))
     alice_dreamed = list((root / "ops-bot/users/alice/memory/_system/dreaming").glob("*.md"))
     assert bob_dreamed and alice_dreamed
+    # Bob's working memory, as an agent loads it every cycle, is kept beside recall's files.
+    settings = get_settings().model_copy(update={"root": str(root), "lancedb_uri": lance_uri})
+    MemoryService("ops-bot", "bob", settings=settings, embedder=HashEmbedder()).context()
+    bob_context = context_file.path(lance_uri, BOB)
+    assert bob_context.is_file()
 
     report = forget_tenant("ops-bot", "bob", root=root, lancedb_uri=lance_uri, io_dir=base / "io", instance=instance)
 
@@ -99,6 +106,7 @@ def test_forgetting_a_user_leaves_nothing_of_them(copy):
     assert "ops-bot/users/bob/MEMORY.md" in report.sources_left
     assert not (root / "ops-bot/users/bob/memory/_system").exists()
     assert not list((base / "io").rglob(f"*{BOB}*"))
+    assert not bob_context.parent.exists()
 
     # The instance: no partition, no run that materialized Bob.
     assert BOB not in instance.get_dynamic_partitions(TENANTS_PARTITION)
