@@ -14,8 +14,9 @@ Rules, all tested:
   ``bulletin.same_item``) appears once, in its first section.
 - Within ``token_budget`` tokens (the embedding model's WordPiece tokenizer; an LLM's BPE counts
   a little fewer on this kind of text), items are kept in priority order until the first that does
-  not fit: identity and preferences, todos, due items, goals and decisions, then the recent entries
-  and sessions, newest first.
+  not fit: identity and preferences (the profile a person wrote, undated MEMORY.md lines in the
+  file's order, before what was said, newest first), todos, due items, goals and decisions, then
+  the recent entries and sessions, newest first.
 - What gets used stays top of mind: among the current entries, those recall handed out and the
   agent used lately (activation tier ``hot``, then ``warm``: ``activation/decay.py``) are chosen
   for the recent section before newer unused ones; the section still reads newest first. Tiers
@@ -199,8 +200,13 @@ def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int,
     upcoming = pl.col("happens_at").is_null() | (pl.col("happens_at") >= now)
     newest = (["occurred_at", "created_at", "id"], [True, True, False])
     soonest = (["happens_at", "occurred_at", "id"], [False, True, False])
+    # The profile a person wrote (an undated MEMORY.md line, in the file's order) before what was
+    # said, which many chats can make long: the budget cuts from the end.
+    undated = pl.col("occurred_at").is_null()
+    line = pl.when(undated).then(pl.col("source_ref").str.extract(r"#L(\d+)", 1).cast(pl.Int64, strict=False))
+    profile_first = ([undated, line, *newest[0]], [True, False, *newest[1]])
     picks = (
-        ("identity", pl.col("memory_type").is_in(["identity", "preference"]), newest, None),
+        ("identity", pl.col("memory_type").is_in(["identity", "preference"]), profile_first, None),
         ("goals", pl.col("memory_type").is_in(["goal", "decision"]) & upcoming, newest, None),
         ("todos", (pl.col("memory_type") == "todo") & upcoming, soonest, None),
         ("soon", pl.col("happens_at").is_between(now, horizon), soonest, None),

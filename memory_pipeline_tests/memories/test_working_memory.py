@@ -118,6 +118,24 @@ def test_it_stays_within_its_budget_keeping_the_most_important_items(typed, budg
     assert ranked[: len(found.items)] == sorted(found.items, key=lambda i: order.index(i.section))
 
 
+def test_the_profile_a_person_wrote_comes_first_whatever_was_said_since(typed):
+    """Undated MEMORY.md lines (the profile) once sorted after every dated statement, so a user
+    who said many things in chats lost their own profile from a full working memory."""
+    store_all(typed, [("preference", f"Enjoys the hiking trail number {n} on weekends", day(n + 1), None) for n in range(12)])
+    profile = [typed.row(ALICE, kind, text, source="markdown", source_ref=f"support-bot/users/alice/MEMORY.md#L{line}")
+               for kind, text, line in (("preference", "Prefers concise answers, the command first", 12),
+                                        ("identity", "Alice Ferreira, Head of Data Platform at Tidewater", 3))]
+    typed.embed_rows(profile)
+    typed.store.upsert_memories(profile)
+    found = working_memory(typed.store, SCOPE, title="support-bot/alice", token_budget=200, now=NOW)
+    assert [i.content for i in found.items][:3] == [
+        "Alice Ferreira, Head of Data Platform at Tidewater",  # in the file's order
+        "Prefers concise answers, the command first",
+        "Enjoys the hiking trail number 11 on weekends",  # then what was said, newest first
+    ]
+    assert found.left_out > 0 and found.tokens <= 200
+
+
 def test_recent_entries_are_at_most_thirty_newest_first(typed):
     store_all(typed, [("fact", f"Ticket LUM-{n} about connector lag was closed", day(1) + timedelta(hours=n), None)
                       for n in range(40)])
