@@ -194,8 +194,10 @@ def main() -> None:
         report["processes"] = {name: summary(samples) for name, samples in timed.items()}
         reference = {
             "import_lancedb": [sys.executable, "-c", "import lancedb"],
-            "model_encode_one_query": [sys.executable, "-c", "from memory_pipeline.embedding import MiniLMEmbedder; "
-                                       "MiniLMEmbedder().embed(['one query'])"],
+            # sentence-transformers itself: the embedder now encodes through the ONNX export
+            "model_encode_one_query": [sys.executable, "-c", "from sentence_transformers import SentenceTransformer; "
+                                       "from memory_pipeline.embedding import minilm_path; "
+                                       "SentenceTransformer(str(minilm_path()), device='cpu').encode(['one query'])"],
         }
         report["reference"] = {name: summary([run(cmd, env) for _ in range(args.reference_runs)])
                                for name, cmd in reference.items()}
