@@ -16,7 +16,8 @@ Rules, all tested:
   a little fewer on this kind of text), items are kept in priority order until the first that does
   not fit: identity and preferences (the profile a person wrote, undated MEMORY.md lines in the
   file's order, before what was said, newest first), todos, due items, goals and decisions, then
-  the recent entries and sessions, newest first.
+  the recent entries and sessions, newest first. Each section still reads newest first: what was
+  said lately comes before the profile, which a later statement may have made stale.
 - What gets used stays top of mind: among the current entries, those recall handed out and the
   agent used lately (activation tier ``hot``, then ``warm``: ``activation/decay.py``) are chosen
   for the recent section before newer unused ones; the section still reads newest first. Tiers
@@ -31,6 +32,7 @@ Rules, all tested:
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -148,12 +150,13 @@ def working_memory(
     now = (now or now_utc()).astimezone(UTC)
     tz = tz or ZoneInfo("UTC")
     frame = current_memories(store, scope)
-    sections = _sections(frame, now, tz, max_recent, tiers or {})
+    sections, keep_order = _sections(frame, now, tz, max_recent, tiers or {})
     sections["sessions"] = _sessions(episodes, tz, _timeline(store, episodes))
     header = f"# Working memory: {title}\n"
     kept, used, full = {key: set() for key, _ in SECTIONS}, count_tokens(header), False
     for key in PRIORITY:
-        for i, item in enumerate(sections[key]):
+        for i in keep_order.get(key, range(len(sections[key]))):
+            item = sections[key][i]
             cost = count_tokens(item.line()) + (0 if kept[key] else count_tokens(_heading(key)))
             full = full or used + cost > token_budget  # the first item that does not fit ends the list
             if not full:
@@ -189,24 +192,22 @@ _TIER_RANK = {"hot": 0, "warm": 1}
 
 
 def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int,
-              tiers: dict[str, str]) -> dict[str, list[ContextItem]]:
+              tiers: dict[str, str]) -> tuple[dict[str, list[ContextItem]], dict[str, list[int]]]:
+    """Each section's items as shown, and, where it differs, the order they are kept in when the
+    budget is spent (item indices)."""
     import polars as pl
 
     out: dict[str, list[ContextItem]] = {key: [] for key, _ in SECTIONS}
+    keep: dict[str, list[int]] = {}
     if not frame.height:
-        return out
+        return out, keep
     seen: list[dict] = []
     horizon = now + timedelta(days=TIME_SENSITIVE_DAYS)
     upcoming = pl.col("happens_at").is_null() | (pl.col("happens_at") >= now)
     newest = (["occurred_at", "created_at", "id"], [True, True, False])
     soonest = (["happens_at", "occurred_at", "id"], [False, True, False])
-    # The profile a person wrote (an undated MEMORY.md line, in the file's order) before what was
-    # said, which many chats can make long: the budget cuts from the end.
-    undated = pl.col("occurred_at").is_null()
-    line = pl.when(undated).then(pl.col("source_ref").str.extract(r"#L(\d+)", 1).cast(pl.Int64, strict=False))
-    profile_first = ([undated, line, *newest[0]], [True, False, *newest[1]])
     picks = (
-        ("identity", pl.col("memory_type").is_in(["identity", "preference"]), profile_first, None),
+        ("identity", pl.col("memory_type").is_in(["identity", "preference"]), newest, None),
         ("goals", pl.col("memory_type").is_in(["goal", "decision"]) & upcoming, newest, None),
         ("todos", (pl.col("memory_type") == "todo") & upcoming, soonest, None),
         ("soon", pl.col("happens_at").is_between(now, horizon), soonest, None),
@@ -222,12 +223,23 @@ def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int,
         chosen = distinct(rows, cap, seen)
         if cap is not None and tiers:
             chosen.sort(key=lambda row: order[row["id"]])  # ...and read newest first
+        if key == "identity":
+            keep[key] = sorted(range(len(chosen)), key=lambda i: _profile_line(chosen[i], i))
         out[key] = [ContextItem(
             key, f"facts/{row['id']}", row["memory_type"], " ".join(row["content"].split()),
             when_text(row["occurred_at"] or row["created_at"], tz), when_text(row["happens_at"], tz) or None,
             row["source_ref"], tiers.get(row["id"]),
         ) for row in chosen]
-    return out
+    return out, keep
+
+
+def _profile_line(row: dict, position: int) -> tuple[int, int]:
+    """Where an identity item stands when the budget is spent: the profile a person wrote (an
+    undated MEMORY.md line, in the file's order) first, then what was said, newest first."""
+    if row["occurred_at"] is not None:
+        return 1, position
+    found = re.search(r"#L(\d+)", row["source_ref"] or "")
+    return 0, int(found.group(1)) if found else position
 
 
 def _timeline(store: TypedMemoryStore, episodes: pl.DataFrame | None):

@@ -118,9 +118,10 @@ def test_it_stays_within_its_budget_keeping_the_most_important_items(typed, budg
     assert ranked[: len(found.items)] == sorted(found.items, key=lambda i: order.index(i.section))
 
 
-def test_the_profile_a_person_wrote_comes_first_whatever_was_said_since(typed):
-    """Undated MEMORY.md lines (the profile) once sorted after every dated statement, so a user
-    who said many things in chats lost their own profile from a full working memory."""
+def test_the_profile_a_person_wrote_is_kept_whatever_was_said_since(typed):
+    """Undated MEMORY.md lines (the profile) sorted after every dated statement and the budget cut
+    from the end, so a user who said many things in chats lost their own profile. It is now kept
+    first, and still read after what was said lately, which a later statement may have made stale."""
     store_all(typed, [("preference", f"Enjoys the hiking trail number {n} on weekends", day(n + 1), None) for n in range(12)])
     profile = [typed.row(ALICE, kind, text, source="markdown", source_ref=f"support-bot/users/alice/MEMORY.md#L{line}")
                for kind, text, line in (("preference", "Prefers concise answers, the command first", 12),
@@ -128,12 +129,13 @@ def test_the_profile_a_person_wrote_comes_first_whatever_was_said_since(typed):
     typed.embed_rows(profile)
     typed.store.upsert_memories(profile)
     found = working_memory(typed.store, SCOPE, title="support-bot/alice", token_budget=200, now=NOW)
-    assert [i.content for i in found.items][:3] == [
-        "Alice Ferreira, Head of Data Platform at Tidewater",  # in the file's order
-        "Prefers concise answers, the command first",
-        "Enjoys the hiking trail number 11 on weekends",  # then what was said, newest first
-    ]
-    assert found.left_out > 0 and found.tokens <= 200
+    shown = [i.content for i in found.items]
+    assert shown[0] == "Enjoys the hiking trail number 11 on weekends"  # what was said, newest first
+    assert set(shown[-2:]) == {"Prefers concise answers, the command first", "Alice Ferreira, Head of Data Platform at Tidewater"}
+    assert 2 < len(shown) < 14 and found.left_out == 14 - len(shown) and found.tokens <= 200
+    # A budget for one line keeps the profile's first line.
+    assert [i.content for i in working_memory(typed.store, SCOPE, title="a", token_budget=60, now=NOW).items] == [
+        "Alice Ferreira, Head of Data Platform at Tidewater"]
 
 
 def test_recent_entries_are_at_most_thirty_newest_first(typed):
