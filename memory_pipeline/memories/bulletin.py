@@ -84,6 +84,22 @@ def bulletin(
     tz: ZoneInfo | None = None,
     title: str | None = None,
 ) -> str:
+    return made_bulletin(store, scope, kind, per_section=per_section, now=now, tz=tz, title=title)[0]
+
+
+def made_bulletin(
+    store: TypedMemoryStore,
+    scope: ReadScope,
+    kind: str = "memory",
+    *,
+    per_section: int = 5,
+    now: datetime | None = None,
+    tz: ZoneInfo | None = None,
+    title: str | None = None,
+) -> tuple[str, datetime | None]:
+    """The bulletin, and the first instant after ``now`` at which it reads differently
+    (``next_change``; for ``context``, whose first line names the minute, the next minute at the
+    latest)."""
     if kind not in KINDS:
         raise MemoryOperationError(f"bulletin kind {kind!r}: use 'memory' or 'context'")
     if not 1 <= per_section <= 50:
@@ -92,9 +108,22 @@ def bulletin(
     tz = tz or ZoneInfo("UTC")
     frame = current_memories(store, scope)
     heading = title or (scope.primary[0] if scope.primary else "memory")
+    changes = next_change(frame, now)
     if kind == "memory":
-        return _memory(frame, heading, per_section, now, tz)
-    return _context(frame, heading, per_section, now, tz)
+        return _memory(frame, heading, per_section, now, tz), changes
+    minute = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    return _context(frame, heading, per_section, now, tz), min(minute, changes or minute)
+
+
+def next_change(frame: pl.DataFrame, now: datetime) -> datetime | None:
+    """When a section's time filter next reads differently: an item scheduled at t stops being
+    pending or upcoming once t has passed, and comes within the time-sensitive days at t -
+    ``TIME_SENSITIVE_DAYS``; None when no dated item lies ahead."""
+    if not frame.height:
+        return None
+    ahead = timedelta(days=TIME_SENSITIVE_DAYS)
+    edges = [edge for when in frame["happens_at"].drop_nulls().to_list() for edge in (when, when - ahead) if edge > now]
+    return min(edges, default=None)
 
 
 def current_memories(store: TypedMemoryStore, scope: ReadScope) -> pl.DataFrame:

@@ -1,21 +1,23 @@
-"""A working memory kept on disk while nothing it is made of changes, so an agent that loads it
-every cycle from a new process gets it without LanceDB (whose import alone costs a one-shot
-``memory-pipeline context`` about 1 s of CPU) and without reading a table.
+"""What an agent loads into its prompt every cycle, kept on disk while nothing it is made of
+changes: its working memory (``working.py``) and bulletins (``bulletin.py``). A new process then
+answers without LanceDB (whose import alone costs a one-shot ``memory-pipeline context`` about
+1 s of CPU) and without reading a table.
 
-One file per tenant, ``<LanceDB folder>/_recall_index/context/<tenant>/working.json``, beside
-recall's own persisted files, holding the last working memory made and what it was made from:
-- the version stamp (``store.lance_files.version_stamp``) of every table but those a working
-  memory never reads (``UNREAD``), so a table added later makes the file stale, never wrong;
-- what the reader asked (budget, recent entries), whom it reads (its scopes: a team member reads
-  its leader's memory), the timezone's source (the tenant's MEMORY.md) and the code that writes
-  it (``CODE``: an upgrade or an edit makes it again), each file by size and time;
+One file per tenant and section, ``<LanceDB folder>/_recall_index/context/<tenant>/<name>.json``
+(``working``, ``bulletin-memory``, ``bulletin-context``), beside recall's own persisted files,
+holding the last one made and what it was made from:
+- the version stamp (``store.lance_files.version_stamp``) of every table but those it never reads
+  (``UNREAD``), so a table added later makes the file stale, never wrong;
+- what the reader asked (budget, recent entries, items per section), whom it reads (its scopes: a
+  team member reads its leader's memory), the timezone's source (the tenant's MEMORY.md) and the
+  code that writes it (``CODE``: an upgrade or an edit makes it again), each file by size and time;
 - the span of time it holds for: from when it was made until the first instant a dated item
-  enters or leaves a section (``WorkingMemory.valid_until``).
+  enters or leaves a section (``bulletin.next_change``).
 Anything else (another stamp, a later instant, an unreadable file) makes it again.
 
 Only a database in a local folder keeps one: on object storage each machine would hold its own
 copy, which forgetting a tenant on another machine could not remove. The file holds what the
-working memory shows, so it goes wherever those rows go: forgetting a tenant removes its folder
+section shows, so it goes wherever those rows go: forgetting a tenant removes its folder
 (``recall.index.files.forget_index_files``), and purging deleted memories removes every tenant's
 (``TypedMemoryStore.purge_deleted``).
 """
@@ -33,17 +35,17 @@ from memory_pipeline.store import lance_files
 log = logging.getLogger(__name__)
 
 FOLDER = "context"
-FILE = "working.json"
+WORKING = "working"
 FORMAT = 1
-# Tables no working memory is made from: an ingest of notes and transcripts, or a recall handing
+# Tables no working memory or bulletin is made from: an ingest of notes and transcripts, or a recall handing
 # out results, leaves the kept one standing.
 UNREAD = frozenset({"chunks", "files", "embedding_cache", "access_log", "memory_audit"})
-# What chooses and writes a working memory's items.
+# What chooses and writes their items.
 CODE = tuple(Path(__file__).with_name(name) for name in ("working.py", "bulletin.py", "context_file.py"))
 
 
 def fingerprint(uri: str, profile: list[Path], asked: dict) -> dict | None:
-    """What a working memory for ``asked`` is made from, as it stands now (``profile``: the
+    """What a section for ``asked`` is made from, as it stands now (``profile``: the
     tenant's MEMORY.md files, ``tenancy.profile_files``); None when it cannot be told without
     LanceDB (object storage, a table whose manifest this cannot read)."""
     if not lance_files.is_local(uri):
@@ -72,43 +74,44 @@ def _stats(files) -> list:
     return out
 
 
-def path(uri: str, tenant: str) -> Path:
+def path(uri: str, tenant: str, name: str = WORKING) -> Path:
     from memory_pipeline.recall.index.files import INDEX_FOLDER
 
-    return Path(uri) / INDEX_FOLDER / FOLDER / tenant / FILE
+    return Path(uri) / INDEX_FOLDER / FOLDER / tenant / f"{name}.json"
 
 
-def read(uri: str, tenant: str, made_from: dict | None, now: datetime) -> dict | None:
-    """The kept working memory (``WorkingMemory.to_dict``) if it was made from ``made_from`` and
-    still holds at ``now``; else None."""
+def read(uri: str, tenant: str, made_from: dict | None, now: datetime, name: str = WORKING) -> dict | None:
+    """The kept section ``name`` if it was made from ``made_from`` and still holds at ``now``;
+    else None."""
     if made_from is None:
         return None
     try:
-        kept = json.loads(path(uri, tenant).read_text(encoding="utf-8"))
+        kept = json.loads(path(uri, tenant, name).read_text(encoding="utf-8"))
         if kept.get("made_from") != made_from:
             return None
         made_at = datetime.fromisoformat(kept["made_at"])
         until = kept.get("valid_until")
         if now < made_at or (until is not None and now >= datetime.fromisoformat(until)):
             return None
-        return kept["working_memory"]
+        return kept["section"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def keep(uri: str, tenant: str, made_from: dict | None, now: datetime, found: dict, valid_until: datetime | None) -> None:
-    """Write the working memory ``found`` for the next reader (atomically); a failure is logged
-    and costs only the next reader's time."""
+def keep(uri: str, tenant: str, made_from: dict | None, now: datetime, found: dict, valid_until: datetime | None,
+         name: str = WORKING) -> None:
+    """Write the section ``found`` for the next reader (atomically); a failure is logged and
+    costs only the next reader's time."""
     if made_from is None:
         return
-    target = path(uri, tenant)
+    target = path(uri, tenant, name)
     record = {"made_from": made_from, "made_at": now.astimezone(UTC).isoformat(),
               "valid_until": valid_until.astimezone(UTC).isoformat() if valid_until else None,
-              "working_memory": found}
+              "section": found}
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        part = target.with_name(f".{FILE}.{os.getpid()}")
+        part = target.with_name(f".{target.name}.{os.getpid()}")
         part.write_text(json.dumps(record, ensure_ascii=False, default=str), encoding="utf-8")
         os.replace(part, target)
     except OSError as exc:
-        log.warning("working memory of %s not kept for the next reader: %s", tenant, exc)
+        log.warning("%s of %s not kept for the next reader: %s", name, tenant, exc)

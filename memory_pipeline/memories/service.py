@@ -117,30 +117,48 @@ class MemoryService:
             raise MemoryOperationError(str(exc)) from None
 
     def bulletin(self, kind: str = "memory", per_section: int = 5, now: datetime | None = None) -> str:
-        return bulletins.bulletin(self.store, self.own, kind, per_section=per_section, now=now, tz=self.tz)
+        """A Markdown bulletin for a system prompt (``memories/bulletin.py``), kept on disk as the
+        working memory is."""
+        def make(at: datetime):
+            text, until = bulletins.made_bulletin(self.store, self.own, kind, per_section=per_section, now=at, tz=self.tz)
+            return {"markdown": text}, until
+
+        if kind not in bulletins.KINDS:  # refused, with the reason, by the bulletin itself
+            return make(now)[0]["markdown"]
+        return self._kept(f"bulletin-{kind}", {"per_section": per_section}, now, make)["markdown"]
 
     def context(self, token_budget: int | None = None, max_recent: int | None = None,
                 now: datetime | None = None) -> WorkingMemory:
         """The working memory to load into the prompt every cycle (``memories/working.py``); at most
         ``max_recent`` recent entries (default ``working.MAX_RECENT``). The last one made is kept
         on disk while nothing it is made of changes (``memories/context_file.py``)."""
-        from memory_pipeline.memories import context_file, working
+        from memory_pipeline.memories import working
 
         budget = self.settings.recall.context_token_budget if token_budget is None else token_budget
         recent = working.MAX_RECENT if max_recent is None else max_recent
+
+        def make(at: datetime):
+            found = self._working_memory(budget, recent, at)
+            return found.to_dict(), found.valid_until
+
+        found = working.WorkingMemory.from_dict(self._kept("working", {"budget": budget, "recent": recent}, now, make))
+        self._record_context(found)
+        return found
+
+    def _kept(self, name: str, asked: dict, now: datetime | None, make) -> dict:
+        """Section ``name`` as ``make(now)`` makes it (with when it next reads differently), or as
+        it was kept on disk if nothing it is made of changed since (``memories/context_file.py``)."""
+        from memory_pipeline.memories import context_file
+
         now = (now or now_utc()).astimezone(UTC)
         uri, tenant = self.settings.lancedb_uri, self.tenant
         scopes = [scope.key for scope in recall_scopes(self.agent, self.user, self.settings)]
-        made_from = context_file.fingerprint(uri, profile_files(self.settings.root, tenant),
-                                             {"budget": budget, "recent": recent, "scopes": scopes})
-        kept = context_file.read(uri, tenant.key, made_from, now)
-        if kept is not None:
-            found = working.WorkingMemory.from_dict(kept)
-        else:
-            found = self._working_memory(budget, recent, now)
-            context_file.keep(uri, tenant.key, made_from, now, found.to_dict(), found.valid_until)
-        self._record_context(found)
-        return found
+        made_from = context_file.fingerprint(uri, profile_files(self.settings.root, tenant), {**asked, "scopes": scopes})
+        kept = context_file.read(uri, tenant.key, made_from, now, name)
+        if kept is None:
+            kept, valid_until = make(now)
+            context_file.keep(uri, tenant.key, made_from, now, kept, valid_until, name)
+        return kept
 
     def _working_memory(self, budget: int, recent: int, now: datetime) -> WorkingMemory:
         from memory_pipeline.consolidation.store import ConsolidationStore

@@ -39,7 +39,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from memory_pipeline.memories.bulletin import TIME_SENSITIVE_DAYS, current_memories, distinct, when_text
+from memory_pipeline.memories.bulletin import TIME_SENSITIVE_DAYS, current_memories, distinct, next_change, when_text
 from memory_pipeline.memories.operations import MemoryOperationError
 from memory_pipeline.memories.query import ReadScope
 from memory_pipeline.memories.store import TypedMemoryStore, now_utc
@@ -170,18 +170,7 @@ def working_memory(
         if chosen:
             lines += ["", _heading(key), *chosen]
     markdown = "\n".join(lines) + "\n"
-    return WorkingMemory(title, markdown, items, count_tokens(markdown), token_budget, left_out, _next_change(frame, now))
-
-
-def _next_change(frame: pl.DataFrame, now: datetime) -> datetime | None:
-    """When the sections' time filters (``_sections``) next read differently: an item scheduled at
-    t leaves the goals, todos and time-sensitive items once t has passed, and comes within the
-    time-sensitive days at t - TIME_SENSITIVE_DAYS."""
-    if not frame.height:
-        return None
-    ahead = TIME_SENSITIVE_DAYS * timedelta(days=1)
-    edges = [edge for when in frame["happens_at"].drop_nulls().to_list() for edge in (when, when - ahead) if edge > now]
-    return min(edges, default=None)
+    return WorkingMemory(title, markdown, items, count_tokens(markdown), token_budget, left_out, next_change(frame, now))
 
 
 def _heading(key: str) -> str:

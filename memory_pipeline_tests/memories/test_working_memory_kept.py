@@ -1,10 +1,12 @@
-"""The last working memory made is kept on disk while nothing it is made of changes.
+"""The last working memory and bulletins made are kept on disk while nothing they are made of
+changes.
 
 Proves: asking again with nothing changed gives the same section without making it again (no
 table read); a memory stored, updated or forgotten, another budget, a team's leader, the tenant's
 timezone or a dated item falling due or coming within the time-sensitive days each make it again,
 so a kept one is never what a new one would not be; forgetting a memory leaves none of its words
-in a kept file; a damaged file is made again; a database on object storage keeps none. Real
+in a kept file; a damaged file is made again; a database on object storage keeps none; bulletins
+are kept alike, the context bulletin (which names the minute) within its minute. Real
 LanceDB under tmp_path, memories stored through the audited operations.
 """
 
@@ -16,7 +18,9 @@ import pytest
 
 from memory_pipeline.config import get_settings
 from memory_pipeline.embedding import HashEmbedder
+from memory_pipeline.memories import bulletin as bulletins
 from memory_pipeline.memories import context_file
+from memory_pipeline.memories.operations import MemoryOperationError
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.tenancy import Tenant
 
@@ -126,3 +130,42 @@ def test_a_damaged_file_is_made_again(service, made, lance_uri):
 def test_a_database_on_object_storage_keeps_none(tmp_path):
     assert context_file.fingerprint("s3://bucket/lancedb", [tmp_path / "MEMORY.md"], {"budget": 1500}) is None
     assert context_file.read("s3://bucket/lancedb", ALICE.key, None, NOW) is None
+
+
+@pytest.fixture
+def bulletins_made(monkeypatch):
+    count = []
+    make = bulletins.made_bulletin
+
+    def counted(*args, **kwargs):
+        count.append(args[2])
+        return make(*args, **kwargs)
+
+    monkeypatch.setattr(bulletins, "made_bulletin", counted)
+    return count
+
+
+def test_bulletins_are_kept_alike(service, bulletins_made, lance_uri):
+    service.store_memory("goal", "Migrate the database to PostgreSQL 16", occurred_at="2026-11-13T09:00",
+                         happens_at="2026-11-30T09:00")
+    service.store_memory("todo", "Send Alice the renewal statement", occurred_at="2026-11-10T09:00",
+                         happens_at="2026-11-25T09:00")
+    memory = service.bulletin("memory", now=NOW)
+    assert "## Active Goals\n- Migrate the database to PostgreSQL 16" in memory
+    assert service.bulletin("memory", now=NOW + timedelta(days=2)) == memory
+    assert context_file.path(lance_uri, ALICE.key, "bulletin-memory").is_file()
+    assert bulletins_made == ["memory"]
+    # The context bulletin names the minute it is as of: kept within it, made again after it.
+    context = service.bulletin("context", now=NOW)
+    assert "_as of 2026-11-20 12:00 (UTC)_" in context and "Send Alice the renewal statement" in context
+    assert service.bulletin("context", now=NOW + timedelta(seconds=50)) == context
+    assert "_as of 2026-11-20 12:01 (UTC)_" in service.bulletin("context", now=NOW + timedelta(seconds=61))
+    assert bulletins_made == ["memory", "context", "context"]
+    # A goal past its date leaves the memory bulletin; another number per section is asked anew.
+    assert "- Migrate the database" not in service.bulletin("memory", now=datetime(2026, 12, 1, tzinfo=UTC))
+    service.bulletin("memory", per_section=2, now=datetime(2026, 12, 1, tzinfo=UTC))
+    assert bulletins_made == ["memory", "context", "context", "memory", "memory"]
+    with pytest.raises(MemoryOperationError, match="bulletin kind 'weekly'"):
+        service.bulletin("weekly", now=NOW)
+    assert sorted(p.name for p in context_file.path(lance_uri, ALICE.key).parent.iterdir()) == [
+        "bulletin-context.json", "bulletin-memory.json"]
