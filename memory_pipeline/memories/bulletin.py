@@ -74,17 +74,9 @@ def distinct(rows, limit: int | None = None, seen: list[dict] | None = None) -> 
     return out
 
 
-def bulletin(
-    store: TypedMemoryStore,
-    scope: ReadScope,
-    kind: str = "memory",
-    *,
-    per_section: int = 5,
-    now: datetime | None = None,
-    tz: ZoneInfo | None = None,
-    title: str | None = None,
-) -> str:
-    return made_bulletin(store, scope, kind, per_section=per_section, now=now, tz=tz, title=title)[0]
+def bulletin(store: TypedMemoryStore, scope: ReadScope, kind: str = "memory", **options) -> str:
+    """The bulletin's text (``made_bulletin``: ``per_section``, ``now``, ``tz``, ``title``)."""
+    return made_bulletin(store, scope, kind, **options)[0]
 
 
 def made_bulletin(
