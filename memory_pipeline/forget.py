@@ -16,8 +16,8 @@ What goes:
   versions and the full-text index. Every table that held the tenant has its live rows rewritten
   into new files, its scalar and full-text indices rebuilt, and every older version removed;
 - recall's persisted indices of the tenant (``<LanceDB folder>/_recall_index/<table>/<tenant>/``,
-  see ``recall/index/files.py``): its rows, vectors and words; and its last working memory, kept
-  beside them (``_recall_index/context/<tenant>/``, ``memories/context_file.py``);
+  see ``recall/index/files.py``): its rows, vectors and words; and its last working memory and
+  bulletins, kept beside them (``_recall_index/context/<tenant>/``, ``memories/context_file.py``);
 - files the pipeline wrote for the tenant: dreamed files (``_system/dreaming/*.md`` that start
   with the dreaming marker) and the IO manager's per-partition hand-off files;
 - with a Dagster instance: the tenant's partition, the runs of the tenant alone (events and

@@ -36,11 +36,11 @@ log = logging.getLogger(__name__)
 
 FOLDER = "context"
 WORKING = "working"
-FORMAT = 1
 # Tables no working memory or bulletin is made from: an ingest of notes and transcripts, or a recall handing
 # out results, leaves the kept one standing.
 UNREAD = frozenset({"chunks", "files", "embedding_cache", "access_log", "memory_audit"})
-# What chooses and writes their items.
+# What chooses and writes their items, and this module's own format: an edit or an upgrade of
+# any of them makes every kept section again.
 CODE = tuple(Path(__file__).with_name(name) for name in ("working.py", "bulletin.py", "context_file.py"))
 
 
@@ -60,7 +60,7 @@ def fingerprint(uri: str, profile: list[Path], asked: dict) -> dict | None:
         if stamp is None:
             return None
         tables[name] = stamp
-    return {"format": FORMAT, "tables": tables, "profile": _stats(profile), "code": _stats(CODE), "asked": asked}
+    return {"tables": tables, "profile": _stats(profile), "code": _stats(CODE), "asked": asked}
 
 
 def _stats(files) -> list:

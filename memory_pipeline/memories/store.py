@@ -135,12 +135,13 @@ class TypedMemoryStore(LanceBase):
                 if self.has(spec):
                     purge_table(self.db.open_table(spec.name), is_local(self.uri))
             # Recall keeps small tenants' reads of the memories table (``recall/index/files.py``),
-            # and each tenant's last working memory is kept whole (``memories/context_file.py``).
-            from memory_pipeline.memories.context_file import FOLDER as WORKING_MEMORIES
+            # and each tenant's last working memory and bulletins are kept whole
+            # (``memories/context_file.py``).
+            from memory_pipeline.memories.context_file import FOLDER as KEPT_SECTIONS
             from memory_pipeline.recall.index.files import forget_table_files
 
             forget_table_files(self.uri, MEMORIES.name)
-            forget_table_files(self.uri, WORKING_MEMORIES)
+            forget_table_files(self.uri, KEPT_SECTIONS)
 
     def ensure_fts_index(self, rebuild: bool = False) -> None:
         """The full-text index on memory content, built or brought up to date."""

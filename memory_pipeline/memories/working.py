@@ -32,7 +32,6 @@ Rules, all tested:
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -43,6 +42,7 @@ from memory_pipeline.memories.bulletin import TIME_SENSITIVE_DAYS, current_memor
 from memory_pipeline.memories.operations import MemoryOperationError
 from memory_pipeline.memories.query import ReadScope
 from memory_pipeline.memories.store import TypedMemoryStore, now_utc
+from memory_pipeline.recall.get import parse_citation
 
 if TYPE_CHECKING:  # imported where a frame is read: a kept working memory needs none (``context_file``)
     import polars as pl
@@ -227,8 +227,8 @@ def _profile_line(row: dict, position: int) -> tuple[int, int]:
     undated MEMORY.md line, in the file's order) first, then what was said, newest first."""
     if row["occurred_at"] is not None:
         return 1, position
-    found = re.search(r"#L(\d+)", row["source_ref"] or "")
-    return 0, int(found.group(1)) if found else position
+    line = parse_citation(row["source_ref"] or "")[1]
+    return 0, position if line is None else line
 
 
 def _timeline(store: TypedMemoryStore, episodes: pl.DataFrame | None):
