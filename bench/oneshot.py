@@ -178,6 +178,8 @@ def main() -> None:
         assert json.loads(first["stdout"]), "the first search found nothing"
         report["first_search_after_ingest"] = {k: round(v, 3) for k, v in first.items() if k != "stdout"}
         context = [*cli, "context", "-a", AGENT, "-u", user, "--json"]
+        # ``context_file.path``, spelled out: importing it would bring Arrow into this process,
+        # whose size every child's peak RSS starts from
         kept = workdir / "lancedb" / "_recall_index" / "context" / f"{AGENT}~{user}" / "working.json"
         run(context, env)  # the first one is made and kept; each ``context_made`` run below makes it again
         timed: dict[str, list[dict]] = {"search": [], "context": [], "context_made": [], "help": [], "python": []}
