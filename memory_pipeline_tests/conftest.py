@@ -6,6 +6,7 @@ Unit tests use the hashing embedder (no model); tests marked ``slow`` use the re
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -104,6 +105,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     first_seen = {key: i for i, key in enumerate(dict.fromkeys(keys))}
     ordered = sorted(zip(keys, items), key=lambda pair: (rank(pair[0]), -weights[pair[0]], first_seen[pair[0]]))
     items[:] = [item for _, item in ordered]
+
+
+@pytest.fixture(autouse=True)
+def _root_logger_without_handlers_of_earlier_tests():
+    """Each test starts with no handler on the root logger but pytest's own. An MCP server built in
+    the test process (the mcp library's ``configure_logging``) adds a rich handler at INFO there, and
+    a later test's CLI run, finding a handler already set, printed alembic's info lines to stderr
+    beside its one-line error."""
+    root = logging.getLogger()
+    for handler in root.handlers[:]:
+        if not type(handler).__module__.startswith("_pytest"):
+            root.removeHandler(handler)
 
 
 @pytest.fixture
