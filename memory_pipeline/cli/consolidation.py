@@ -128,14 +128,14 @@ def episodes_command(
 ) -> None:
     """List a tenant's episodes: when, how they were summarized, abstract."""
     from memory_pipeline.config import get_settings
-    from memory_pipeline.consolidation.store import ConsolidationStore
-    from memory_pipeline.embedding import EMBEDDER_IDENTITY
+    from memory_pipeline.recall.index.kept_reads import read_tenants
+    from memory_pipeline.store.tables import EPISODES
     from memory_pipeline.tenancy import Tenant
 
     agent, user = require_tenant(agent, user)
-    settings = get_settings()
-    store = ConsolidationStore(settings.lancedb_uri, EMBEDDER_IDENTITY[settings.embedder][1])
-    rows = store.episode_rows(Tenant(agent, user).key).sort("completed_at", descending=True).head(limit)
+    columns = ["completed_at", "session_id", "produced_by", "promoted_at", "l0_abstract", "key_topics"]
+    rows = read_tenants(get_settings().lancedb_uri, EPISODES, Tenant(agent, user).key, columns)
+    rows = rows.sort("completed_at", descending=True).head(limit)
     episodes = [
         {"completed_at": r["completed_at"], "session_id": r["session_id"], "produced_by": r["produced_by"],
          "promoted": r["promoted_at"] is not None, "abstract": r["l0_abstract"], "key_topics": r["key_topics"]}

@@ -17,7 +17,9 @@ from rapidfuzz import fuzz, process
 
 from memory_pipeline.knowledge.graph import normalize_name
 from memory_pipeline.knowledge.validity import utc, valid_at
-from memory_pipeline.store.base import LanceBase, sql_in
+from memory_pipeline.recall.sources import tenant_cache
+from memory_pipeline.recall.index.kept_reads import read_tenants
+from memory_pipeline.store.base import LanceBase
 from memory_pipeline.store.tables import ENTITIES, MEMORIES, RELATIONS, TableSpec
 
 if TYPE_CHECKING:  # imported where a frame is made: polars takes 0.5 s to import
@@ -62,13 +64,15 @@ def knowledge_graph_search(
 
 
 def _empty_note(store: LanceBase) -> str:
-    if not store.has(RELATIONS):
+    if RELATIONS.name not in tenant_cache(store.uri).table_names():
         return "the knowledge graph is empty: run consolidation (semantic_graph) for this tenant"
     return "nothing known about this entity"
 
 
 def _read(store: LanceBase, spec: TableSpec, tenants: list[str]) -> pl.DataFrame:
-    return store.read(spec, sql_in("tenant", tenants))
+    """The tenants' rows of ``spec`` but their vectors, read as recall reads a tenant: a new
+    process reads a small tenant's back from the file kept at the table's version, without LanceDB."""
+    return read_tenants(store.uri, spec, tenants)
 
 
 def _search(store, tenants, entity, wanted, when, include_history, max_results, tz, show_memory) -> dict:
@@ -106,7 +110,7 @@ def _search(store, tenants, entity, wanted, when, include_history, max_results, 
         r["object"] if normalize_name(r["subject"]) == wanted or r["subject"] in matched.values() else r["subject"]
         for r in rel_rows if r["valid"]
     } - {entity})
-    memories = store.read(MEMORIES, sql_in("tenant", tenants), [c for c in MEMORIES.names if c != "vector"])
+    memories = _read(store, MEMORIES, tenants)
     mentions = []
     if memories.height:
         names = {entity.casefold(), *(n.casefold() for n in matched.values())}

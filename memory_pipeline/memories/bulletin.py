@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from memory_pipeline.memories.operations import MemoryOperationError
-from memory_pipeline.memories.query import ReadScope, superseded
+from memory_pipeline.memories.query import ReadScope, memory_frame, superseded
 from memory_pipeline.memories.store import TypedMemoryStore, now_utc
 
 if TYPE_CHECKING:  # imported where a frame is made: polars takes 0.5 s to import
@@ -127,7 +127,7 @@ def current_memories(store: TypedMemoryStore, scope: ReadScope) -> pl.DataFrame:
     frame, tenants = pl.DataFrame(), []
     for tenants in (scope.primary, scope.fallback):
         if tenants:
-            frame = store.memory_rows(tenants)
+            frame = memory_frame(store, tenants)
             if frame.height:
                 break
     gone = superseded(store, tenants) if frame.height else {}

@@ -20,7 +20,8 @@ from memory_pipeline.memories.recall_source import FACTS
 from memory_pipeline.memories.store import TypedMemoryStore, now_utc
 from memory_pipeline.recall.scope import recall_scopes
 from memory_pipeline.recall.search import NoIndexError, search
-from memory_pipeline.store.base import sql_in
+from memory_pipeline.recall.index.kept_reads import read_tenants
+from memory_pipeline.store.tables import MEMORIES, SUPERSESSIONS
 
 if TYPE_CHECKING:  # imported where a frame is made: polars takes 0.5 s to import
     import polars as pl
@@ -89,7 +90,14 @@ def superseded(store: TypedMemoryStore, tenants: list[str]) -> dict[str, dict]:
     (``timeline/records.py``): a moved plan, an old address, a corrected number."""
     from memory_pipeline.timeline.records import superseded_memories
 
-    return superseded_memories(store.db, tenants)
+    return superseded_memories(read_tenants(store.uri, SUPERSESSIONS, tenants))
+
+
+def memory_frame(store: TypedMemoryStore, tenants: str | list[str], vectors: bool = False) -> pl.DataFrame:
+    """Every typed memory of ``tenants``, read as recall reads them (``recall.index.kept_reads``):
+    a new process reads a small tenant's back from the file kept at the table's version, without
+    LanceDB."""
+    return read_tenants(store.uri, MEMORIES, tenants, [c for c in MEMORIES.names if vectors or c != "vector"])
 
 
 def labelled(row: dict, gone: dict[str, dict]) -> dict:
@@ -135,7 +143,9 @@ def query_memories(
     for tenants in (scope.primary, scope.fallback):
         if not tenants:
             continue
-        frame = store.memory_rows(tenants, sql_in("memory_type", types) if types else None)
+        frame = memory_frame(store, tenants)
+        if types:
+            frame = frame.filter(pl.col("memory_type").is_in(types))
         gone = superseded(store, tenants) if frame.height else {}
         if gone and not include_superseded:
             frame = frame.filter(~pl.col("id").is_in(list(gone)))
@@ -193,10 +203,12 @@ def recall_memories(
         )
     except NoIndexError:  # neither typed memories nor an L0 index yet
         return []
+    import polars as pl
+
     rows: dict[tuple[str, str], dict] = {}
     for tenant in {h.tenant for h in hits}:
         ids = [h.ids[0] for h in hits if h.tenant == tenant]
-        for row in store.memory_rows(tenant, sql_in("id", ids), vectors=True).iter_rows(named=True):
+        for row in memory_frame(store, tenant, vectors=True).filter(pl.col("id").is_in(ids)).iter_rows(named=True):
             rows[(tenant, row["id"])] = row
     out = []
     for hit in hits:

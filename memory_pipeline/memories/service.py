@@ -161,12 +161,11 @@ class MemoryService:
         return kept
 
     def _working_memory(self, budget: int, recent: int, now: datetime) -> WorkingMemory:
-        from memory_pipeline.consolidation.store import ConsolidationStore
         from memory_pipeline.memories import working
+        from memory_pipeline.recall.index.kept_reads import read_tenants
         from memory_pipeline.store.tables import EPISODES
 
-        episodes = ConsolidationStore(self.settings.lancedb_uri, self.store.dim).episode_rows(
-            self.tenant.key, columns=[c for c in EPISODES.names if c != "vector"])
+        episodes = read_tenants(self.settings.lancedb_uri, EPISODES, self.tenant.key)
         return working.working_memory(
             self.store, self.own, title=f"{self.agent}/{self.user}", token_budget=budget, max_recent=recent,
             tiers=self._tiers(), now=now, tz=self.tz, episodes=episodes,

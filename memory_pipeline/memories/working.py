@@ -233,12 +233,13 @@ def _profile_line(row: dict, position: int) -> tuple[int, int]:
 
 def _timeline(store: TypedMemoryStore, episodes: pl.DataFrame | None):
     """The supersession records of the episodes' tenant, as recall reads them."""
-    from memory_pipeline.timeline.records import supersession_rows
+    from memory_pipeline.recall.index.kept_reads import read_tenants
     from memory_pipeline.recall.timeline import TenantTimeline
+    from memory_pipeline.store.tables import SUPERSESSIONS
 
     if episodes is None or not episodes.height:
         return None
-    return TenantTimeline(supersession_rows(store.db, episodes["tenant"].unique().to_list()).to_dicts(), {})
+    return TenantTimeline(read_tenants(store.uri, SUPERSESSIONS, episodes["tenant"].unique().to_list()).to_dicts(), {})
 
 
 def _sessions(episodes: pl.DataFrame | None, tz: ZoneInfo, timeline=None) -> list[ContextItem]:

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory_pipeline.recall.index import files as index_files
+from memory_pipeline.recall.index import kept_reads
 from memory_pipeline.recall.index import update as index_update
 from memory_pipeline.recall.rows import (
     Rows,
@@ -291,14 +292,14 @@ class TenantCache:
         if self.persist_min_rows is not None:
             files = index_files.tenant_files(self.uri, name, tenant)
         stamp = index_files.table_stamp(self.uri, name, version) if files is not None else None
-        kept = files.kept_read(stamp, columns) if files is not None else None
+        kept = kept_reads.kept_read(files.tenant_dir, stamp, columns) if files is not None else None
         if kept is not None:
             return kept
         table = self.table(name)
         present = set(table.schema.names)
         arrow = self._read(table, tenant, [c for c in columns if c in present])
         if files is not None and arrow.num_rows < self.persist_min_rows:
-            files.keep_read(stamp, columns, arrow)
+            kept_reads.keep_read(files.tenant_dir, stamp, columns, arrow)
         return arrow
 
     def _read(self, table, tenant: str, columns: list[str]) -> pa.Table:

@@ -150,10 +150,15 @@ class LanceBase:
         self.uri = str(uri)
         if is_local(self.uri):
             Path(self.uri).mkdir(parents=True, exist_ok=True)
-        self.db = connect(self.uri)
         self.dim = dim
         self._lock = threading.Lock()
         self._migrated: set[str] = set()
+
+    @functools.cached_property
+    def db(self) -> lancedb.DBConnection:
+        """The connection, made on first use: a reader answered from recall's kept files
+        (``recall.index.kept_reads``) never imports LanceDB."""
+        return connect(self.uri)
 
     def table_names(self) -> list[str]:
         result = self.db.list_tables()

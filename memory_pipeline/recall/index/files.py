@@ -41,6 +41,7 @@ import numpy as np
 import pyarrow as pa
 
 from memory_pipeline.query_encoder import cache_dir
+from memory_pipeline.recall.index.kept_reads import KEPT
 from memory_pipeline.recall.rows import IdPositions, Rows, mapped_file
 from memory_pipeline.store import lance_files, object_store
 
@@ -48,7 +49,6 @@ log = logging.getLogger(__name__)
 
 INDEX_FOLDER = "_recall_index"
 FORMAT = 2  # 2: write times in the rows, word counts in the BM25 postings, IVF tails
-KEPT = "rows_at_version.arrow"  # a small tenant's rows as read at one table version (``keep_read``)
 _SAFE = re.compile(r"^[A-Za-z0-9_.~-]{1,160}$")
 # centroids last: it marks the set complete
 _IVF = ("order", "offsets", "grouped", "tail_order", "tail_offsets", "tail_grouped", "trained_on", "centroids")
@@ -149,48 +149,13 @@ class TenantFiles:
         return folder.is_dir()
 
     def clear(self) -> None:
-        """Remove every persisted fingerprint of the tenant (its kept read stays)."""
+        """Remove every persisted fingerprint of the tenant (its kept reads stay)."""
         if self.mirror is not None:  # the store holds no kept reads: the tenant's whole folder
             self.mirror.remove()
         if self.tenant_dir.is_dir():
             for entry in self.tenant_dir.iterdir():
                 if entry.is_dir():
                     shutil.rmtree(entry, ignore_errors=True)
-
-    # -- a small tenant's rows at one table version ----------------------------------------------
-
-    def kept_read(self, stamp: list[int] | None, columns: list[str]) -> pa.Table | None:
-        """The tenant's ``columns`` as ``keep_read`` kept them, if kept at the table version
-        ``stamp``: the table has not changed since, so neither have they, and a new process
-        answers without LanceDB (importing it alone takes 2-3 s of CPU)."""
-        if stamp is None:
-            return None
-        try:
-            with pa.memory_map(str(self.tenant_dir / KEPT), "r") as source:
-                reader = pa.ipc.open_file(source)
-                if json.loads(reader.schema.metadata[b"read_at"]) != {"stamp": stamp, "columns": columns}:
-                    return None
-                table = reader.read_all()
-            return table.replace_schema_metadata(None)
-        except (OSError, KeyError, ValueError, TypeError, pa.ArrowException):
-            return None
-
-    def keep_read(self, stamp: list[int] | None, columns: list[str], table: pa.Table) -> None:
-        """Keep the tenant's ``columns`` as read at the table version ``stamp`` (one file per
-        tenant and table, replaced by the next read)."""
-        if stamp is None:
-            return
-        meta = {b"read_at": json.dumps({"stamp": stamp, "columns": columns}).encode()}
-        tmp = self.tenant_dir / f".kept.{uuid.uuid4().hex}.tmp"
-        try:
-            self.tenant_dir.mkdir(parents=True, exist_ok=True)
-            table = table.replace_schema_metadata(meta)
-            with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-                writer.write_table(table)
-            os.replace(tmp, self.tenant_dir / KEPT)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            log.info("rows of %s not kept (%s): read from the table next time", self.tenant_dir.name, exc)
 
     # -- rows -----------------------------------------------------------------------------------
 
@@ -258,7 +223,7 @@ class TenantFiles:
         for name in set(self.mirror.folders() if self.mirror is not None else ()) - {fingerprint}:
             self.mirror.remove(name)
         for old in self.tenant_dir.iterdir():  # earlier fingerprints (and stale temporary folders)
-            if old.name == KEPT:
+            if old.name.startswith(f"{KEPT}."):  # a kept read (``kept_reads.py``)
                 old.unlink(missing_ok=True)  # the tenant is served from its fingerprint folder now
             elif old != final and not (old.name.startswith(".") and old.name.endswith(".tmp") and _young(old)):
                 shutil.rmtree(old, ignore_errors=True)

@@ -24,6 +24,7 @@ from memory_pipeline.l0.schedules import lancedb_optimize_job
 from memory_pipeline.orchestration.resources import LanceDBResource
 from memory_pipeline.recall import sources
 from memory_pipeline.recall.index import files as index_files
+from memory_pipeline.recall.index import kept_reads
 from memory_pipeline.recall.index.ann import IvfIndex
 from memory_pipeline.recall.index.bm25 import TextIndex
 from memory_pipeline.recall.index.persist import persist_large_tenants
@@ -129,8 +130,9 @@ def test_without_lancedb_a_new_cache_serves_persisted_and_small_tenants_until_th
     alice, small = first.rows(ChunkSource(), ALICE), first.rows(ChunkSource(), bob)
     assert len(alice) >= 3 and 0 < len(small) < 3 and len(first.rows(ChunkSource(), nobody)) == 0
     stamp = index_files.table_stamp(uri, "chunks", first.version("chunks"))
-    kept = {t: index_files.tenant_files(uri, "chunks", t).tenant_dir / index_files.KEPT for t in (nobody, bob, ALICE)}
-    assert (kept[nobody].is_file(), kept[bob].is_file(), kept[ALICE].exists()) == (True, True, False)
+    kept = {t: list(index_files.tenant_files(uri, "chunks", t).tenant_dir.glob(f"{kept_reads.KEPT}.*.arrow"))
+            for t in (nobody, bob, ALICE)}
+    assert (len(kept[nobody]), len(kept[bob]), len(kept[ALICE])) == (1, 1, 0)
 
     fresh = TenantCache(uri, persist_min_rows=3)
     with monkeypatch.context() as patch:
