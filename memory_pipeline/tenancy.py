@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 GLOBAL_USER = "_global"
 """The user id of an agent's agent-wide memory (``<agent>/MEMORY.md``, ``<agent>/memory/``)."""
@@ -80,6 +81,13 @@ def profile_files(root: str | Path, tenant: Tenant) -> list[Path]:
     base = Path(root) / tenant.agent_id
     folder = base if tenant.is_global else base / "users" / tenant.user_id
     return [folder / "MEMORY.md", folder / "memory.md"]
+
+
+def tenant_tz(root: str | Path, tenant: Tenant) -> ZoneInfo:
+    """The timezone the tenant's MEMORY.md names, else UTC."""
+    from memory_pipeline.text.dates import tenant_timezone, zone
+
+    return zone(tenant_timezone(profile_files(root, tenant)))
 
 
 def known_agents(root: Path) -> list[str]:

@@ -31,9 +31,8 @@ from memory_pipeline.knowledge import dedup as dedup_rules
 from memory_pipeline.knowledge.graph import graph_rows, resolver
 from memory_pipeline.knowledge.relations import extract, parse_utterances, utterances
 from memory_pipeline.llm.client import LLMClient, LLMError
-from memory_pipeline.sources.workspace import tenant_tz
 from memory_pipeline.store.base import sql_in, stable_id
-from memory_pipeline.tenancy import Tenant
+from memory_pipeline.tenancy import Tenant, tenant_tz
 from memory_pipeline.text.statements import load_nlp
 from memory_pipeline.timeline import relation_ends
 from memory_pipeline.timeline.records import supersession_rows

@@ -21,8 +21,8 @@ import polars as pl
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.episodes.dreaming import mark_replaced, memory_dir
 from memory_pipeline.llm.client import LLMClient
-from memory_pipeline.sources.workspace import DERIVED_DIR, tenant_tz
-from memory_pipeline.tenancy import Tenant
+from memory_pipeline.sources.workspace import DERIVED_DIR
+from memory_pipeline.tenancy import Tenant, tenant_tz
 from memory_pipeline.text.statements import MEMORY, Statement, load_nlp
 from memory_pipeline.timeline import relation_ends
 from memory_pipeline.timeline.parse_cache import StatementCache, pipeline_identity

@@ -88,9 +88,11 @@ def parse_bound(value: str | datetime | date | None, tz: ZoneInfo, end: bool = F
 def superseded(store: TypedMemoryStore, tenants: list[str]) -> dict[str, dict]:
     """Memory id -> the record of the later statement that replaced it, as consolidation stored it
     (``timeline/records.py``): a moved plan, an old address, a corrected number."""
-    from memory_pipeline.timeline.records import superseded_memories
+    from memory_pipeline.recall.timeline import RECORD_COLUMNS
 
-    return superseded_memories(read_tenants(store.uri, SUPERSESSIONS, tenants))
+    records = read_tenants(store.uri, SUPERSESSIONS, tenants, RECORD_COLUMNS)
+    return {r["old_ref"].removeprefix("facts/"): r for r in records.iter_rows(named=True)
+            if r["old_ref"].startswith("facts/")}
 
 
 def memory_frame(store: TypedMemoryStore, tenants: str | list[str], vectors: bool = False) -> pl.DataFrame:

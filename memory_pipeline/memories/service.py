@@ -25,7 +25,7 @@ from memory_pipeline.memories.query import (
 )
 from memory_pipeline.memories.store import TypedMemoryStore, now_utc
 from memory_pipeline.recall.scope import is_read_only, recall_scopes
-from memory_pipeline.tenancy import GLOBAL_USER, Tenant, profile_files, validate_id
+from memory_pipeline.tenancy import GLOBAL_USER, Tenant, profile_files, tenant_tz, validate_id
 
 if TYPE_CHECKING:
     from memory_pipeline.memories.working import WorkingMemory
@@ -53,8 +53,6 @@ class MemoryService:
 
     @cached_property
     def tz(self) -> ZoneInfo:
-        from memory_pipeline.sources.workspace import tenant_tz  # the workspace scanner and its scrubber
-
         return tenant_tz(self.settings.root, self.tenant)
 
     @cached_property

@@ -234,12 +234,13 @@ def _profile_line(row: dict, position: int) -> tuple[int, int]:
 def _timeline(store: TypedMemoryStore, episodes: pl.DataFrame | None):
     """The supersession records of the episodes' tenant, as recall reads them."""
     from memory_pipeline.recall.index.kept_reads import read_tenants
-    from memory_pipeline.recall.timeline import TenantTimeline
+    from memory_pipeline.recall.timeline import RECORD_COLUMNS, TenantTimeline
     from memory_pipeline.store.tables import SUPERSESSIONS
 
     if episodes is None or not episodes.height:
         return None
-    return TenantTimeline(read_tenants(store.uri, SUPERSESSIONS, episodes["tenant"].unique().to_list()).to_dicts(), {})
+    tenants = episodes["tenant"].unique().to_list()
+    return TenantTimeline(read_tenants(store.uri, SUPERSESSIONS, tenants, RECORD_COLUMNS).to_dicts(), {})
 
 
 def _sessions(episodes: pl.DataFrame | None, tz: ZoneInfo, timeline=None) -> list[ContextItem]:

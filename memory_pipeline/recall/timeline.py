@@ -25,6 +25,7 @@ from memory_pipeline.store import tables
 
 # Table names as the search's table cache knows them.
 SUPERSESSIONS, FILES = tables.SUPERSESSIONS.name, tables.FILES.name
+RECORD_COLUMNS = ["old_ref", "new_ref", "new_said_at", "old_sentence"]  # what a record (``Record``) holds
 RELATED = 0.5
 """When a replaced result holds several statements (a note's section, an episode), its successor
 is placed above it only if its cosine to the query is at least this share of the result's: the
@@ -156,7 +157,7 @@ def _read(cache, name: str, tenant: str, columns: list[str]):
 
 
 def _load(cache, tenant: str, tables: set[str]) -> TenantTimeline:
-    records = _read(cache, SUPERSESSIONS, tenant, ["old_ref", "new_ref", "new_said_at", "old_sentence"]) if SUPERSESSIONS in tables else []
+    records = _read(cache, SUPERSESSIONS, tenant, RECORD_COLUMNS) if SUPERSESSIONS in tables else []
     times: dict[str, datetime] = {}
     if FILES in tables:
         for row in _read(cache, FILES, tenant, ["path", "mtime_ns"]):

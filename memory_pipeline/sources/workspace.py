@@ -29,13 +29,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path, PurePosixPath
-from zoneinfo import ZoneInfo
 
 from wcmatch import glob as wcglob
 
 from memory_pipeline.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, get_settings
-from memory_pipeline.tenancy import GLOBAL_USER, InvalidTenantError, Tenant, profile_files
-from memory_pipeline.text.dates import tenant_timezone, zone
+from memory_pipeline.tenancy import GLOBAL_USER, InvalidTenantError, Tenant
 from memory_pipeline.text.scrub import scrub_secrets
 
 _GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB
@@ -353,8 +351,3 @@ def file_date(path: str) -> date | None:
         return date(int(match[1]), int(match[2]), int(match[3]))
     except ValueError:
         return None
-
-
-def tenant_tz(root: str | Path, tenant: Tenant) -> ZoneInfo:
-    """The timezone the tenant's MEMORY.md names, else UTC."""
-    return zone(tenant_timezone(profile_files(root, tenant)))

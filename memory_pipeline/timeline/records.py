@@ -129,12 +129,3 @@ def inherited_records(tenant: str, pairs: list[Supersession], statements: list[S
             rows.append(row)
             named.add(memory.ref)
     return rows
-
-
-def superseded_memories(records: pl.DataFrame) -> dict[str, dict]:
-    """Typed memory id -> the record of ``records`` (a tenant's supersession rows) that retired it:
-    the memories a later statement changed."""
-    return {
-        r["old_ref"][len("facts/"):]: r for r in records.iter_rows(named=True) if r["old_ref"].startswith("facts/")
-    }
-
