@@ -32,7 +32,7 @@ from memory_pipeline.text.statements import load_nlp, statements
 from memory_pipeline.text.summarize import split_sentences
 
 MAX_CONTENT = 400
-EXTRACTOR_VERSION = "patterns-6"
+EXTRACTOR_VERSION = "patterns-7"
 # A transcript sentence below these holds no memory: greetings, compliments, reactions ("I love
 # that!"); what a speaker explicitly asks to keep (a todo, a preference, a decision) needs less.
 MIN_SALIENCE = 1.0
@@ -44,6 +44,7 @@ _RELATION_NOUNS = (
     "manager|boss|editor|team|colleague|cto|ceo"
 )
 _MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
+_NAME = "(?-i:[A-Z])[\\w'-]+"  # a capitalized word, under the rules' IGNORECASE too
 # One rule set for every reader of a sentence: typed memories read its type, the episode cues
 # (``cue_kind``) read the same answer as preference, decision, action or fact.
 RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
@@ -69,7 +70,11 @@ RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
         ("identity", 0.8, r"\bmy name is\b|\bI(?:'m| am) (?:a|an) [\w-]+(?: [\w-]+)? (?:at|for|in|from)\b"
                           r"|\bI work (?:at|for|as|in)\b|\bI live in\b|\bI(?:'m| am) (?:in|from|based in) [A-Z]"
                           r"|\b(?:I|has) (?:moved|relocated) (?:to|from)\b|\blives in\b|\bbased in\b|\btime ?zone\b"
-                          rf"|\bmy (?:{_RELATION_NOUNS})\b|\b(?:head|lead|director|vp) of\b|\bjob (?:at|as)\b"),
+                          # who someone is to the speaker: "my wife Sarah", "Dana, my manager", "my manager is
+                          # Tomás", "my daughter is 7" (a relative merely named in a deed is not an identity)
+                          rf"|\bmy (?:{_RELATION_NOUNS}),? {_NAME}|{_NAME}, my (?:{_RELATION_NOUNS})\b"
+                          rf"|\bmy (?:{_RELATION_NOUNS}) (?:is|are|was|were) (?:a |an |called |named |\d|{_NAME})"
+                          r"|\b(?:head|lead|director|vp) of\b|\bjob (?:at|as)\b"),
         ("goal", 0.7, r"\b(?:I|we) (?:want|need|plan|hope|aim|intend|would like) to\b|\b(?:my|our) goal\b"
                       r"|\btarget\b|\bI need this\b|\bdeadline\b|\bdue\b"),
         ("anomaly", 0.65, r"\b(?:worried|broken|outage|spiked|jumped|failing|failed|errors?|bug|429s?|not working"
@@ -82,6 +87,7 @@ RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
                        r"|\b(?:I|we) (?:ran|visited|met|presented|moved|shipped|started|finished)\b"),
     )
 )
+_RELATIVE_RE = re.compile(rf"\bmy (?:{_RELATION_NOUNS})\b", re.I)
 _HEADING_TYPES = (
     ("identity", re.compile(r"identity|about|profile|who\b", re.I)),
     ("preference", re.compile(r"preferen|likes", re.I)),
@@ -139,6 +145,9 @@ def classify(sentence: str, section_type: str | None = None, dated: bool = False
         return section_type, 0.7, f"typed {section_type} by its heading"
     if dated:
         return "event", 0.6, "a dated statement"
+    relative = _RELATIVE_RE.search(sentence)
+    if relative:  # "my son got into an accident": about someone close, said without a date
+        return "observation", 0.6, f"about a relation: {relative.group(0)!r}"
     return None
 
 

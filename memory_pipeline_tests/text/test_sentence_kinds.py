@@ -3,7 +3,7 @@
 Proves: a sentence gets one memory type (``classify``), and its cue (what the compaction flush and
 dreaming keep) is that type seen as preference, decision, action or fact; questions never count,
 preferences and facts count only in the user's own words, and a user's sentence that names
-someone or a number is a fact when no type matches. Typed memories and cues once had two rule
+someone or a number is a fact when no type matches; a relative named in a deed makes no identity. Typed memories and cues once had two rule
 sets that disagreed on the same sentence; these pairs pin the single answer.
 """
 
@@ -23,7 +23,15 @@ ANSWERS = {
     ),
     ("todo", ACTION, ACTION): ("I'll send the rollout checklist by Friday.",),
     ("goal", ACTION, ACTION): ("We need to get the word out about the fundraiser.",),
-    ("identity", FACT, None): ("I moved to Denver last month.",),
+    ("identity", FACT, None): (
+        "I moved to Denver last month.", "From 1 December my manager is Tomás Ribeiro.",
+        "Dana Whitfield, my manager, wants uptime numbers.", "I'm offline tonight, taking my daughter Emma out.",
+    ),
+    # A relative named in what happened is not who the speaker is (these were typed identity).
+    ("fact", FACT, None): ("We celebrated my daughter's birthday with a concert.",),
+    ("observation", FACT, None): (
+        "We were all freaked when my son got into an accident.", "My kids and I just finished another painting.",
+    ),
     ("routine", FACT, None): ("I drive to the office every day.",),
     (None, FACT, None): ("Rui Santos owns the loader and it peaks at 1,600 req/min.",),
     (None, None, None): ("I'll never forget that day.", "Here it is.", "Keep going with it!"),
