@@ -21,6 +21,8 @@ from memory_pipeline.memories.store import TypedMemoryStore, now_utc
 from memory_pipeline.recall.scope import recall_scopes
 from memory_pipeline.recall.search import NoIndexError, search
 from memory_pipeline.recall.index.kept_reads import read_tenants
+from memory_pipeline.recall.sources import tenant_cache
+from memory_pipeline.store.base import sql_in
 from memory_pipeline.store.tables import MEMORIES, SUPERSESSIONS
 
 if TYPE_CHECKING:  # imported where a frame is made: polars takes 0.5 s to import
@@ -207,10 +209,15 @@ def recall_memories(
         return []
     import polars as pl
 
+    cache = tenant_cache(store.uri)
     rows: dict[tuple[str, str], dict] = {}
     for tenant in {h.tenant for h in hits}:
         ids = [h.ids[0] for h in hits if h.tenant == tenant]
-        for row in memory_frame(store, tenant, vectors=True).filter(pl.col("id").is_in(ids)).iter_rows(named=True):
+        if len(cache.rows(FACTS, tenant) or ()) < cache.kept_below:
+            found = memory_frame(store, tenant, vectors=True).filter(pl.col("id").is_in(ids))
+        else:  # a read of the whole tenant is neither kept nor held: its hits, by id
+            found = store.memory_rows(tenant, sql_in("id", ids), vectors=True)
+        for row in found.iter_rows(named=True):
             rows[(tenant, row["id"])] = row
     out = []
     for hit in hits:

@@ -280,12 +280,18 @@ class TenantCache:
                 self._reads.move_to_end(memo)
                 return hit
         arrow = self._read_tenant(name, tenant, columns, version)
-        if arrow.num_rows < (self.persist_min_rows or self.fingerprint_min_rows):
+        if arrow.num_rows < self.kept_below:
             with self._lock:
                 self._reads[memo] = arrow
                 while len(self._reads) > self.max_entries:
                     self._reads.popitem(last=False)
         return arrow
+
+    @property
+    def kept_below(self) -> int:
+        """A tenant's read of fewer rows is held for its table's version (and kept on disk when
+        persistence is on): ``read_tenant``."""
+        return self.persist_min_rows or self.fingerprint_min_rows
 
     def _read_tenant(self, name: str, tenant: str, columns: list[str], version: int | None) -> pa.Table:
         files = None

@@ -4,7 +4,8 @@ entity``, ``episodes``) read them as recall reads a tenant: kept at the table's 
 Proves: once read, a new process answers each of them without importing LanceDB, with what the
 tables hold; a memory stored, updated or forgotten since is seen by the next read (the table moved),
 so a kept read is never stale; the kept reads of every column of the typed memories and recall's
-own read of fewer columns stay side by side. Real LanceDB under tmp_path, memories stored through
+own read of fewer columns stay side by side; a tenant too large to keep has its search hits read
+by id. Real LanceDB under tmp_path, memories stored through
 the audited operations, commands run in a new process as a user runs them.
 """
 
@@ -20,8 +21,10 @@ import pytest
 from memory_pipeline.config import get_settings
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.memories.service import MemoryService
+from memory_pipeline.memories.store import TypedMemoryStore
 from memory_pipeline.recall.index import files as index_files
 from memory_pipeline.recall.index import kept_reads
+from memory_pipeline.recall.sources import TenantCache
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline_tests.helpers import REPO
 from memory_pipeline_tests.helpers.consolidation import add_episodes, store_for
@@ -95,3 +98,17 @@ def test_a_new_process_answers_from_kept_reads_and_sees_every_change(service, ro
     assert kept["id"] not in {m["id"] for m in search}
     assert [m["content"] for m in entity["memories"]] == ["Marco Bellini is no longer the account manager"]
     assert len(episodes) == 3
+
+
+def test_a_large_tenants_hits_are_read_by_id(service, monkeypatch):
+    """A tenant whose whole read is neither kept nor held (``TenantCache.kept_below`` rows or more)
+    has only its hits read, by id, instead of every memory with its vector on each search."""
+    service.store_memory("preference", "Email only, no phone calls", occurred_at="2026-11-12T09:00")
+    service.store_memory("fact", "Marco Bellini is the account manager", occurred_at="2026-11-13T09:00")
+    small = service.recall("phone calls")
+    by_id = []
+    read = TypedMemoryStore.memory_rows
+    monkeypatch.setattr(TenantCache, "kept_below", 1)
+    monkeypatch.setattr(TypedMemoryStore, "memory_rows", lambda self, *args, **kw: by_id.append(args) or read(self, *args, **kw))
+    assert service.recall("phone calls") == small and small[0]["has_embedding"]
+    assert len(by_id) == 1 and "IN (" in by_id[0][1]
