@@ -74,11 +74,6 @@ def distinct(rows, limit: int | None = None, seen: list[dict] | None = None) -> 
     return out
 
 
-def bulletin(store: TypedMemoryStore, scope: ReadScope, kind: str = "memory", **options) -> str:
-    """The bulletin's text (``made_bulletin``: ``per_section``, ``now``, ``tz``, ``title``)."""
-    return made_bulletin(store, scope, kind, **options)[0]
-
-
 def made_bulletin(
     store: TypedMemoryStore,
     scope: ReadScope,
