@@ -35,7 +35,7 @@ from memory_pipeline.sources.workspace import (
 from memory_pipeline.store.tables import CHUNKS, FILES
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.chunking import ChunkSpan, chunk_markdown, chunk_transcript
-from memory_pipeline.text.scrub import scrub_secrets
+from memory_pipeline.text.scrub import SCRUB_VERSION, scrub_secrets
 
 log = logging.getLogger(__name__)
 
@@ -64,13 +64,15 @@ CHUNKER_VERSION = 2
 
 
 def index_signature(model: str, settings: Settings) -> str:
-    """What a file's chunks depend on besides its bytes: the model and the chunking settings.
+    """What a file's chunks depend on besides its bytes: the model, the chunking settings and
+    the scrubber's version.
 
     The manifest stores it per file; a file is only unchanged if its hash and this signature
     both match, so changing the model or a chunk size re-indexes every file on the next run.
     """
     parts = (
         CHUNKER_VERSION,
+        SCRUB_VERSION,
         settings.chunk_target_chars,
         settings.chunk_max_chars,
         settings.chunk_overlap_chars,

@@ -31,7 +31,7 @@ from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, is_der
 from memory_pipeline.store.base import sql_in
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.dates import tenant_timezone, zone
-from memory_pipeline.text.scrub import scrub_secrets
+from memory_pipeline.text.scrub import SCRUB_VERSION, scrub_secrets
 
 SOURCE_KINDS = {"markdown": (KIND_MEMORY,), "transcript": (KIND_SESSIONS,), "all": (KIND_MEMORY, KIND_SESSIONS)}
 
@@ -70,8 +70,8 @@ def ingest_tenant(
         raise ValueError(f"unknown source {source!r}: use markdown, transcript or all")
     now = now or now_utc()
     cutoff = now - timedelta(days=max_age_days) if max_age_days is not None else None
-    # "scrubbed": files extracted before secrets were scrubbed here are extracted again.
-    options = f"{EXTRACTOR_VERSION}|max_age={max_age_days}|scrubbed"
+    # The scrubber's version: files extracted before it found what it finds now are extracted again.
+    options = f"{EXTRACTOR_VERSION}|max_age={max_age_days}|scrubbed-{SCRUB_VERSION}"
     root = Path(root).resolve()
     # A dreamed document restates typed memories and turns: read again, it would make copies of
     # them that a later run then compares with their sources. What it gave before is removed.

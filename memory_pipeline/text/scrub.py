@@ -57,6 +57,9 @@ from memory_pipeline.text.secret_families import (
 )
 
 CUSTOM = "custom"
+SCRUB_VERSION = 2
+"""Bump when scrubbing finds more: indexed files and extracted typed memories are read again, so a
+secret an earlier version let through leaves the stored memory at the next run."""
 
 
 @dataclass(frozen=True)

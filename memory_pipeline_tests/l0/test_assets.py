@@ -17,6 +17,7 @@ from memory_pipeline.l0.assets import l0_assets
 from memory_pipeline.l0.checks import ALL_CHECKS, CHECK_MANIFEST
 from memory_pipeline.l0.store import ChunkIndex
 from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
+from memory_pipeline.text.scrub import ScrubResult
 from memory_pipeline_tests.helpers import make_resources, write
 
 ALICE = "bot~alice"
@@ -266,6 +267,39 @@ def test_changed_chunking_settings_reindex_unchanged_files(workspace, lance_uri)
     assert again.stats["files_changed"] == 3
     sessions = rows(lance_uri, ALICE).filter(pl.col("source") == "sessions")
     assert sessions.height == 1 and sessions["turn_ids"].to_list()[0] == ["t1", "t2", "t3"]
+
+
+def test_a_newer_scrubber_reindexes_unchanged_files_and_removes_what_it_finds(workspace, lance_uri, monkeypatch):
+    """An upgrade whose scrubber finds more re-reads every file, so a secret an earlier version
+    indexed leaves the index at the next run, though no file changed."""
+    from memory_pipeline.config import Settings
+    from memory_pipeline.embedding import HashEmbedder
+    from memory_pipeline.l0 import pipeline
+    from memory_pipeline.tenancy import Tenant
+
+    embedder = HashEmbedder()
+    store = ChunkIndex(lance_uri, dim=embedder.dim)
+    tenant, settings = Tenant("bot", "alice"), Settings()
+    secret = "Veryold-Secret-77"
+    write(workspace, "bot/users/alice/memory/wifi.md", f"# Wifi\n\nThe code word of the router: {secret}\n")
+
+    def run():
+        batch = pipeline.prepare_tenant(store, workspace, tenant, settings, embedder.name)
+        pipeline.embed_tenants([batch], embedder, store)
+        pipeline.write_tenant(store, batch, embedder.name)
+        return batch
+
+    # The scrubber of this imagined earlier version let the value through.
+    monkeypatch.setattr(pipeline, "SCRUB_VERSION", pipeline.SCRUB_VERSION - 1)
+    monkeypatch.setattr(pipeline, "scrub_secrets", lambda text: ScrubResult(text, {}))
+    run()
+    assert any(secret in t for t in rows(lance_uri, ALICE)["text"])
+    monkeypatch.undo()
+    monkeypatch.setattr(pipeline, "scrub_secrets", lambda text: ScrubResult(text.replace(secret, "[REDACTED:x]"), {"x": 1}))
+    again = run()
+    assert (again.stats["files_changed"], again.stats["files_unchanged"]) == (4, 0)
+    texts = rows(lance_uri, ALICE)["text"].to_list()
+    assert not any(secret in t for t in texts) and any("[REDACTED:x]" in t for t in texts)
 
 
 def test_a_corrupted_index_fails_its_check_and_the_next_run_repairs_it(instance, workspace, lance_uri):
