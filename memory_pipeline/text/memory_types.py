@@ -32,7 +32,7 @@ from memory_pipeline.text.statements import load_nlp, statements
 from memory_pipeline.text.summarize import split_sentences
 
 MAX_CONTENT = 400
-EXTRACTOR_VERSION = "patterns-7"
+EXTRACTOR_VERSION = "patterns-8"
 # A transcript sentence below these holds no memory: greetings, compliments, reactions ("I love
 # that!"); what a speaker explicitly asks to keep (a todo, a preference, a decision) needs less.
 MIN_SALIENCE = 1.0
@@ -74,7 +74,10 @@ RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
                           # Tomás", "my daughter is 7" (a relative merely named in a deed is not an identity)
                           rf"|\bmy (?:{_RELATION_NOUNS}),? {_NAME}|{_NAME}, my (?:{_RELATION_NOUNS})\b"
                           rf"|\bmy (?:{_RELATION_NOUNS}) (?:is|are|was|were) (?:a |an |called |named |\d|{_NAME})"
-                          r"|\b(?:head|lead|director|vp) of\b|\bjob (?:at|as)\b"),
+                          # a job held, not one lost or left ("lost my job at ...": what happened)
+                          r"|\b(?:head|lead|director|vp) of\b"
+                          r"|(?<!\blost )(?<!\blose )(?<!\bquit )(?<!\bleft )(?<!\blosing )(?<!\bquitting )(?<!\bleaving )"
+                          r"\b(?:my|our|his|her|their|a|the|new|[\w-]+'s) job (?:at|as)\b"),
         ("goal", 0.7, r"\b(?:I|we) (?:want|need|plan|hope|aim|intend|would like) to\b|\b(?:my|our) goal\b"
                       r"|\btarget\b|\bI need this\b|\bdeadline\b|\bdue\b"),
         ("anomaly", 0.65, r"\b(?:worried|broken|outage|spiked|jumped|failing|failed|errors?|bug|429s?|not working"
@@ -84,7 +87,8 @@ RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
         ("fact", 0.7, r"\bbirthday\b|\banniversary\b|\bmy [\w-]+ (?:is|are)\b|\bour [\w-]+ (?:is|are)\b"),
         ("event", 0.7, r"\b(?:I|we)(?:'m| am| are|'re) (?:\w+ing)\b|\b(?:I|we) (?:have|had) (?:a|an|the|my|our) "
                        r"(?:meeting|call|interview|visit|appointment|presentation|trip|test)\b|\bwent (?:well|badly)\b"
-                       r"|\b(?:I|we) (?:ran|visited|met|presented|moved|shipped|started|finished)\b"),
+                       r"|\b(?:I|we) (?:ran|visited|met|presented|moved|shipped|started|finished|lost|quit)\b"
+                       r"|\b(?:lost|quit|left) (?:my|our) (?:job|position)\b"),
     )
 )
 _RELATIVE_RE = re.compile(rf"\bmy (?:{_RELATION_NOUNS})\b", re.I)
