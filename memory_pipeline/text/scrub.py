@@ -57,7 +57,7 @@ from memory_pipeline.text.secret_families import (
 )
 
 CUSTOM = "custom"
-SCRUB_VERSION = 2
+SCRUB_VERSION = 3
 """Bump when scrubbing finds more: indexed files and extracted typed memories are read again, so a
 secret an earlier version let through leaves the stored memory at the next run."""
 
@@ -118,6 +118,22 @@ def _token_check(match: re.Match[str]) -> bool:
     # sk-<20+ chars> also occurs inside hyphenated words ("task-..."): demand a boundary and a
     # mix of digits and letters, which a real key has and a phrase does not.
     return _standalone(match) and _has_digit_and_letter(match.group(0))
+
+
+# How card numbers are written: unbroken, or in the groups printed on the card.
+_CARD_GROUPS = {(4, 4, 4, 4), (4, 4, 4, 4, 3), (4, 6, 5), (4, 6, 4)}
+
+
+def _card_check(match: re.Match[str]) -> bool:
+    """A payment card number: 13-19 digits whose last is the Luhn check digit, unbroken or in the
+    card's own groups (a phone number, an order id or a millisecond time stamp rarely is both)."""
+    value = match.group(0)
+    groups = tuple(len(g) for g in re.split(r"[ -]", value))
+    if len(groups) > 1 and (groups not in _CARD_GROUPS or len(set(re.findall(r"[ -]", value))) > 1):
+        return False
+    digits = [int(c) for c in value if c.isdigit()]
+    total = sum(d if i % 2 == 0 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(reversed(digits)))
+    return 13 <= len(digits) <= 19 and total % 10 == 0
 
 
 def _url_password_check(match: re.Match[str]) -> bool:
@@ -205,6 +221,11 @@ _RULES: tuple[_Rule, ...] = (
     # The user may be empty ("redis://:password@host").
     _Rule("url_password", re.compile(r"://([^\s:/?#@\[\]\"'<>]{0,256}):([^\s/\"'<>]{1,256})@(?=[\w\[])"),
           2, _url_password_check),
+    # Cards begin with 2-6 (Mastercard, Amex, Visa, Discover); a millisecond time stamp with 1.
+    _Rule("payment_card", re.compile(r"(?=[2-6]\d{3}[ -]?\d{4})(?<![\w.+\]-])[2-6]\d{3}(?:[ -]?\d){9,15}(?![\w-])"), 0, _card_check),
+    # The code on the back, when it is handed over by its name. Neither rule starts right after
+    # a placeholder, which an earlier rule may have put where a key was glued to it.
+    _Rule("card_code", re.compile(r"(?=[Cc])(?<![\w\]-])(?i:cvv2?|cvc2?|csc|card security code)[ \t]*(?:is|:|=|#)?[ \t]*(\d{3,4})(?!\d)"), 1),
     _Rule("slack_webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}")),
     _Rule("anthropic_key", re.compile(r"sk-ant-" + _TOKEN + r"{20,}"), 0, _standalone),
     _Rule("openai_key", re.compile(r"sk-(?:proj-|svcacct-|admin-)?" + _TOKEN + r"{20,}"), 0, _token_check),

@@ -56,6 +56,17 @@ RSA_KEY = "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----"
 SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----"
 PEM_BODY = "\n".join(rand(64, ALNUM + "+/") for _ in range(6))
 
+
+
+def card(prefix: str, length: int) -> str:
+    """A number of ``length`` digits starting with ``prefix`` whose last digit is the Luhn check."""
+    body = prefix + "".join(RNG.choice(string.digits) for _ in range(length - len(prefix) - 1))
+    total = sum(d if i % 2 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(int(c) for c in reversed(body)))
+    return body + str(-total % 10)
+
+
+VISA, AMEX = card("4", 16), card("37", 15)
+
 # (type, secret value, how it appears in a note)
 SECRETS: list[tuple[str, str, str]] = [
     (t, v, f.format(v))
@@ -88,6 +99,9 @@ SECRETS: list[tuple[str, str, str]] = [
         ("password", "tangerine rocket seventeen", 'the vault passphrase is "tangerine rocket seventeen"'),
         ("password", "bluebirdsingingatdawn", "our wifi password is bluebirdsingingatdawn, ask me again"),
         ("secret", rand(32), "api_key: {}"),
+        ("payment_card", " ".join(VISA[i:i + 4] for i in range(0, 16, 4)), "paid with my card {}, it expires 12/27"),
+        ("payment_card", AMEX, "the corporate amex {} is for travel"),
+        ("card_code", card("", 4)[:3], "cvv {}"),
         ("secret", rand(30), '{{"client_secret": "{}"}}'),
         ("secret", rand(24), "SESSION_SECRET={}"),
         ("sendgrid_api_key", "SG." + rand(22) + "." + rand(43), "mail via {}"),
@@ -125,6 +139,7 @@ The passport number field is blank. Her secretary: Jane Doe.
 Use `sk-` prefixed keys only in the vault; the AKIA prefix marks AWS key ids.
 ghp_ tokens are classic GitHub tokens; eyJ starts a base64 JSON object.
 Kubernetes secret names like db-credentials-2026 are fine.
+Order 4111111111111112 shipped at 1732863000000; call +49 1512 3456789 or 4155552671000.
 """
 
 
