@@ -222,10 +222,13 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("url_password", re.compile(r"://([^\s:/?#@\[\]\"'<>]{0,256}):([^\s/\"'<>]{1,256})@(?=[\w\[])"),
           2, _url_password_check),
     # Cards begin with 2-6 (Mastercard, Amex, Visa, Discover); a millisecond time stamp with 1.
-    _Rule("payment_card", re.compile(r"(?=[2-6]\d{3}[ -]?\d{4})(?<![\w.+\]-])[2-6]\d{3}(?:[ -]?\d){9,15}(?![\w-])"), 0, _card_check),
+    _Rule("payment_card", re.compile(r"(?=[2-6]\d{3}[ -]?\d{4})(?<![\w.+\]-])[2-6]\d{3}(?:[ -]?\d){9,15}(?![\w-])"),
+          0, _card_check),
     # The code on the back, when it is handed over by its name. Neither rule starts right after
     # a placeholder, which an earlier rule may have put where a key was glued to it.
-    _Rule("card_code", re.compile(r"(?=[Cc])(?<![\w\]-])(?i:cvv2?|cvc2?|csc|card security code)[ \t]*(?:is|:|=|#)?[ \t]*(\d{3,4})(?!\d)"), 1),
+    _Rule("card_code", re.compile(
+        r"(?=[Cc])(?<![\w\]-])(?i:cvv2?|cvc2?|csc|card security code)[ \t]*(?:is|:|=|#)?[ \t]*(\d{3,4})(?!\d)"
+    ), 1),
     _Rule("slack_webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}")),
     _Rule("anthropic_key", re.compile(r"sk-ant-" + _TOKEN + r"{20,}"), 0, _standalone),
     _Rule("openai_key", re.compile(r"sk-(?:proj-|svcacct-|admin-)?" + _TOKEN + r"{20,}"), 0, _token_check),

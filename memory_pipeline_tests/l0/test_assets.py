@@ -74,6 +74,20 @@ def rows(lance_uri, tenant) -> pl.DataFrame:
     return ChunkIndex(lance_uri).chunk_rows(tenant).sort(["path", "start_line"])
 
 
+def index_alice(root, lance_uri, settings):
+    """One pass of the L0 pipeline functions over bot~alice, with the hash embedder: its batch."""
+    from memory_pipeline.embedding import HashEmbedder
+    from memory_pipeline.l0 import pipeline
+    from memory_pipeline.tenancy import Tenant
+
+    embedder = HashEmbedder()
+    store = ChunkIndex(lance_uri, dim=embedder.dim)
+    batch = pipeline.prepare_tenant(store, root, Tenant("bot", "alice"), settings, embedder.name)
+    pipeline.embed_tenants([batch], embedder, store)
+    pipeline.write_tenant(store, batch, embedder.name)
+    return batch
+
+
 @pytest.fixture
 def workspace(root):
     write(root, "bot/users/alice/MEMORY.md", MEMORY_MD)
@@ -247,19 +261,9 @@ def test_same_text_in_another_tenant_is_not_embedded_again(instance, root, lance
 def test_changed_chunking_settings_reindex_unchanged_files(workspace, lance_uri):
     """A file is unchanged only if its bytes and the index signature (model, chunking) match."""
     from memory_pipeline.config import Settings
-    from memory_pipeline.embedding import HashEmbedder
-    from memory_pipeline.l0.pipeline import embed_tenants, prepare_tenant, write_tenant
-    from memory_pipeline.tenancy import Tenant
-
-    embedder = HashEmbedder()
-    store = ChunkIndex(lance_uri, dim=embedder.dim)
-    tenant = Tenant("bot", "alice")
 
     def run(settings):
-        batch = prepare_tenant(store, workspace, tenant, settings, embedder.name)
-        embed_tenants([batch], embedder, store)
-        write_tenant(store, batch, embedder.name)
-        return batch
+        return index_alice(workspace, lance_uri, settings)
 
     run(Settings(session_window_turns=1, session_window_stride=1))
     assert run(Settings(session_window_turns=1, session_window_stride=1)).stats["files_unchanged"] == 3
@@ -273,30 +277,18 @@ def test_a_newer_scrubber_reindexes_unchanged_files_and_removes_what_it_finds(wo
     """An upgrade whose scrubber finds more re-reads every file, so a secret an earlier version
     indexed leaves the index at the next run, though no file changed."""
     from memory_pipeline.config import Settings
-    from memory_pipeline.embedding import HashEmbedder
     from memory_pipeline.l0 import pipeline
-    from memory_pipeline.tenancy import Tenant
 
-    embedder = HashEmbedder()
-    store = ChunkIndex(lance_uri, dim=embedder.dim)
-    tenant, settings = Tenant("bot", "alice"), Settings()
     secret = "Veryold-Secret-77"
     write(workspace, "bot/users/alice/memory/wifi.md", f"# Wifi\n\nThe code word of the router: {secret}\n")
-
-    def run():
-        batch = pipeline.prepare_tenant(store, workspace, tenant, settings, embedder.name)
-        pipeline.embed_tenants([batch], embedder, store)
-        pipeline.write_tenant(store, batch, embedder.name)
-        return batch
-
     # The scrubber of this imagined earlier version let the value through.
     monkeypatch.setattr(pipeline, "SCRUB_VERSION", pipeline.SCRUB_VERSION - 1)
     monkeypatch.setattr(pipeline, "scrub_secrets", lambda text: ScrubResult(text, {}))
-    run()
+    index_alice(workspace, lance_uri, Settings())
     assert any(secret in t for t in rows(lance_uri, ALICE)["text"])
     monkeypatch.undo()
     monkeypatch.setattr(pipeline, "scrub_secrets", lambda text: ScrubResult(text.replace(secret, "[REDACTED:x]"), {"x": 1}))
-    again = run()
+    again = index_alice(workspace, lance_uri, Settings())
     assert (again.stats["files_changed"], again.stats["files_unchanged"]) == (4, 0)
     texts = rows(lance_uri, ALICE)["text"].to_list()
     assert not any(secret in t for t in texts) and any("[REDACTED:x]" in t for t in texts)

@@ -57,7 +57,6 @@ SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY
 PEM_BODY = "\n".join(rand(64, ALNUM + "+/") for _ in range(6))
 
 
-
 def card(prefix: str, length: int) -> str:
     """A number of ``length`` digits starting with ``prefix`` whose last digit is the Luhn check."""
     body = prefix + "".join(RNG.choice(string.digits) for _ in range(length - len(prefix) - 1))
@@ -101,7 +100,7 @@ SECRETS: list[tuple[str, str, str]] = [
         ("secret", rand(32), "api_key: {}"),
         ("payment_card", " ".join(VISA[i:i + 4] for i in range(0, 16, 4)), "paid with my card {}, it expires 12/27"),
         ("payment_card", AMEX, "the corporate amex {} is for travel"),
-        ("card_code", card("", 4)[:3], "cvv {}"),
+        ("card_code", str(RNG.randrange(100, 1000)), "cvv {}"),
         ("secret", rand(30), '{{"client_secret": "{}"}}'),
         ("secret", rand(24), "SESSION_SECRET={}"),
         ("sendgrid_api_key", "SG." + rand(22) + "." + rand(43), "mail via {}"),
