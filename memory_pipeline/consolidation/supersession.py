@@ -28,7 +28,7 @@ from memory_pipeline.timeline import relation_ends
 from memory_pipeline.timeline.parse_cache import StatementCache, pipeline_identity
 from memory_pipeline.timeline.records import SupersessionStore, inherited_records, record_row
 from memory_pipeline.timeline.statements import tenant_statements
-from memory_pipeline.timeline.supersede import EXTRACTIVE, LLM, detect
+from memory_pipeline.timeline.supersede import EXTRACTIVE, LLM, RULES_VERSION, detect
 
 SUPERSESSION_STEP = "supersession"
 
@@ -50,13 +50,13 @@ class SupersessionReport:
 
 
 def inputs_digest(statements: list[Statement], relations: list[dict], settings: tuple[str, ...]) -> str:
-    """What the tenant's records are decided from: every statement (where, what, when, by whom),
-    every relation but the end the records give it, and ``settings`` (the parser, the embedder,
-    the time zone, the deciding path)."""
+    """What the tenant's records are decided from: every statement (where, what, when, by whom,
+    about whom), every relation but the end the records give it, and ``settings`` (the rules'
+    version, the parser, the embedder, the time zone, the deciding path)."""
     digest = hashlib.sha256(repr(settings).encode())
     for s in statements:
         digest.update(repr((s.ref, s.kind, s.text, s.said_at.isoformat(), s.speaker, s.path, s.line, s.by_day,
-                            s.undated)).encode("utf-8", "surrogateescape"))
+                            s.undated, s.subject)).encode("utf-8", "surrogateescape"))
     for row in sorted(relations, key=lambda r: r["id"]):
         digest.update(repr(sorted((k, v) for k, v in row.items() if k != "valid_to")).encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
@@ -104,7 +104,7 @@ def supersede_tenant(
     existing = store.rows(tenant.key)
     tz = tenant_tz(root, tenant)
     judge = f"llm:{llm.model}" if llm is not None and llm.available else EXTRACTIVE
-    settings = (pipeline_identity(nlp), f"{embedder.name}:{embedder.dim}", str(tz), judge)
+    settings = (RULES_VERSION, pipeline_identity(nlp), f"{embedder.name}:{embedder.dim}", str(tz), judge)
     inputs = inputs_digest(statements, relation_ends.tenant_relations(consolidation, tenant.key), settings)
     if consolidation.built_from(tenant.key, SUPERSESSION_STEP).get(tenant.key) == f"{inputs}:{records_digest(existing)}":
         report.records = list(existing.iter_rows(named=True))

@@ -94,11 +94,10 @@ def typed_memories(
                 typed, workspace.root, tenant, source=source, max_age_days=max_age,
                 max_file_bytes=workspace.settings().max_file_bytes, actor=f"run:{context.run_id[:8]}",
             )
-            supersessions = 0
-            if ingested.memories_written or ingested.memories_removed:
-                # New memories are compared with what the tenant said before (consolidation/supersession.py).
-                timeline = supersede_tenant(workspace.root, lancedb.uri, tenant, embedder.get(), datetime.now(UTC))
-                supersessions = len(timeline.records)
+            # New memories are compared with what the tenant said before (consolidation/supersession.py);
+            # with no statement and no rule changed since the records were decided, they stand as they are.
+            timeline = supersede_tenant(workspace.root, lancedb.uri, tenant, embedder.get(), datetime.now(UTC))
+            supersessions = len(timeline.records)
         except Exception as exc:
             reporting.fail_partition(context, report, key, "typed memories not extracted", exc)
             continue

@@ -103,6 +103,7 @@ class Claim:
     continuing: bool = False  # says a value holds ("still due 4 December"): it changes nothing
     event: bool = False  # tells what happened ("we went to the beach"), not how things are
     qualified: frozenset[str] = frozenset()  # nouns a value names the kind of ("the LGBTQ community")
+    qualifiers: frozenset[str] = frozenset()  # the values that do so ("lgbtq"; "lisbon" in "Lisbon time")
 
     @property
     def asserts(self) -> bool:
@@ -244,6 +245,8 @@ def analyze(sent, speaker: str | None = None) -> Claim:
         last = b
     masked.append(text[last:])
     in_value = {t.i for t in sent for s, e, *_ in spans if s <= t.idx - start < e}
+    # Value words that name the kind of a noun outside the values: "[LGBTQ] community", "[Lisbon] time".
+    qualifying = [t.i for t in sent if t.i in in_value and t.dep_ in ("compound", "amod", "nmod") and t.head.i not in in_value]
     times = values.get(TIME, set())
     # A capitalized first word the tagger calls a proper noun ("Offsite rescheduled") is a noun here.
     nouns = frozenset(
@@ -275,9 +278,10 @@ def analyze(sent, speaker: str | None = None) -> Claim:
         unasserted=_conditional(sent) or _imperative(sent),
         continuing=bool(words & CONTINUING_CUES),
         event=event,
-        qualified=frozenset(
-            _noun(t.head) for t in sent
-            if t.i in in_value and t.dep_ in ("compound", "amod", "nmod") and t.head.i not in in_value
+        qualified=frozenset(_noun(sent.doc[i].head) for i in qualifying),
+        qualifiers=frozenset(
+            key for s, e, _, keys, _ in spans for key in keys
+            if key and any(s <= sent.doc[i].idx - start < e for i in qualifying)
         ),
     )
 
@@ -353,9 +357,14 @@ def same_subject(old: Claim, new: Claim, old_speaker: str | None, new_speaker: s
 
 
 def subject_match(old: Claim, new: Claim, old_speaker: str | None, new_speaker: str | None) -> bool:
-    """Both subjects are known and the same: one speaker saying "I", one name, one owned noun."""
+    """Both subjects are known and the same: one speaker saying "I", one name, one owned noun; a
+    claim naming no subject at all ("Lives in Lisbon") is about whom its statement is about
+    (passed as its speaker)."""
     a, b = old.subject, new.subject
     speakers = {x.lower() for x in (old_speaker, new_speaker) if x}
+    for x, who, y in ((a, old_speaker, b), (b, new_speaker, a)):
+        if who and y.names and not (x.first_person or x.names or x.head):
+            return who.lower() in y.names
     if a.first_person and b.first_person:
         return old_speaker is not None and old_speaker == new_speaker
     if a.names and b.names:

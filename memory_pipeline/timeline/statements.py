@@ -47,7 +47,8 @@ def tenant_statements(root: str | Path, tenant: Tenant, memories: pl.DataFrame |
         if read.text is not None:  # else the L0 index records why; nothing to compare here
             written = datetime.fromtimestamp(file.mtime_ns / 1e9, tz=UTC)
             try:
-                found += _note_lines(read.text, file.path, written)
+                # A user's own notes are about that user ("Lives in Lisbon"); agent-wide ones, anyone.
+                found += _note_lines(read.text, file.path, written, None if tenant.is_global else tenant.user_id)
             except ValueError:
                 continue  # a note named like no date (memory/2026-13-45.md): typed memories report it
     if memories is not None and memories.height:
@@ -75,12 +76,12 @@ def _turns(transcript: Transcript, path: str, tenant: Tenant) -> list[Statement]
     return out
 
 
-def _note_lines(text: str, path: str, written: datetime) -> list[Statement]:
+def _note_lines(text: str, path: str, written: datetime, about: str | None) -> list[Statement]:
     out = []
     for passage in markdown_passages(scrub_secrets(text).text, path, UTC, written):
         line = int(passage.source_ref.rsplit("#L", 1)[1])
         out.append(Statement(passage.source_ref, NOTE, passage.text, passage.said_at, None, path, line,
-                             by_day=passage.dated, undated=not passage.dated))
+                             by_day=passage.dated, undated=not passage.dated, subject=about))
     return out
 
 
@@ -93,5 +94,5 @@ def _memories(memories: pl.DataFrame, sources: dict[str, Statement]) -> list[Sta
             out.append(Statement(ref, MEMORY, row["content"], row["occurred_at"] or row["created_at"], None, ref, 1))
         else:
             out.append(Statement(ref, MEMORY, row["content"], source.said_at, source.speaker, source.path,
-                                 source.line, by_day=source.by_day, undated=source.undated))
+                                 source.line, by_day=source.by_day, undated=source.undated, subject=source.subject))
     return out

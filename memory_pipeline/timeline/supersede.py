@@ -54,6 +54,10 @@ from memory_pipeline.timeline.claims import (
 
 log = logging.getLogger(__name__)
 
+RULES_VERSION = 2
+"""Bump when the rules below decide differently: every tenant's records are decided again at its
+next run that reads new statements (``consolidation.supersession``), not only its new pairs."""
+
 RESTATED = 0.75
 """A later claim with one new value and no change cue replaces an earlier one when their attribute
 texts (values masked) embed this close, a shared key noun or one known subject counting
@@ -167,16 +171,23 @@ def _candidate(old: _Sentence, new: _Sentence, cosine: float, first_said: dict |
     one_file = old.statement.path == new.statement.path
     if one_file and not b.change_cue:
         return None  # within one conversation or note, a new value without "now"/"moved" is another thing
-    if not same_subject(a, b, old.statement.speaker, new.statement.speaker):
+    # Whom each is about: its speaker, or for a line of a user's own notes, that user.
+    old_who, new_who = old.statement.speaker or old.statement.subject, new.statement.speaker or new.statement.subject
+    if not same_subject(a, b, old_who, new_who):
         return None
     shared = a.nouns & b.nouns
     topic = bool(shared) or a.subject.head in b.nouns or b.subject.head in a.nouns
-    same = subject_match(a, b, old.statement.speaker, new.statement.speaker)
+    same = subject_match(a, b, old_who, new_who)
     changed = changed_classes(a, b)
     if changed:
         if not replaces_alike(a, b, changed):
             return None  # a date for a date, a city for a city: not a person for a product
         cited = any(a.values[k] & b.values[k] for k in changed)  # "from 21 November to 28 November"
+        named_again = {v for k in changed for v in a.values[k] & b.values[k]}
+        if named_again and named_again <= a.qualifiers and not a.qualified & b.nouns:
+            # The earlier one names the value only as the kind of something the later one does not
+            # speak of: "meetings before 16:00 Lisbon time" is not where someone lives.
+            return None
         if (one_file or old.statement.undated) and not (cited and b.change_cue):
             # In one conversation, a change names what it replaces ("previously 21 Nov"); so does
             # one replacing a profile line, whose date is unknown (kept current by hand, it may well

@@ -199,6 +199,23 @@ def test_a_profile_line_is_superseded_by_a_change_naming_it(nlp, minilm):
     assert pairs([old, new], nlp, minilm) == [(old.ref, new.ref)]
 
 
+def test_a_users_own_profile_line_is_about_that_user(nlp, minilm):
+    """A line of a user's own notes that names no subject ("Lives in Lisbon") is about that user,
+    so a dated change naming the user and the old value replaces it; the same value naming only the
+    kind of something else ("Lisbon time") is not replaced by the move."""
+    def own(text: str, line: int) -> Statement:
+        path = "bot/users/maya/MEMORY.md"
+        return Statement(f"{path}#L{line}", NOTE, text, at(11, 29), None, path, line, undated=True, subject="maya")
+
+    lives, hours = own("Lives in Lisbon, Portugal.", 10), own("Prefers meetings before 16:00 Lisbon time.", 17)
+    moved = Statement("bot/users/maya/memory/2026-11-11.md#L3", NOTE, "Maya has moved from Lisbon to Porto.",
+                      at(11, 11, 12), None, "bot/users/maya/memory/2026-11-11.md", 3, by_day=True, subject="maya")
+    assert pairs([lives, hours, moved], nlp, minilm) == [(lives.ref, moved.ref)]
+    # Without knowing whom the line is about, nothing says it is Maya who lives there.
+    anonymous = Statement(lives.ref, NOTE, lives.text, lives.said_at, None, lives.path, lives.line, undated=True)
+    assert pairs([anonymous, moved], nlp, minilm) == []
+
+
 ANN = "bot~ann"
 
 
