@@ -327,6 +327,12 @@ def same_attribute(a, b) -> bool:
     return va.shape == vb.shape and float(va @ vb) >= SAME_ATTRIBUTE
 
 
+def undated(candidate) -> bool:
+    """Whether a candidate's time is only its file's: no day in its name, no time of its own."""
+    rows, i = candidate.rows, candidate.row
+    return rows.day[i] is None and rows.when[i] is None
+
+
 def current_first(candidates: list, info: QueryInfo) -> list:
     """Among the first candidates, those answering the question the top one answers take their
     places newest first; each older one ranked below a newer one is marked ``earlier``.
@@ -361,12 +367,14 @@ def current_first(candidates: list, info: QueryInfo) -> list:
         group = [n for n in group if window[n].rows.source[window[n].row] != "episodes"]
     if len(group) < (1 if yields else 2):
         return candidates
-    ordered = sorted((window[n] for n in group), key=lambda c: c.when, reverse=True)
+    # An undated line (a profile kept by hand) is dated by its file, edited since for anything:
+    # it counts as older than every dated statement, as it does for supersession.
+    ordered = sorted((window[n] for n in group), key=lambda c: (not undated(c), c.when), reverse=True)
     newest = ordered[0].when
     # The newest is shown whenever an older answer, or the lead it displaced, is.
     ordered[0].kept_with = max(c.kept_score for c in ordered + ([lead] if yields else []))
     for c in ordered[1:]:
-        if c.when < newest:
+        if c.when < newest or (undated(c) and not undated(ordered[0])):
             c.earlier = c.when
     if yields:
         group, ordered = [0, *group], [*ordered, lead]

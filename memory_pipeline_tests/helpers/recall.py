@@ -21,7 +21,8 @@ SHARED_NOTE = "# Network\n\nThe office VPN certificate rotates every month on th
 
 class RankedRows:
     """The few columns recall's orderings (``timeline.current_first``, ``answers.number_first``) read
-    of a candidate's rows: source, text, speaker and a unit vector (one axis per row by default)."""
+    of a candidate's rows: source, text, speaker, a unit vector (one axis per row by default) and
+    whether it has a time of its own."""
 
     def __init__(self, source: str, texts: list[str], vectors: list[list[float]] | None = None,
                  speakers: list[str] | None = None):
@@ -29,6 +30,8 @@ class RankedRows:
         self.vectors = np.eye(len(texts), dtype=np.float32) if vectors is None else np.asarray(vectors, dtype=np.float32)
         self.vectors /= np.linalg.norm(self.vectors, axis=1, keepdims=True)
         self.said_by = speakers or [""] * len(texts)
+        # Each row has a time of its own (a turn's), which the orderings read only as "not undated".
+        self.day, self.when = [None] * len(texts), [True] * len(texts)
 
     def content(self, i: int) -> str:
         return self.texts[i]

@@ -40,6 +40,9 @@ def workspace(tmp_path_factory):
     root, lance = base / "agents", str(base / "lancedb")
     _session(root, "dana", "s1", "2026-03-02T09:00:00Z", "I live in York with my cats.")
     _session(root, "dana", "s2", "2026-08-20T09:00:00Z", "I live in Leeds with my cat.")
+    # A profile line kept by hand: its file is written now, after the session that changed it.
+    write(root, "bot/users/ines/MEMORY.md", "# Ines\n\n- I live in York with my cats.\n")
+    _session(root, "ines", "s1", "2026-08-20T09:00:00Z", "I live in Leeds with my cat.")
     _session(root, "rui", "s1", "2026-03-05T18:00:00Z", "I drive a Mazda to work.")
     _session(root, "rui", "s2", "2026-08-12T18:00:00Z", "My wife can drive a Volvo to work.")
     write(root, "bot/users/bram/memory/2026-01-10.md", "- I am allergic to penicillin.\n")
@@ -68,6 +71,15 @@ def test_the_kind_of_value_a_question_asks_for():
     assert other_subject("My wife drives a Volvo.", "What car does Rui drive?")
     assert other_subject("Nora's manager is Victor.", "Who is Paul's manager?")
     assert not other_subject("Paul's manager is Irene.", "Who is Paul's manager?")
+
+
+def test_an_undated_profile_line_counts_as_older_than_every_dated_statement(workspace):
+    """Its file's time says when the file was last edited, not when the line was true."""
+    results = ask(workspace, "ines", "Which city do I live in?", min_score=0.0)
+    assert [(r.snippet.split(": ", 1)[-1].removeprefix("# Ines\n\n- "), bool(r.earlier)) for r in results[:2]] == [
+        ("I live in Leeds with my cat.", False),
+        ("I live in York with my cats.", True),
+    ]
 
 
 def test_the_newest_answer_ranks_first_and_the_older_is_marked_earlier(workspace):
