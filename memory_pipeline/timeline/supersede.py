@@ -2,7 +2,7 @@
 
 Every statement of a tenant (``statements.py``) is split into sentences and read as a claim
 (``claims.py``). A later claim supersedes an earlier one when
-- both are about the same subject (``claims.same_subject``: known subjects must agree),
+- both are about the same subject (``compare.same_subject``: known subjects must agree),
 - they are about the same attribute: their attribute texts (values masked) embed close, with a
   key noun in common, one known subject, values of one recognized kind or a change cue in the
   later one as further evidence (and at least a shared noun, a known common subject, a value the
@@ -40,15 +40,13 @@ import numpy as np
 
 from memory_pipeline.llm.client import LLMClient, LLMError
 from memory_pipeline.text.statements import Statement
-from memory_pipeline.timeline.claims import (
-    Claim,
+from memory_pipeline.timeline.claims import Claim, analyze, without_values
+from memory_pipeline.timeline.compare import (
     added_values,
-    analyze,
     changed_classes,
-    restated,
     replaces_alike,
+    restated,
     same_subject,
-    without_values,
     subject_match,
 )
 
