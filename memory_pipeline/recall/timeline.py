@@ -373,8 +373,9 @@ def current_first(candidates: list, info: QueryInfo) -> list:
     newest = ordered[0].when
     # The newest is shown whenever an older answer, or the lead it displaced, is.
     ordered[0].kept_with = max(c.kept_score for c in ordered + ([lead] if yields else []))
+    newest_dated = not undated(ordered[0])
     for c in ordered[1:]:
-        if c.when < newest or (undated(c) and not undated(ordered[0])):
+        if c.when < newest or (newest_dated and undated(c)):
             c.earlier = c.when
     if yields:
         group, ordered = [0, *group], [*ordered, lead]

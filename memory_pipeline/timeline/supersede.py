@@ -53,8 +53,8 @@ from memory_pipeline.timeline.compare import (
 log = logging.getLogger(__name__)
 
 RULES_VERSION = 2
-"""Bump when the rules below decide differently: every tenant's records are decided again at its
-next run that reads new statements (``consolidation.supersession``), not only its new pairs."""
+"""Bump when the rules below decide differently: it is part of the digest a tenant's records were
+decided from (``consolidation.supersession``), so its next typed-memory run decides them all again."""
 
 RESTATED = 0.75
 """A later claim with one new value and no change cue replaces an earlier one when their attribute
@@ -180,9 +180,9 @@ def _candidate(old: _Sentence, new: _Sentence, cosine: float, first_said: dict |
     if changed:
         if not replaces_alike(a, b, changed):
             return None  # a date for a date, a city for a city: not a person for a product
-        cited = any(a.values[k] & b.values[k] for k in changed)  # "from 21 November to 28 November"
         named_again = {v for k in changed for v in a.values[k] & b.values[k]}
-        if named_again and named_again <= a.qualifiers and not a.qualified & b.nouns:
+        cited = bool(named_again)  # "from 21 November to 28 November"
+        if cited and named_again <= a.qualifiers and not a.qualified & b.nouns:
             # The earlier one names the value only as the kind of something the later one does not
             # speak of: "meetings before 16:00 Lisbon time" is not where someone lives.
             return None
