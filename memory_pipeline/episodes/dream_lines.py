@@ -49,7 +49,7 @@ def _fact_text(s: Statement) -> str:
 
 def kind_of(s: Statement) -> str | None:
     """"preference" or "decision" when the sentence classifier reads it so."""
-    if s.features.question or s.salience < 0.2:
+    if s.features.question or s.salience < 0.2 or not s.features.substance:
         return None
     typed = classify(s.said)
     return typed[0] if typed is not None and typed[0] in (PREFERENCE, DECISION) else None

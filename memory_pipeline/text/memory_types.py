@@ -32,9 +32,10 @@ from memory_pipeline.text.statements import load_nlp, statements
 from memory_pipeline.text.summarize import split_sentences
 
 MAX_CONTENT = 400
-EXTRACTOR_VERSION = "patterns-8"
+EXTRACTOR_VERSION = "patterns-9"
 # A transcript sentence below these holds no memory: greetings, compliments, reactions ("I love
-# that!"); what a speaker explicitly asks to keep (a todo, a preference, a decision) needs less.
+# that!"); what a speaker explicitly asks to keep (a todo, a preference, a decision) needs less, but
+# it must name something ("Yeah, I love to." does not: ``Features.substance``).
 MIN_SALIENCE = 1.0
 MIN_SALIENCE_ASKED = 0.2
 _ASKED = frozenset({"todo", "preference", "decision"})
@@ -121,6 +122,7 @@ class Passage:
     stored: str | None = None  # a transcript sentence in the third person, as it is stored
     salience: float | None = None
     past: bool = False  # a date it names is when a past deed happened (``salience.dated_in_past``)
+    substance: bool = True  # it names a thing, a name, a number, a date or an activity (``Features.substance``)
 
 
 @dataclass(frozen=True)
@@ -205,7 +207,7 @@ def transcript_passages(turns: Sequence, path: str, user_name: str = "user", nlp
     for s in statements(turns, user_name, nlp, path=path):
         if s.speaker is not None and s.said_at is not None:
             out.append(Passage(s.said, s.said_at, "transcript", s.ref, subject=s.subject, stored=s.text,
-                               salience=s.salience, past=s.features.dated_in_past))
+                               salience=s.salience, past=s.features.dated_in_past, substance=s.features.substance))
     return out
 
 
@@ -282,7 +284,7 @@ def extract(passages: Sequence[Passage], tz: ZoneInfo, nlp=None) -> list[Extract
         if passage.stored is not None:
             item = _memory(passage, passage.text, passage.stored, None, tz, [])
             floor = MIN_SALIENCE_ASKED if item is not None and item.memory_type in _ASKED else MIN_SALIENCE
-            if item is not None and (passage.salience or 0.0) >= floor:
+            if item is not None and passage.substance and (passage.salience or 0.0) >= floor:
                 out.append(item)
             continue
         doc = next(docs)

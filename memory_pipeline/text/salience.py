@@ -21,6 +21,7 @@ DATE_TYPES = frozenset({"DATE", "TIME"})
 NUMBER_TYPES = frozenset({"CARDINAL", "QUANTITY", "MONEY", "PERCENT", "ORDINAL"})
 _SUBJECTS = ("nsubj", "nsubjpass")
 _OBJECTS = ("dobj", "attr", "pobj", "oprd", "dative")
+_ACTIVITY_DEPS = ("xcomp", "dobj", "pcomp", "csubj")  # a verb as what is done: "like to swim", "love performing"
 _LISTENER = frozenset({"you", "that", "this", "it", "they", "which", "yours"})
 _DECIDING = frozenset({"decide", "plan", "choose", "intend", "agree", "promise", "schedule"})
 # Words of courtesy (the small closed class that thanks and takes leave) and the words that place
@@ -53,6 +54,13 @@ class Features:
     to_person: bool  # said to a person, not to an assistant (whose instructions are terse orders)
     dated_in_past: bool  # a date it names is when a past deed happened ("we renewed on 1 March")
     terms: frozenset[str]  # content lemmas, for near-duplicate detection
+    activities: int = 0  # verbs that are what is done or liked: "love performing", "like to swim"
+
+    @property
+    def substance(self) -> bool:
+        """Whether it names anything a reader could look up later: a thing, a name, a number, a date
+        or an activity. "Yeah, I love to." and "I love how uncomplicated it is." name none."""
+        return bool(self.content or self.names or self.numbers or self.dates or self.activities)
 
 
 def _first_person(tok) -> bool:
@@ -161,6 +169,7 @@ def features(sent, known: set[str], to_person: bool = True) -> Features:
         to_person=to_person,
         dated_in_past=dated_in_past(sent),
         terms=frozenset(t.lemma_.lower() for t in words if t.pos_ in ("NOUN", "PROPN", "VERB", "ADJ", "NUM") and not t.is_stop),
+        activities=sum(1 for t in words if t.tag_ in ("VB", "VBG") and t.dep_ in _ACTIVITY_DEPS),
     )
 
 

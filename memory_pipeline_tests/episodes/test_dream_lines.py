@@ -64,3 +64,12 @@ def test_patterns_are_restated_and_facts_grouped_by_person(tmp_path):
         f"- Gina, 2023-01-20: Gina lost their job. {cite}",
     ]
     assert (second.lines_added, second.lines_total) == (1, 4)
+
+
+def test_a_liking_that_names_nothing_is_no_preference_line(nlp):
+    talk = [("Jon", "Yeah, I love to."), ("Jon", "I love how uncomplicated it is."), ("Jon", "I love performing on stage.")]
+    turns = [Turn(n + 1, role, text, TS, f"D1:{n + 1}") for n, (role, text) in enumerate(talk)]
+    lines = statement_lines(EPISODE, statements(turns, "conv-1", nlp))
+    assert [(line.section, line.text) for line in lines if line.section == PREFERENCES] == [
+        (PREFERENCES, "Jon loves performing on stage."),
+    ]

@@ -31,3 +31,13 @@ def test_a_user_known_by_an_id_is_named_by_it_once(nlp):
     turns = [Turn(1, "user", "I prefer short answers about my data science courses.", TS, "S1:1")]
     memories = extract(transcript_passages(turns, "bot/sessions/d6233ab6/s1.jsonl", "d6233ab6", nlp), ZoneInfo("UTC"), nlp)
     assert [m.content for m in memories] == ["d6233ab6 prefers short answers about their data science courses."]
+
+
+def test_a_liking_that_names_nothing_is_no_memory(nlp):
+    """ "Yeah, I love to." and "I love how uncomplicated it is." name nothing to look up later; a
+    liking of an activity ("I love performing", "I like to swim") does."""
+    talk = ["Yeah, I love to.", "We love it, it brings us closer!", "I love how uncomplicated it is.",
+            "Yeah, that's why I love performing!", "I like to swim."]
+    turns = [Turn(n + 1, "Jon", text, TS, f"D1:{n + 1}") for n, text in enumerate(talk)]
+    memories = extract(transcript_passages(turns, "locomo/sessions/conv-1/s1.jsonl", "conv-1", nlp), ZoneInfo("UTC"), nlp)
+    assert [m.content for m in memories] == ["Yeah, that's why Jon loves performing!", "Jon likes to swim."]
