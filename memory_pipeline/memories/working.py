@@ -216,10 +216,18 @@ def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int,
             keep[key] = sorted(range(len(chosen)), key=lambda i: _profile_line(chosen[i], i))
         out[key] = [ContextItem(
             key, f"facts/{row['id']}", row["memory_type"], " ".join(row["content"].split()),
-            when_text(row["occurred_at"] or row["created_at"], tz), when_text(row["happens_at"], tz) or None,
+            when_text(_said(row), tz), when_text(row["happens_at"], tz) or None,
             row["source_ref"], tiers.get(row["id"]),
         ) for row in chosen]
     return out, keep
+
+
+def _said(row: dict) -> datetime | None:
+    """When a typed memory was said or written: a memory read from an undated note (a profile line)
+    has no such time (it was extracted at ``created_at``, which says nothing of when it was true)."""
+    if row["occurred_at"] is not None or row.get("source") == "markdown":
+        return row["occurred_at"]
+    return row["created_at"]
 
 
 def _profile_line(row: dict, position: int) -> tuple[int, int]:
@@ -240,7 +248,7 @@ def _timeline(store: TypedMemoryStore, episodes: pl.DataFrame | None):
     if episodes is None or not episodes.height:
         return None
     tenants = episodes["tenant"].unique().to_list()
-    return TenantTimeline(read_tenants(store.uri, SUPERSESSIONS, tenants, RECORD_COLUMNS).to_dicts(), {})
+    return TenantTimeline(read_tenants(store.uri, SUPERSESSIONS, tenants, RECORD_COLUMNS).to_dicts())
 
 
 def _sessions(episodes: pl.DataFrame | None, tz: ZoneInfo, timeline=None) -> list[ContextItem]:

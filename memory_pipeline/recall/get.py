@@ -50,7 +50,7 @@ class GetResult:
     end_line: int
     total_lines: int
     lines: list[str]
-    when: str | None = None  # when it was said or written: a turn's time, a note's day, a file's time
+    when: str | None = None  # when it was said or written: a turn's time, a note's day; None: undated
 
     @property
     def text(self) -> str:
@@ -135,7 +135,7 @@ def get(
     if from_line > max(total, 1):
         raise GetError(f"{rel!r} has {total} line(s); from_line {from_line} is past its end")
     result = GetResult(rel, owner.key, from_line, from_line + max(len(picked), 1) - 1, total, picked)
-    result.when = _file_when(rel, full, picked)
+    result.when = _file_when(rel, picked)
     return result
 
 
@@ -179,13 +179,15 @@ def _read_lines(full: Path, rel: str, from_line: int, count: int | None, max_byt
     return scrubbed[len(before) : len(before) + len(wanted)], total
 
 
-def _file_when(rel: str, full: Path, lines: list[str]) -> str | None:
-    """The first picked turn's time in a transcript, a dated note's day, else the file's time."""
+def _file_when(rel: str, lines: list[str]) -> str | None:
+    """The first picked turn's time in a transcript, a dated note's or a dreamed document's day,
+    else None: an undated note's file time says when it was last edited, not when its lines were
+    true (``row_when``)."""
     import json
-    from datetime import UTC, datetime
+    from datetime import datetime
 
     from memory_pipeline.sources.workspace import file_date
-    from memory_pipeline.recall.timeline import short_when
+    from memory_pipeline.recall.timeline import dreamed_day, short_when
 
     if rel.endswith(".jsonl"):
         for line in lines:
@@ -193,13 +195,7 @@ def _file_when(rel: str, full: Path, lines: list[str]) -> str | None:
                 return short_when(datetime.fromisoformat(str(json.loads(line)["ts"]).replace("Z", "+00:00")))
             except (ValueError, KeyError, TypeError, AttributeError):
                 continue
-    day = file_date(rel)
-    if day is not None:
-        return short_when(day)
-    try:
-        return short_when(datetime.fromtimestamp(full.stat().st_mtime, tz=UTC), day_only=True)
-    except OSError:
-        return None
+    return short_when(file_date(rel) or dreamed_day(rel))
 
 
 def _checked_file(root_path: Path, rel: str, owner) -> Path:
@@ -268,7 +264,7 @@ def _read_record(uri: str, table_name: str, column: str, rid: str, tenants: list
     memory's time (when it happened, else when stored) or an episode's session (when it completed)."""
     import lancedb
 
-    from memory_pipeline.recall.timeline import short_when
+    from memory_pipeline.recall.timeline import dreamed_day, short_when
 
     from memory_pipeline.store.base import sql_in, sql_str
 

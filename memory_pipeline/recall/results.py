@@ -30,9 +30,9 @@ class SearchResult:
     citation: str
     tenant: str
     ids: list[str] = field(default_factory=list)
-    when: str | None = None  # when it was said or written ("2026-11-18 08:47 UTC", "2026-11-04")
+    when: str | None = None  # when it was said or written ("2026-11-18 08:47 UTC", "2026-11-04"); None: undated
     superseded: dict | None = None  # {"by": citation, "at": day} when a later statement replaced it
-    earlier: str | None = None  # when it was said, when a newer answer to the same question ranks above it
+    earlier: str | None = None  # when it was said ("undated"), when a newer answer to the same question ranks above it
     tier: str | None = None  # hot | warm | cool: how much it was used lately (activation/decay.py)
 
     def to_dict(self) -> dict:
@@ -54,7 +54,7 @@ class Candidate:
     score: float = 0.0
     when: str | None = None  # when its row was said or written (``recall.timeline``)
     record: object = None  # the supersession record of a replaced statement it holds
-    earlier: str | None = None  # when it was said, if a newer answer to the same question ranks above
+    earlier: str | None = None  # when it was said ("undated"), if a newer answer to the same question ranks above
     cited_turns: list[str] | None = None  # the turn ids of the statement a derived row was read from
     kept_with: float = 0.0  # the newest answer to a question is kept as the best answer to it is
 

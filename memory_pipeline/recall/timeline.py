@@ -24,7 +24,7 @@ from memory_pipeline.recall.query import QueryInfo
 from memory_pipeline.store import tables
 
 # Table names as the search's table cache knows them.
-SUPERSESSIONS, FILES = tables.SUPERSESSIONS.name, tables.FILES.name
+SUPERSESSIONS = tables.SUPERSESSIONS.name
 RECORD_COLUMNS = ["old_ref", "new_ref", "new_said_at", "old_sentence"]  # what a record (``Record``) holds
 RELATED = 0.5
 """When a replaced result holds several statements (a note's section, an episode), its successor
@@ -64,9 +64,9 @@ class Record:
 
 
 class TenantTimeline:
-    """One tenant's records, indexed by file and line, with its files' times and memory refs."""
+    """One tenant's records, indexed by file and line."""
 
-    def __init__(self, records: list[dict], file_times: dict[str, datetime]):
+    def __init__(self, records: list[dict]):
         self.by_ref = {
             r["old_ref"]: Record(r["old_ref"], r["new_ref"], r["new_said_at"], r.get("old_sentence")) for r in records
         }
@@ -76,7 +76,6 @@ class TenantTimeline:
             lines, recs = self.lines.setdefault(path, ([], []))
             lines.append(line)
             recs.append(record)
-        self.file_times = file_times
 
     def __bool__(self) -> bool:
         return bool(self.by_ref)
@@ -110,6 +109,16 @@ class TenantTimeline:
 
 
 DREAMED_RE = re.compile(r"(?:^|/)_system/dreaming/[^/]+\.md$")
+_DREAMED_DAY_RE = re.compile(r"(?:^|/)_system/dreaming/((?:19|20)\d\d)(\d\d)(\d\d)-[^/]*\.md$")
+
+
+def dreamed_day(path: str) -> date | None:
+    """The day a dreamed document was written, from its name (``YYYYMMDD-consolidated.md``)."""
+    m = _DREAMED_DAY_RE.search(path or "")
+    try:
+        return date(int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+    except ValueError:
+        return None
 _CITES_ONE_RE = re.compile(r"\[[^\[\]·]*? · ([^\[\]\s]+#L\d+)\]")
 
 
@@ -130,17 +139,15 @@ def _split(ref: str) -> tuple[str, int]:
 
 
 class TimelineCache:
-    """Per (database, tenant) timelines, reloaded when a table they read moves to a new version."""
+    """Per (database, tenant) timelines, reloaded when the records' table moves to a new version."""
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._entries: dict[tuple[str, str], tuple[tuple, TenantTimeline]] = {}
+        self._entries: dict[tuple[str, str], tuple[int, TenantTimeline]] = {}
 
     def get(self, cache, tenant: str) -> TenantTimeline:
         tables = cache.table_names()
-        versions = tuple(
-            cache.version(name) if name in tables else -1 for name in (SUPERSESSIONS, FILES)
-        )
+        versions = cache.version(SUPERSESSIONS) if SUPERSESSIONS in tables else -1
         key = (cache.uri, tenant)
         with self._lock:
             hit = self._entries.get(key)
@@ -157,29 +164,23 @@ def _read(cache, name: str, tenant: str, columns: list[str]):
 
 
 def _load(cache, tenant: str, tables: set[str]) -> TenantTimeline:
-    records = _read(cache, SUPERSESSIONS, tenant, RECORD_COLUMNS) if SUPERSESSIONS in tables else []
-    times: dict[str, datetime] = {}
-    if FILES in tables:
-        for row in _read(cache, FILES, tenant, ["path", "mtime_ns"]):
-            times[row["path"]] = datetime.fromtimestamp(row["mtime_ns"] / 1e9, tz=UTC)
-    return TenantTimeline(records, times)
+    return TenantTimeline(_read(cache, SUPERSESSIONS, tenant, RECORD_COLUMNS) if SUPERSESSIONS in tables else [])
 
 
 TIMELINES = TimelineCache()
 
 
-def row_when(rows, i: int, timeline: TenantTimeline | None) -> str | None:
-    """When row ``i`` was said or written: the turn's time, the note's day, else its file's time."""
+def row_when(rows, i: int) -> str | None:
+    """When row ``i`` was said or written: the turn's time, the note's day, a typed memory's day;
+    None for an undated line (a profile kept by hand, and what is read from it): its file's time
+    says only when the file was last edited (in a fresh clone: the clone), not when the line was
+    true, and shown beside a dated statement it would read as the newer. A dreamed document is
+    dated by the day its name gives."""
     if rows.day[i] is not None:
         return short_when(rows.day[i])
-    if rows.source[i] == "sessions" and rows.when[i] is not None:
-        return short_when(rows.when[i])
     if rows.when[i] is not None:
         return short_when(rows.when[i], day_only=rows.source[i] != "sessions")
-    path = rows.origin[i] if rows.origin is not None and rows.origin[i] else rows.path[i]
-    if timeline is not None and path in timeline.file_times:
-        return short_when(timeline.file_times[path], day_only=True)
-    return None
+    return short_when(dreamed_day(rows.path[i]))
 
 
 def locate(rows, ref: str) -> int | None:
@@ -244,7 +245,7 @@ def annotate(candidates, cache) -> None:
         if tenant not in timelines:
             timelines[tenant] = TIMELINES.get(cache, tenant)
         timeline = timelines[tenant]
-        cand.when = row_when(rows, i, timeline)
+        cand.when = row_when(rows, i)
         if timeline:
             cand.record = timeline.record_of(rows.path[i], int(rows.start_line[i]), int(rows.end_line[i]), rows.text[i])
 
@@ -280,9 +281,10 @@ def newest_first(candidates: list, qvec: np.ndarray, cache, sources: dict, pool:
         succ = by_row.get((id(rows), j))
         if succ is None:
             succ = replace(cand, rows=rows, row=j, vector=cosine, text=0.0, around={}, record=None)
-            annotate([succ], cache)
             candidates.append(succ)
             by_row[(id(rows), j)] = succ
+        if succ.when is None:  # brought in, or a candidate from past the annotated pool
+            annotate([succ], cache)
         if succ.score <= cand.score:
             succ.score = cand.score + 1e-6
             moved = True
@@ -327,8 +329,12 @@ def same_attribute(a, b) -> bool:
     return va.shape == vb.shape and float(va @ vb) >= SAME_ATTRIBUTE
 
 
+UNDATED = "undated"
+"""What an undated line ranked below a newer answer is marked ``earlier`` with."""
+
+
 def undated(candidate) -> bool:
-    """Whether a candidate's time is only its file's: no day in its name, no time of its own."""
+    """Whether a candidate has no time: no day in its file's name, no time of its own."""
     rows, i = candidate.rows, candidate.row
     return rows.day[i] is None and rows.when[i] is None
 
@@ -357,7 +363,7 @@ def current_first(candidates: list, info: QueryInfo) -> list:
         n for n, c in enumerate(window)
         # A candidate a record says was replaced is no current answer, whatever its date (a
         # dreamed document is dated by the day it was written, not by what its lines restate).
-        if c.when and c.record is None and (c.relevance >= SAME_QUESTION * best or (
+        if (c.when or undated(c)) and c.record is None and (c.relevance >= SAME_QUESTION * best or (
             c.relevance >= SAME_ATTRIBUTE_RELEVANCE * best_of[c.rows.source[c.row]] and same_attribute(c, top)))
         and holds_kind(c.rows.content(c.row), kind) and not other_subject(c.rows.content(c.row), info.text)
     ]
@@ -367,16 +373,16 @@ def current_first(candidates: list, info: QueryInfo) -> list:
         group = [n for n in group if window[n].rows.source[window[n].row] != "episodes"]
     if len(group) < (1 if yields else 2):
         return candidates
-    # An undated line (a profile kept by hand) is dated by its file, edited since for anything:
-    # it counts as older than every dated statement, as it does for supersession.
-    ordered = sorted((window[n] for n in group), key=lambda c: (not undated(c), c.when), reverse=True)
-    newest = ordered[0].when
+    # An undated line (a profile kept by hand) counts as older than every dated statement, as it
+    # does for supersession.
+    ordered = sorted((window[n] for n in group), key=lambda c: (not undated(c), c.when or ""), reverse=True)
+    newest = ordered[0].when or ""
     # The newest is shown whenever an older answer, or the lead it displaced, is.
     ordered[0].kept_with = max(c.kept_score for c in ordered + ([lead] if yields else []))
     newest_dated = not undated(ordered[0])
     for c in ordered[1:]:
-        if c.when < newest or (newest_dated and undated(c)):
-            c.earlier = c.when
+        if (c.when or "") < newest or (newest_dated and undated(c)):
+            c.earlier = c.when or UNDATED
     if yields:
         group, ordered = [0, *group], [*ordered, lead]
     take_places(window, group, ordered)

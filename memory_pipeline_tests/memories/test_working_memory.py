@@ -138,6 +138,22 @@ def test_the_profile_a_person_wrote_is_kept_whatever_was_said_since(typed):
         "Alice Ferreira, Head of Data Platform at Tidewater"]
 
 
+def test_a_profile_line_shows_no_time(typed):
+    """A memory read from an undated MEMORY.md line was true at no known time: the section shows
+    neither when it was extracted nor when its file was edited, which beside a dated statement
+    would read as the newer; what an agent stored live shows when it was stored."""
+    profile = typed.row(ALICE, "identity", "Lives in Lisbon, Portugal", source="markdown",
+                        source_ref="support-bot/users/alice/MEMORY.md#L3")
+    typed.embed_rows([profile])
+    typed.store.upsert_memories([profile])
+    typed.store_memory(ALICE, "identity", "Moved to Porto last weekend", occurred_at=day(8), actor="test")
+    typed.store_memory(ALICE, "preference", "Likes short answers", actor="test")
+    lines = working_memory(typed.store, SCOPE, title="support-bot/alice", now=NOW).markdown.splitlines()
+    assert f"- Lives in Lisbon, Portugal (facts/{profile['id']})" in lines
+    assert any(line.startswith("- Moved to Porto last weekend (2026-11-08 09:00; facts/") for line in lines)
+    assert any(line.startswith("- Likes short answers (20") for line in lines)
+
+
 def test_recent_entries_are_at_most_thirty_newest_first(typed):
     store_all(typed, [("fact", f"Ticket LUM-{n} about connector lag was closed", day(1) + timedelta(hours=n), None)
                       for n in range(40)])

@@ -74,11 +74,12 @@ def test_the_kind_of_value_a_question_asks_for():
 
 
 def test_an_undated_profile_line_counts_as_older_than_every_dated_statement(workspace):
-    """Its file's time says when the file was last edited, not when the line was true."""
+    """Its file's time says when the file was last edited, not when the line was true: it is shown
+    with no time, below the session that changed it and marked earlier."""
     results = ask(workspace, "ines", "Which city do I live in?", min_score=0.0)
-    assert [(r.snippet.split(": ", 1)[-1].removeprefix("# Ines\n\n- "), bool(r.earlier)) for r in results[:2]] == [
-        ("I live in Leeds with my cat.", False),
-        ("I live in York with my cats.", True),
+    assert [(r.snippet.split(": ", 1)[-1].removeprefix("# Ines\n\n- "), r.when, r.earlier) for r in results[:2]] == [
+        ("I live in Leeds with my cat.", "2026-08-20 09:00 UTC", None),
+        ("I live in York with my cats.", None, "undated"),
     ]
 
 

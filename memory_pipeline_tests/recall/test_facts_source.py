@@ -156,9 +156,9 @@ def test_facts_with_the_real_embedder(tmp_path):
 
 
 
-def test_a_memory_read_from_an_undated_note_is_dated_by_its_file(tmp_path, embedder):
-    """A profile line says nothing of when: its typed memory is as old as the file it was read
-    from (the time the L0 index recorded), not the day it was extracted."""
+def test_a_memory_read_from_an_undated_note_has_no_time(tmp_path, embedder):
+    """A profile line says nothing of when: its typed memory shows neither the day it was extracted
+    nor its file's time, which says only when the file was last edited."""
     import os
 
     from memory_pipeline.memories.pipeline import ingest_tenant
@@ -172,7 +172,7 @@ def test_a_memory_read_from_an_undated_note_is_dated_by_its_file(tmp_path, embed
     ingest(root, lance_uri)
     ingest_tenant(TypedMemories.open(lance_uri, embedder), root, ALICE)
     found = facts("Where does Alice live?", ALICE, (lance_uri, recall_settings(root, lance_uri)), embedder)
-    assert [(r.snippet, r.when) for r in found] == [("Alice lives in Lisbon and works at Tidewater.", "2026-01-05")]
+    assert [(r.snippet, r.when) for r in found] == [("Alice lives in Lisbon and works at Tidewater.", None)]
 
 
 def test_typed_memories_are_ordered_by_their_weight_and_kept_by_their_score(typed, db, embedder):

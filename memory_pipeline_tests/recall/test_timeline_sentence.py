@@ -45,7 +45,7 @@ def test_the_record_names_the_sentence_that_changed_only_when_the_turn_says_more
 def test_readers_quote_the_replaced_sentence():
     record = record_row("bot~ann", pair("We pushed the cutover to 28 November. Rui needs another week.",
                                         "We pushed the cutover to 28 November."), LATER)
-    timeline = TenantTimeline([record], {})
+    timeline = TenantTimeline([record])
     found = timeline.record_of("bot/sessions/ann/s1.jsonl", 1, 1)
     note = superseded_note(found)
     assert note == {"by": "bot/sessions/ann/s1.jsonl#L9", "at": "2026-11-25",
@@ -57,5 +57,37 @@ def test_readers_quote_the_replaced_sentence():
         '- [s1.jsonl#L1] (2026-11-18 09:00 UTC) [superseded "We pushed the cutover to 28 November." 2026-11-25 '
         'by bot/sessions/ann/s1.jsonl#L9] We pushed the cutover to 28 November. Rui needs another week.'
     )
-    whole = TenantTimeline([{**record, "old_sentence": None}], {}).record_of("bot/sessions/ann/s1.jsonl", 1, 1)
+    whole = TenantTimeline([{**record, "old_sentence": None}]).record_of("bot/sessions/ann/s1.jsonl", 1, 1)
     assert superseded_note(whole) == {"by": "bot/sessions/ann/s1.jsonl#L9", "at": "2026-11-25"}
+
+
+def test_a_successor_raised_from_past_the_annotated_pool_shows_its_time(monkeypatch):
+    """The newest statement of a chain may already be a candidate, ranked past the first ones
+    that were given their times; raised above the statement it replaced, it shows its day too."""
+    from datetime import date
+
+    import numpy as np
+
+    from memory_pipeline.recall import timeline
+    from memory_pipeline.recall.results import Candidate
+    from memory_pipeline.recall.rows import Rows
+    from memory_pipeline.recall.scope import Scope
+    from memory_pipeline.tenancy import Tenant
+
+    paths = ["bot/users/ann/MEMORY.md", "bot/users/ann/memory/2026-11-25.md"]
+    rows = Rows(tenant="bot~ann", ids=["a", "b"], source=np.array(["memory", "memory"], dtype=object), path=paths,
+                start_line=np.array([1, 1]), end_line=np.array([3, 3]), turn_ids=[[], []],
+                text=["Lives in York.", "Moved to Leeds."], text_hash=["a", "b"], day=[None, date(2026, 11, 25)],
+                when=[None, None], vectors=np.array([[1.0, 0.0], [0.8, 0.6]], dtype=np.float32))
+    record = {"old_ref": f"{paths[0]}#L1", "new_ref": f"{paths[1]}#L1", "new_said_at": LATER, "old_sentence": None}
+    monkeypatch.setattr(timeline.TIMELINES, "get", lambda cache, tenant: TenantTimeline([record]))
+
+    class Cache:
+        def rows(self, source, tenant):
+            return rows
+
+    scope = Scope(Tenant("bot", "ann"), 0, 1.0, False)
+    old, new = (Candidate(scope, rows, i, 0.9 - i / 10, 0.0, 0.9 - i / 10, 0.0, 1.0, score=0.9 - i / 10) for i in (0, 1))
+    timeline.annotate([old], Cache())  # the pool: the first candidate only
+    ranked = timeline.newest_first([old, new], np.array([1.0, 0.0], dtype=np.float32), Cache(), {"notes": ["memory"]}, 1)
+    assert [(c.rows.text[c.row], c.when) for c in ranked] == [("Moved to Leeds.", "2026-11-25"), ("Lives in York.", None)]
