@@ -198,6 +198,20 @@ def locate(rows, ref: str) -> int | None:
     return None
 
 
+def restating(rows, ref: str) -> list[int]:
+    """The rows of ``rows`` read from the statement ``ref`` (typed memories citing its line)."""
+    if rows.cites is None:
+        return []
+    index = rows.__dict__.get("_by_cite")
+    if index is None:
+        index = {}
+        for i, cited in enumerate(rows.cites):
+            if cited:
+                index.setdefault(cited, []).append(i)
+        rows.__dict__["_by_cite"] = index
+    return index.get(ref, [])
+
+
 def cite_statements(candidates: list, cache, transcripts) -> None:
     """Give each candidate read from transcript turns the ids of those turns, from the
     ``transcripts`` source's rows (searched or not): a typed memory cites the turn it was read
@@ -269,25 +283,28 @@ def newest_first(candidates: list, qvec: np.ndarray, cache, sources: dict, pool:
         holders = []
         for source, names in sources.items():
             rows = cache.rows(source, cand.rows.tenant)
-            j = locate(rows, last.new_ref) if rows is not None and len(rows) else None
-            if j is not None and rows.source[j] in names:
-                holders.append((rows, j, unit_cosine(rows, j, qvec)))
+            if rows is None or not len(rows):
+                continue
+            for j in (locate(rows, last.new_ref), *restating(rows, last.new_ref)):
+                if j is not None and rows.source[j] in names:
+                    holders.append((rows, j, unit_cosine(rows, j, qvec)))
         single = cand.rows.source[cand.row] in ("sessions", "facts") and not cand.record.old_sentence
         # Unless the replaced row is one statement, the question may be about something else it says.
         related = [h for h in holders if single or h[2] >= RELATED * cand.vector]
-        if not related:
-            continue
-        rows, j, cosine = related[0]
-        succ = by_row.get((id(rows), j))
-        if succ is None:
-            succ = replace(cand, rows=rows, row=j, vector=cosine, text=0.0, around={}, record=None)
-            candidates.append(succ)
-            by_row[(id(rows), j)] = succ
-        if succ.when is None:  # brought in, or a candidate from past the annotated pool
-            annotate([succ], cache)
-        if succ.score <= cand.score:
-            succ.score = cand.score + 1e-6
-            moved = True
+        # Every unit stating the successor goes above the replaced one, the closest to the question
+        # first: a typed memory restating a long note's successor line reads as the question does,
+        # where the note's whole section does not.
+        for n, (rows, j, cosine) in enumerate(sorted(related, key=lambda h: h[2])):
+            succ = by_row.get((id(rows), j))
+            if succ is None:
+                succ = replace(cand, rows=rows, row=j, vector=cosine, text=0.0, around={}, record=None)
+                candidates.append(succ)
+                by_row[(id(rows), j)] = succ
+            if succ.when is None:  # brought in, or a candidate from past the annotated pool
+                annotate([succ], cache)
+            if succ.score <= cand.score:
+                succ.score = cand.score + 1e-6 * (n + 1)
+                moved = True
     if moved:
         candidates.sort(key=lambda c: (-c.score, c.scope.rank))
     return candidates

@@ -91,3 +91,41 @@ def test_a_successor_raised_from_past_the_annotated_pool_shows_its_time(monkeypa
     timeline.annotate([old], Cache())  # the pool: the first candidate only
     ranked = timeline.newest_first([old, new], np.array([1.0, 0.0], dtype=np.float32), Cache(), {"notes": ["memory"]}, 1)
     assert [(c.rows.text[c.row], c.when) for c in ranked] == [("Moved to Leeds.", "2026-11-25"), ("Lives in York.", None)]
+
+
+def test_a_typed_memory_restating_the_successor_line_goes_above_the_replaced_section(monkeypatch):
+    """'Where does Alice live?': her profile section (replaced) matches, the note section holding
+    the move reads unlike the question, but the typed memory read from the move's line reads as
+    the question does: it is raised above the profile."""
+    import numpy as np
+
+    from memory_pipeline.recall import timeline
+    from memory_pipeline.recall.results import Candidate
+    from memory_pipeline.recall.rows import Rows
+    from memory_pipeline.recall.scope import Scope
+    from memory_pipeline.tenancy import Tenant
+
+    profile, note = "bot/users/ann/MEMORY.md", "bot/users/ann/memory/2026-11-25.md"
+    notes = Rows(tenant="bot~ann", ids=["a", "b"], source=np.array(["memory", "memory"], dtype=object),
+                 path=[profile, note], start_line=np.array([1, 1]), end_line=np.array([9, 12]), turn_ids=[[], []],
+                 text=["# Ann\n- Lives in York.\n- Likes tea.", "Standup notes ... moved to Leeds ..."],
+                 text_hash=["a", "b"], day=[None, None], when=[None, None],
+                 vectors=np.array([[1.0, 0.0, 0.0], [0.1, 0.0, 0.995]], dtype=np.float32))
+    facts = Rows(tenant="bot~ann", ids=["m1"], source=np.array(["facts"], dtype=object), path=["facts/m1"],
+                 start_line=np.array([1]), end_line=np.array([1]), turn_ids=[[]], text=["Ann moved to Leeds."],
+                 text_hash=["fact:m1"], day=[None], when=[LATER], vectors=np.array([[0.8, 0.6, 0.0]], dtype=np.float32),
+                 cites=[f"{note}#L3"])
+    record = {"old_ref": f"{profile}#L2", "new_ref": f"{note}#L3", "new_said_at": LATER, "old_sentence": "Lives in York."}
+    monkeypatch.setattr(timeline.TIMELINES, "get", lambda cache, tenant: TenantTimeline([record]))
+
+    class Cache:
+        def rows(self, source, tenant):
+            return facts if source == "facts" else notes
+
+    scope = Scope(Tenant("bot", "ann"), 0, 1.0, False)
+    old = Candidate(scope, notes, 0, 0.9, 0.0, 0.9, 0.0, 1.0, score=0.9)
+    timeline.annotate([old], Cache())
+    ranked = timeline.newest_first([old], np.array([1.0, 0.0, 0.0], dtype=np.float32), Cache(),
+                                   {"notes": ["memory"], "facts": ["facts"]}, 5)
+    assert [(c.rows.text[c.row], c.when) for c in ranked] == [
+        ("Ann moved to Leeds.", "2026-11-25"), ("# Ann\n- Lives in York.\n- Likes tea.", None)]
