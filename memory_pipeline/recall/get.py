@@ -264,7 +264,7 @@ def _read_record(uri: str, table_name: str, column: str, rid: str, tenants: list
     memory's time (when it happened, else when stored) or an episode's session (when it completed)."""
     import lancedb
 
-    from memory_pipeline.recall.timeline import dreamed_day, short_when
+    from memory_pipeline.recall.timeline import short_when
 
     from memory_pipeline.store.base import sql_in, sql_str
 

@@ -119,6 +119,8 @@ def dreamed_day(path: str) -> date | None:
         return date(int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
     except ValueError:
         return None
+
+
 _CITES_ONE_RE = re.compile(r"\[[^\[\]·]*? · ([^\[\]\s]+#L\d+)\]")
 
 
@@ -147,15 +149,15 @@ class TimelineCache:
 
     def get(self, cache, tenant: str) -> TenantTimeline:
         tables = cache.table_names()
-        versions = cache.version(SUPERSESSIONS) if SUPERSESSIONS in tables else -1
+        version = cache.version(SUPERSESSIONS) if SUPERSESSIONS in tables else -1
         key = (cache.uri, tenant)
         with self._lock:
             hit = self._entries.get(key)
-            if hit is not None and hit[0] == versions:
+            if hit is not None and hit[0] == version:
                 return hit[1]
         timeline = _load(cache, tenant, tables)
         with self._lock:
-            self._entries[key] = (versions, timeline)
+            self._entries[key] = (version, timeline)
         return timeline
 
 

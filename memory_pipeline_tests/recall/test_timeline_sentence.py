@@ -4,7 +4,9 @@ that sentence, not the whole turn.
 A turn of several sentences ("We pushed the cutover to 28 November. Rui needs another week.") is
 superseded only in what changed: the record keeps that sentence (``old_sentence``), recall's note
 and the injected line quote it, and a record of a one-sentence statement names no sentence (the
-statement is the sentence). Built from plain values: no model is needed to read a record.
+statement is the sentence). And the successor a record names is placed above the replaced
+result with its own time, found also as the typed memory read from its line. Built from plain
+values: no model is needed to read a record.
 """
 
 from __future__ import annotations
