@@ -32,7 +32,7 @@ from memory_pipeline.text.statements import load_nlp, statements
 from memory_pipeline.text.summarize import split_sentences
 
 MAX_CONTENT = 400
-EXTRACTOR_VERSION = "patterns-9"
+EXTRACTOR_VERSION = "patterns-10"
 # A transcript sentence below these holds no memory: greetings, compliments, reactions ("I love
 # that!"); what a speaker explicitly asks to keep (a todo, a preference, a decision) needs less, but
 # it must name something ("Yeah, I love to." does not: ``Features.substance``).
@@ -53,7 +53,9 @@ RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
     for kind, confidence, pattern in (
         ("todo", 0.85, r"\bremind (?:me|\w+) (?:to|on|about)\b|\bset a reminder\b|\bdon'?t let me forget\b|\bto-?do\b"
                        r"|\bI(?:'ll| will) (?:send|ask|email|call|check|follow up|get back|invite)\b"
-                       r"|\baction items?\b|\bopen items\b|\bfollow up (?:on|with)\b|\bwill send\b"),
+                       # items named after the label ("Open items: renew the cert"), not a mention of
+                       # them ("list my open items, please" asks for them now)
+                       r"|\b(?:action|open) items?\s*:(?=\s*\S)|\bfollow up (?:on|with)\b|\bwill send\b"),
         ("decision", 0.8, r"\b(?:I|we)(?:'ve| have)? decided\b|\bwe(?:'ll| will) (?:do|go with|use|switch)\b"
                           r"|\b(?:I|we|\w+) (?:pushed|postponed|rescheduled|moved the deadline|cut the)\b|\bI accepted\b"
                           r"|\b(?:I|we)(?:'ve| have)? cho(?:se|sen)\b|\blet'?s go with\b|\bapproved\b|\bdecision\b"

@@ -21,7 +21,7 @@ ANSWERS = {
         "We decided to launch Falcon on 5 December.", "Deploy window moved to Wednesdays at 10:00 UTC.",
         "We replaced Jenkins with GitHub Actions.", "Tuesday it is.",
     ),
-    ("todo", ACTION, ACTION): ("I'll send the rollout checklist by Friday.",),
+    ("todo", ACTION, ACTION): ("I'll send the rollout checklist by Friday.", "Open items: renew the TLS cert by Friday."),
     ("goal", ACTION, ACTION): ("We need to get the word out about the fundraiser.",),
     ("identity", FACT, None): (
         "I moved to Denver last month.", "From 1 December my manager is Tomás Ribeiro.",
@@ -40,7 +40,9 @@ ANSWERS = {
     ),
     ("routine", FACT, None): ("I drive to the office every day.",),
     (None, FACT, None): ("Rui Santos owns the loader and it peaks at 1,600 req/min.",),
-    (None, None, None): ("I'll never forget that day.", "Here it is.", "Keep going with it!"),
+    # A request for the open items now is none of them (it was typed a todo).
+    (None, None, None): ("I'll never forget that day.", "Here it is.", "Keep going with it!",
+                         "Last thing: list my open items with dates, please."),
 }
 SENTENCES = [(sentence, *answer) for answer, sentences in ANSWERS.items() for sentence in sentences]
 
