@@ -85,6 +85,16 @@ PIN_RE = re.compile(
     rf"(?<![A-Za-z0-9_])(?i:pin(?:[ -]?(?:code|number|nummer))?|geheimzahl|PIN码|暗証番号)"
     rf"(?:[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:：=][ \t]*|[ \t]*(?:是|は|는|은))(?P<value>\d{{4,8}})(?![\d.,:/-]?\d)"
 )
+# A door, gate or alarm code is a PIN by another name, handed over the same way: "the gate code is 4821".
+ACCESS_CODE_RE = re.compile(
+    rf"(?<![A-Za-z0-9_])(?i:(?:door|gate|alarm|lock|entry|access|keypad|garage|safe|building|lockbox)[ -]?code)"
+    rf"(?:[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:：=][ \t]*)(?P<value>\d{{4,8}})(?![\d.,:/-]?\d)"
+)
+# A US social security number, named as one: "my SSN is 123-45-6789", "social security number: 123 45 6789".
+SSN_RE = re.compile(
+    rf"(?<![A-Za-z0-9_])(?i:ssn|social security(?: number| no\.?)?)(?:[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:#=][ \t]*|[ \t]+)"
+    r"(?P<value>\d{3}([ -]?)\d{2}\2\d{4})(?![\d-])"
+)
 RUN_TOGETHER_LETTERS = 14  # a lower-case password handed over in prose: longer than most words
 NEAR_REACH = 80  # characters after the keyword
 NEAR_WORDS = 8  # words after the keyword
@@ -100,7 +110,7 @@ _HINT_RE = re.compile(
     "pass|pw|pin|geheimzahl|kennw|mot de|contra|clave|senha|wacht|lösen|losen|adgang|kodeord|salasana|hasł|hasl|"
     "heslo|jelsz|parol|şifre|sifre|lozinka|geslo|κωδικ|συνθημ|парол|лозин|密|口令|パスワード|暗証|비밀번호|"
     "암호|كلمة|סיסמ|رمز|पासवर्ड|รหัส|mật khẩu|kata sandi|katalaluan|key|secret|token|clé|chiave|"
-    "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키"
+    "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|ssn|social security"
 )
 _WINDOW_BEFORE = 8  # the characters the keyword's lookbehind reads, and "mot de " before "passe"
 _WINDOW_AFTER = 4400  # a few words, a verb and a value of up to 4,096 characters
@@ -149,6 +159,8 @@ def _apply_prose(text: str, counts) -> str:
         return redact_group(match, group, "pin", counts)
 
     text = sub_values(PIN_RE, text, pin, "value")
+    text = sub_values(ACCESS_CODE_RE, text, lambda m, g: redact_group(m, g, "access_code", counts), "value")
+    text = sub_values(SSN_RE, text, lambda m, g: redact_group(m, g, "ssn", counts), "value")
     return apply_near_keyword(text, counts)
 
 

@@ -101,6 +101,9 @@ SECRETS: list[tuple[str, str, str]] = [
         ("payment_card", " ".join(VISA[i:i + 4] for i in range(0, 16, 4)), "paid with my card {}, it expires 12/27"),
         ("payment_card", AMEX, "the corporate amex {} is for travel"),
         ("card_code", str(RNG.randrange(100, 1000)), "cvv {}"),
+        # a door or gate code is a PIN by another name; a social security number named as one
+        ("access_code", str(RNG.randrange(1000, 10000)), "the gate code is {}, see you at six"),
+        ("ssn", f"{RNG.randrange(100, 900)}-{RNG.randrange(10, 100)}-{RNG.randrange(1000, 10000)}", "my SSN is {}."),
         ("secret", rand(30), '{{"client_secret": "{}"}}'),
         ("secret", rand(24), "SESSION_SECRET={}"),
         ("sendgrid_api_key", "SG." + rand(22) + "." + rand(43), "mail via {}"),
@@ -139,6 +142,7 @@ Use `sk-` prefixed keys only in the vault; the AKIA prefix marks AWS key ids.
 ghp_ tokens are classic GitHub tokens; eyJ starts a base64 JSON object.
 Kubernetes secret names like db-credentials-2026 are fine.
 Order 4111111111111112 shipped at 1732863000000; call +49 1512 3456789 or 4155552671000.
+The error code is 4040, the zip code is 94103 and the promo code is 2024; ticket 123-45-6789 is closed.
 """
 
 
