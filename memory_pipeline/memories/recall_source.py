@@ -26,6 +26,15 @@ log = logging.getLogger(__name__)
 _warned: set[str] = set()
 
 
+def said_at(occurred_at, created_at, source: str | None):
+    """When a typed memory was said or written: when it happened, else when it was stored. One read
+    from an undated note (a profile line) has no such time: it was extracted at ``created_at``,
+    which says nothing of when the line was true."""
+    if occurred_at is not None or source == "markdown":
+        return occurred_at
+    return created_at
+
+
 class FactSource(RecallSource):
     """Typed memories (identity, preference, fact, event, decision, goal, ...) of the ``memories`` table."""
 
@@ -47,15 +56,12 @@ class FactSource(RecallSource):
         arrow = arrow.sort_by([("created_at", "ascending"), ("id", "ascending")])
         n = arrow.num_rows
         ids = arrow.column("id").to_pylist()
-        # A memory read from an undated note (a profile line) was written when its file was: recall
-        # dates it by the file (``origin``), not by the day it was extracted.
         names = set(arrow.schema.names)
         kinds = arrow.column("source").to_pylist() if "source" in names else [None] * n
         refs = arrow.column("source_ref").to_pylist() if "source_ref" in names else [None] * n
-        origin = [(r or "").rpartition("#L")[0] or None if k == "markdown" else None for k, r in zip(kinds, refs, strict=True)]
         said = [
-            o or (None if f else c)
-            for o, c, f in zip(arrow.column("occurred_at").to_pylist(), arrow.column("created_at").to_pylist(), origin, strict=True)
+            said_at(o, c, k)
+            for o, c, k in zip(arrow.column("occurred_at").to_pylist(), arrow.column("created_at").to_pylist(), kinds, strict=True)
         ]
         return Rows(
             tenant=tenant,
@@ -72,7 +78,6 @@ class FactSource(RecallSource):
             day=[None] * n,  # facts do not decay
             when=said,
             vectors=_vectors(arrow),
-            origin=origin,
             cites=refs,
         )
 

@@ -41,6 +41,7 @@ from zoneinfo import ZoneInfo
 from memory_pipeline.memories.bulletin import TIME_SENSITIVE_DAYS, current_memories, distinct, next_change, when_text
 from memory_pipeline.memories.operations import MemoryOperationError
 from memory_pipeline.memories.query import ReadScope
+from memory_pipeline.memories.recall_source import said_at
 from memory_pipeline.memories.store import TypedMemoryStore, now_utc
 from memory_pipeline.recall.get import parse_citation
 
@@ -216,18 +217,11 @@ def _sections(frame: pl.DataFrame, now: datetime, tz: ZoneInfo, max_recent: int,
             keep[key] = sorted(range(len(chosen)), key=lambda i: _profile_line(chosen[i], i))
         out[key] = [ContextItem(
             key, f"facts/{row['id']}", row["memory_type"], " ".join(row["content"].split()),
-            when_text(_said(row), tz), when_text(row["happens_at"], tz) or None,
+            when_text(said_at(row["occurred_at"], row["created_at"], row.get("source")), tz),
+            when_text(row["happens_at"], tz) or None,
             row["source_ref"], tiers.get(row["id"]),
         ) for row in chosen]
     return out, keep
-
-
-def _said(row: dict) -> datetime | None:
-    """When a typed memory was said or written: a memory read from an undated note (a profile line)
-    has no such time (it was extracted at ``created_at``, which says nothing of when it was true)."""
-    if row["occurred_at"] is not None or row.get("source") == "markdown":
-        return row["occurred_at"]
-    return row["created_at"]
 
 
 def _profile_line(row: dict, position: int) -> tuple[int, int]:

@@ -109,7 +109,6 @@ class Rows:
     fingerprint: str | None = None  # of the rows as read (``TenantCache``), when the source has one
     table: pa.Table | None = None  # the columns as Arrow (``from_table``): what a snapshot stores
     files: object | None = None  # the tenant's persisted indices (``index.files.TenantFiles``)
-    origin: list[str | None] | None = None  # the file a row without a time of its own was read from
     cites: list[str | None] | None = None  # the statement (``path#Lline``) a derived row was read from
     _indices: dict = field(default_factory=dict)
 

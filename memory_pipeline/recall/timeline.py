@@ -108,15 +108,15 @@ class TenantTimeline:
         return record
 
 
-DREAMED_RE = re.compile(r"(?:^|/)_system/dreaming/[^/]+\.md$")
-_DREAMED_DAY_RE = re.compile(r"(?:^|/)_system/dreaming/((?:19|20)\d\d)(\d\d)(\d\d)-[^/]*\.md$")
+DREAMED_RE = re.compile(r"(?:^|/)_system/dreaming/(?:((?:19|20)\d\d)(\d\d)(\d\d)-)?[^/]+\.md$")
+"""A dreamed document, and the day its name gives (``YYYYMMDD-consolidated.md``)."""
 
 
 def dreamed_day(path: str) -> date | None:
-    """The day a dreamed document was written, from its name (``YYYYMMDD-consolidated.md``)."""
-    m = _DREAMED_DAY_RE.search(path or "")
+    """The day a dreamed document was written, from its name."""
+    m = DREAMED_RE.search(path or "")
     try:
-        return date(int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+        return date(int(m.group(1)), int(m.group(2)), int(m.group(3))) if m and m.group(1) else None
     except ValueError:
         return None
 

@@ -81,14 +81,16 @@ BARE_PASSWORD_RE = re.compile(r"(?<![\w:\-])(?i:password|passwort|passcode|passw
 KEYWORD_RE = re.compile(_KEYWORD)
 _HEX_SECRET_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}")
 # A PIN is digits only, so it is taken only when a verb or a colon hands it over: "PIN is 4821".
+_HANDED_OVER = rf"[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:：=][ \t]*"
+_DIGITS_VALUE = r"(?P<value>\d{4,8})(?![\d.,:/-]?\d)"
 PIN_RE = re.compile(
-    rf"(?<![A-Za-z0-9_])(?i:pin(?:[ -]?(?:code|number|nummer))?|geheimzahl|PIN码|暗証番号)"
-    rf"(?:[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:：=][ \t]*|[ \t]*(?:是|は|는|은))(?P<value>\d{{4,8}})(?![\d.,:/-]?\d)"
+    r"(?<![A-Za-z0-9_])(?i:pin(?:[ -]?(?:code|number|nummer))?|geheimzahl|PIN码|暗証番号)"
+    rf"(?:{_HANDED_OVER}|[ \t]*(?:是|は|는|은)){_DIGITS_VALUE}"
 )
 # A door, gate or alarm code is a PIN by another name, handed over the same way: "the gate code is 4821".
 ACCESS_CODE_RE = re.compile(
-    rf"(?<![A-Za-z0-9_])(?i:(?:door|gate|alarm|lock|entry|access|keypad|garage|safe|building|lockbox)[ -]?code)"
-    rf"(?:[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:：=][ \t]*)(?P<value>\d{{4,8}})(?![\d.,:/-]?\d)"
+    r"(?<![A-Za-z0-9_])(?i:(?:door|gate|alarm|lock|entry|access|keypad|garage|safe|building|lockbox)[ -]?code)"
+    rf"(?:{_HANDED_OVER}){_DIGITS_VALUE}"
 )
 # A US social security number, named as one: "my SSN is 123-45-6789", "social security number: 123 45 6789".
 SSN_RE = re.compile(
@@ -155,12 +157,9 @@ def _apply_prose(text: str, counts) -> str:
 
     text = sub_values(BARE_PASSWORD_RE, text, bare, "value")
 
-    def pin(match: re.Match[str], group: str) -> str | None:
-        return redact_group(match, group, "pin", counts)
-
-    text = sub_values(PIN_RE, text, pin, "value")
-    text = sub_values(ACCESS_CODE_RE, text, lambda m, g: redact_group(m, g, "access_code", counts), "value")
-    text = sub_values(SSN_RE, text, lambda m, g: redact_group(m, g, "ssn", counts), "value")
+    # Digits named for what they open or identify, taken whole.
+    for pattern, kind in ((PIN_RE, "pin"), (ACCESS_CODE_RE, "access_code"), (SSN_RE, "ssn")):
+        text = sub_values(pattern, text, lambda m, g, kind=kind: redact_group(m, g, kind, counts), "value")
     return apply_near_keyword(text, counts)
 
 
