@@ -32,7 +32,7 @@ from memory_pipeline.text.statements import load_nlp, statements
 from memory_pipeline.text.summarize import split_sentences
 
 MAX_CONTENT = 400
-EXTRACTOR_VERSION = "patterns-10"
+EXTRACTOR_VERSION = "patterns-11"
 # A transcript sentence below these holds no memory: greetings, compliments, reactions ("I love
 # that!"); what a speaker explicitly asks to keep (a todo, a preference, a decision) needs less, but
 # it must name something ("Yeah, I love to." does not: ``Features.substance``).

@@ -8,7 +8,8 @@ person spoken to (the other speaker of a two-party talk, the user for an assista
 speaker's "we", "us", "our" become "Jon and others", "Jon's" ("We got the keys to our place" ->
 "Jon and others got the keys to Jon's place"), verbs
 agree with the new subject ("I am" -> "Jon is", "I love" -> "Jon loves"), and a sentence whose
-subject was dropped ("Lost my job as a banker yesterday") gets the speaker back. A later "my" or
+subject was dropped ("Lost my job as a banker yesterday") gets the speaker back, and an opening
+interjection with the names it calls ("Yeah, ...", "Wow, Mel, ...") is left out. A later "my" or
 "me" of the same person in one sentence is "their", "them": no gender is guessed.
 
 Episode summaries, the knowledge graph, typed memories and dreaming all read these statements,
@@ -328,6 +329,29 @@ def _in_compound_word(tok) -> bool:
     return after or before
 
 
+def _opener_length(sent) -> int:
+    """The tokens of an interjection that opens a sentence, with the names of those it calls and
+    their commas ("Wow, Mel, that's awesome!", "Yeah, I painted it"): nothing a reader of the
+    stored sentence needs. None when the rest would hold no verb or noun ("Wow, Caroline!"), and
+    never a "no", which answers a question."""
+    tokens = list(sent)
+    at = 0
+    while at < len(tokens) and tokens[at].pos_ == "INTJ" and tokens[at].lower_ not in ("no", "nope", "nah"):
+        at += 1
+    if at == 0:
+        return 0
+    end = 0
+    while True:
+        names = at
+        while names < len(tokens) and tokens[names].pos_ == "PROPN":
+            names += 1
+        if names >= len(tokens) or tokens[names].text != ",":
+            break
+        end = at = names + 1
+    rest = tokens[end:]
+    return end if any(t.pos_ in ("VERB", "AUX", "NOUN") for t in rest) else 0
+
+
 def third_person(sent, speaker: str | None, addressee: str | None, plural: bool = False) -> str:
     """The sentence with the speaker's and the listener's pronouns replaced by their names."""
     words = [t.text for t in sent]
@@ -355,6 +379,8 @@ def third_person(sent, speaker: str | None, addressee: str | None, plural: bool 
             return f"{name} and others"
         return person(name, form)
 
+    for at in range(_opener_length(sent)):
+        words[at], spaces[at] = "", ""
     for tok in sent:
         word = tok.lower_
         if plural and speaker and word in _FIRST_PLURAL and not _in_compound_word(tok):

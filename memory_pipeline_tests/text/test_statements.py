@@ -1,5 +1,6 @@
 """Proves: a conversation is read as statements that say who said what, about whom, in which turn,
-rewritten in the third person (pronouns, verb agreement, a dropped subject restored); salience
+rewritten in the third person (pronouns, verb agreement, a dropped subject restored, an opening
+interjection and the names it calls left out); salience
 from the parse puts a dated first-person event above greetings, compliments, questions, orders
 and "can't wait"; MMR keeps one of two restatements; a long turn is read to its end. Real spaCy:
 the behaviour is its parse."""
@@ -33,6 +34,22 @@ def test_named_speakers_are_rewritten_in_the_third_person(nlp):
         ("Gina", "Gina", "Gina opened their store last week.", "D1:3"),
     ]
     assert [s.said for s in said][4] == "Started a new class yesterday with my friends."
+
+
+def test_an_opening_interjection_is_left_out_of_the_stored_sentence(nlp):
+    said = statements(turns(
+        ("Jon", "Yeah, I painted that lake sunrise last year!"),
+        ("Gina", "Wow, Jon, glad you had a blast at the concert. Wow, Jon!"),
+        ("Jon", "Hey Gina, since we last talked I've moved. No, I haven't sold the car."),
+    ), "conv-1", nlp)
+    assert [s.text for s in said] == [
+        "Jon painted that lake sunrise last year!",
+        "Glad Jon had a blast at the concert.",
+        "Wow, Jon!",  # nothing is left after the call: the sentence stays as said
+        "Since we last talked Jon has moved.",
+        "No, Jon hasn't sold the car.",  # a "no" answers a question
+    ]
+    assert said[0].said == "Yeah, I painted that lake sunrise last year!"
 
 
 def test_we_is_the_speaker_with_others_in_a_summary_only(nlp):
