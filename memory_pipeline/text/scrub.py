@@ -57,7 +57,7 @@ from memory_pipeline.text.secret_families import (
 )
 
 CUSTOM = "custom"
-SCRUB_VERSION = 4
+SCRUB_VERSION = 5
 """Bump when scrubbing finds more: indexed files and extracted typed memories are read again, so a
 secret an earlier version let through leaves the stored memory at the next run."""
 
@@ -134,6 +134,13 @@ def _card_check(match: re.Match[str]) -> bool:
     digits = [int(c) for c in value if c.isdigit()]
     total = sum(d if i % 2 == 0 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(reversed(digits)))
     return 13 <= len(digits) <= 19 and total % 10 == 0
+
+
+def _iban_check(match: re.Match[str]) -> bool:
+    """A bank account number (IBAN): its country's length and layout, and the mod-97 check digits."""
+    from stdnum import iban
+
+    return _standalone(match) and iban.is_valid(match.group(0))
 
 
 def _url_password_check(match: re.Match[str]) -> bool:
@@ -224,6 +231,8 @@ _RULES: tuple[_Rule, ...] = (
     # Cards begin with 2-6 (Mastercard, Amex, Visa, Discover); a millisecond time stamp with 1.
     _Rule("payment_card", re.compile(r"(?=[2-6]\d{3}[ -]?\d{4})(?<![\w.+\]-])[2-6]\d{3}(?:[ -]?\d){9,15}(?![\w-])"),
           0, _card_check),
+    # Country code, check digits and the account, unbroken or in groups of four ("DE89 3704 ...").
+    _Rule("iban", re.compile(r"[A-Z][A-Z]\d\d(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?"), 0, _iban_check),
     # The code on the back, when it is handed over by its name. Neither rule starts right after
     # a placeholder, which an earlier rule may have put where a key was glued to it.
     _Rule("card_code", re.compile(

@@ -66,6 +66,15 @@ def card(prefix: str, length: int) -> str:
 
 VISA, AMEX = card("4", 16), card("37", 15)
 
+
+def iban(country: str, bban: str) -> str:
+    """``bban`` as a ``country`` IBAN, its check digits computed (ISO 13616, mod 97)."""
+    digits = "".join(str(int(c, 36)) for c in bban + country + "00")
+    return f"{country}{98 - int(digits) % 97:02d}{bban}"
+
+
+DE_IBAN = iban("DE", "37040044" + rand(10, string.digits))
+
 # (type, secret value, how it appears in a note)
 SECRETS: list[tuple[str, str, str]] = [
     (t, v, f.format(v))
@@ -101,6 +110,9 @@ SECRETS: list[tuple[str, str, str]] = [
         ("payment_card", " ".join(VISA[i:i + 4] for i in range(0, 16, 4)), "paid with my card {}, it expires 12/27"),
         ("payment_card", AMEX, "the corporate amex {} is for travel"),
         ("card_code", str(RNG.randrange(100, 1000)), "cvv {}"),
+        # a bank account by its IBAN: in groups of four, or unbroken
+        ("iban", " ".join(DE_IBAN[i:i + 4] for i in range(0, 22, 4)), "wire the deposit to {} by Friday"),
+        ("iban", iban("GB", "WEST" + rand(14, string.digits)), "IBAN: {}"),
         # a door or gate code is a PIN by another name; a social security number named as one
         ("access_code", str(RNG.randrange(1000, 10000)), "the gate code is {}, see you at six"),
         ("ssn", f"{RNG.randrange(100, 900)}-{RNG.randrange(10, 100)}-{RNG.randrange(1000, 10000)}", "my SSN is {}."),
@@ -143,6 +155,7 @@ ghp_ tokens are classic GitHub tokens; eyJ starts a base64 JSON object.
 Kubernetes secret names like db-credentials-2026 are fine.
 Order 4111111111111112 shipped at 1732863000000; call +49 1512 3456789 or 4155552671000.
 The error code is 4040, the zip code is 94103 and the promo code is 2024; ticket 123-45-6789 is closed.
+Part DE12 3456 7890 1234 5678 90 and batch NL00ABNA0123456789 are not accounts: their check digits fail.
 """
 
 
