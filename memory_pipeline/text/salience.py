@@ -76,12 +76,38 @@ def _objects(verb) -> list:
     return [o for o in found if o.pos_ in ("NOUN", "PROPN", "NUM")]
 
 
+def opener_length(sent) -> int:
+    """The tokens of an interjection that opens a sentence, with the names of those it calls and
+    their commas ("Wow, Mel, that's awesome!", "Yeah, I painted it"): nothing a reader of the
+    stored sentence needs. None when the rest would hold no verb or noun ("Wow, Caroline!"), and
+    never a "no", which answers a question."""
+    tokens = list(sent)
+    at = 0
+    while at < len(tokens) and tokens[at].pos_ == "INTJ" and tokens[at].lower_ not in ("no", "nope", "nah"):
+        at += 1
+    if at == 0:
+        return 0
+    end = 0
+    while True:
+        names = at
+        while names < len(tokens) and tokens[names].pos_ == "PROPN":
+            names += 1
+        if names >= len(tokens) or tokens[names].text != ",":
+            break
+        end = at = names + 1
+    rest = tokens[end:]
+    return end if any(t.pos_ in ("VERB", "AUX", "NOUN") for t in rest) else 0
+
+
 def dropped_verb(sent):
     """The verb of a sentence that opens with it and leaves out "I" ("Lost my job yesterday"),
     or None. A past form, or "my"/"me" in its clause, tells it from an order to the other person
     ("Take care of yourself")."""
-    first = next((t for t in sent if not t.is_punct and t.pos_ != "INTJ"), None)
-    if first is None or first.pos_ != "VERB" or any(c.dep_ in _SUBJECTS + ("expl", "csubj") for c in first.children):
+    opens = sent.start + opener_length(sent)  # "Hey Gina, started ...": the name called is no subject
+    first = next((t for t in sent[opens - sent.start:] if not t.is_punct and t.pos_ != "INTJ"), None)
+    if first is None or first.pos_ != "VERB" or any(
+        c.dep_ in _SUBJECTS + ("expl", "csubj") and c.i >= opens for c in first.children
+    ):
         return None
     return first if first.tag_ in ("VBD", "VBN") else None
 

