@@ -76,35 +76,34 @@ def _objects(verb) -> list:
     return [o for o in found if o.pos_ in ("NOUN", "PROPN", "NUM")]
 
 
-def opener_length(sent) -> int:
-    """The tokens of an interjection that opens a sentence, with the names of those it calls and
-    their commas ("Wow, Mel, that's awesome!", "Yeah, I painted it"): nothing a reader of the
-    stored sentence needs. None when the rest would hold no verb or noun ("Wow, Caroline!"), and
-    never a "no", which answers a question."""
+def after_opener(sent) -> int:
+    """Where a sentence starts once the interjection that opens it is left out, with the names of
+    those it calls and their commas ("Wow, Mel, that's awesome!", "Yeah, I painted it", "Hey
+    Gina, started a class"): the document index of its first token kept. The sentence's own start
+    when there is no such opener, when the rest would hold no verb or noun ("Wow, Caroline!"), and
+    before a "no", which answers a question. A name called there is never the sentence's subject."""
     tokens = list(sent)
     at = 0
     while at < len(tokens) and tokens[at].pos_ == "INTJ" and tokens[at].lower_ not in ("no", "nope", "nah"):
         at += 1
-    if at == 0:
-        return 0
     end = 0
-    while True:
+    while at:
         names = at
         while names < len(tokens) and tokens[names].pos_ == "PROPN":
             names += 1
         if names >= len(tokens) or tokens[names].text != ",":
             break
         end = at = names + 1
-    rest = tokens[end:]
-    return end if any(t.pos_ in ("VERB", "AUX", "NOUN") for t in rest) else 0
+    kept = any(t.pos_ in ("VERB", "AUX", "NOUN") for t in tokens[end:])
+    return sent.start + (end if kept else 0)
 
 
 def dropped_verb(sent):
     """The verb of a sentence that opens with it and leaves out "I" ("Lost my job yesterday"),
     or None. A past form, or "my"/"me" in its clause, tells it from an order to the other person
     ("Take care of yourself")."""
-    opens = sent.start + opener_length(sent)  # "Hey Gina, started ...": the name called is no subject
-    first = next((t for t in sent[opens - sent.start:] if not t.is_punct and t.pos_ != "INTJ"), None)
+    opens = after_opener(sent)
+    first = next((t for t in sent.doc[opens : sent.end] if not t.is_punct and t.pos_ != "INTJ"), None)
     if first is None or first.pos_ != "VERB" or any(
         c.dep_ in _SUBJECTS + ("expl", "csubj") and c.i >= opens for c in first.children
     ):

