@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from memory_pipeline.recall.index.bm25 import query_words
+
 if TYPE_CHECKING:
     from memory_pipeline.recall.query import QueryInfo
 
@@ -133,3 +135,70 @@ def take_places(window: list, places: list[int], ordered: list) -> None:
     for n, cand, score in zip(places, ordered, slots, strict=True):
         cand.score = score
         window[n] = cand
+
+
+_COUNTS = {w: n for n, w in enumerate("two three four five six seven eight nine ten".split(), 2)}
+_ORDINALS = {w: n for n, w in enumerate("first second third fourth fifth sixth seventh eighth ninth tenth".split(), 1)}
+_ORDINAL_RE = re.compile(r"\bthe\s+(" + "|".join([*_ORDINALS, "last", "final"]) + r")\s+([a-z][a-z-]*)", re.IGNORECASE)
+_COUNT_RE = re.compile(r"\b(" + "|".join(_COUNTS) + r"|[2-9]|10)\s+(?:[\w-]+\s+){0,2}?([a-z][a-z-]*s)\b", re.IGNORECASE)
+
+
+def asked_ordinal(question: str) -> tuple[int, int, str] | None:
+    """(n, of, stem) for a question about the n-th of ``of`` things it counts: "you created two sad
+    songs ... the chorus in the second song" is (2, 2, "song"); "the last" is the ``of``-th. None
+    when the question does not both count the things and name one of them by its place."""
+    place = _ORDINAL_RE.search(question or "")
+    if place is None:
+        return None
+    stem = query_words(place.group(2))
+    for count in _COUNT_RE.finditer(question):
+        if stem and query_words(count.group(2)) == stem:
+            of = _COUNTS.get(count.group(1).lower()) or int(count.group(1))
+            n = of if place.group(1).lower() in ("last", "final") else _ORDINALS[place.group(1).lower()]
+            return (n, of, stem[0]) if n <= of else None
+    return None
+
+
+def ordinal_first(candidates: list, info: QueryInfo) -> list:
+    """For a question about the n-th of the things the assistant made in an earlier chat ("you
+    created two sad songs ... the second song"), the n-th of that chat's turns holding one takes the
+    first place, when the chat has exactly as many such turns as the question counts (otherwise
+    the things may be the items of one turn's list, which the ranking finds as it is).
+
+    The chat is the one of the best-ranked transcript turn; its turns are read in order from the
+    tenant's rows, and only a turn already among the candidates is moved."""
+    asked = asked_ordinal(info.text) if info.asks_role == "assistant" else None
+    anchor = next((c for c in candidates if c.rows.source[c.row] == "sessions"), None)
+    if asked is None or anchor is None:
+        return candidates
+    n, of, stem = asked
+    turns = _turns_holding(anchor.rows, anchor.row, info.asks_role, stem)
+    if len(turns) != of:
+        return candidates
+    want = turns[n - 1]
+    at = next((p for p, c in enumerate(candidates)
+               if c.rows is anchor.rows and tuple(c.rows.turn_ids[c.row]) == want), None)
+    if at is None or at == 0:
+        return candidates
+    window = candidates[: at + 1]
+    take_places(window, list(range(at + 1)), [candidates[at], *window[:at]])
+    return window + candidates[at + 1:]
+
+
+def _turns_holding(rows, row: int, role: str, stem: str) -> list[tuple[str, ...]]:
+    """The turns (as their ids) of ``row``'s transcript, in order, said by ``role`` and holding a
+    word of ``stem``."""
+    def same(j: int) -> bool:
+        return 0 <= j < len(rows) and rows.source[j] == "sessions" and rows.path[j] == rows.path[row]
+
+    first = row
+    while same(first - 1):
+        first -= 1
+    turns: list[tuple[str, ...]] = []
+    j = first
+    while same(j):
+        key = tuple(rows.turn_ids[j])
+        if key not in turns and rows.speakers(j) == (role,) and stem in query_words(rows.content(j)):
+            turns.append(key)
+        j += 1
+    return turns

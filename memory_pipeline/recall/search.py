@@ -213,6 +213,7 @@ def _search_scopes(
         candidates = timeline.newest_first(candidates, qvec, cache, chosen, pool)
         candidates = timeline.current_first(candidates, info)
     candidates = answers.number_first(candidates, info)
+    candidates = answers.ordinal_first(candidates, info)
     timeline.cite_statements(candidates[:pool], cache, known_sources().get("sessions"))
     if use_mmr and candidates:
         top = candidates[:pool]
