@@ -57,7 +57,7 @@ from memory_pipeline.text.secret_families import (
 )
 
 CUSTOM = "custom"
-SCRUB_VERSION = 5
+SCRUB_VERSION = 6
 """Bump when scrubbing finds more: indexed files and extracted typed memories are read again, so a
 secret an earlier version let through leaves the stored memory at the next run."""
 

@@ -97,6 +97,14 @@ SSN_RE = re.compile(
     rf"(?<![A-Za-z0-9_])(?i:ssn|social security(?: number| no\.?)?)(?:[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:#=][ \t]*|[ \t]+)"
     r"(?P<value>\d{3}([ -]?)\d{2}\2\d{4})(?![\d-])"
 )
+# An identity document's number, named as one: "my passport number is X1234567", "driver's license
+# no. D1234567". Capitals and digits with at least one digit, so "passport is expired" stays.
+ID_DOCUMENT_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?i:(?P<passport>passport)|(?P<licence>driv(?:er'?s|ing)[ -]licen[cs]e))"
+    r"(?i:[ -](?:number|no\.?|nr\.?|#))?"
+    rf"(?:[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:#=][ \t]*|[ \t]+)"
+    r"(?P<value>(?=[A-Z]*\d)[A-Z0-9]{6,18})(?![\w-])"
+)
 RUN_TOGETHER_LETTERS = 14  # a lower-case password handed over in prose: longer than most words
 NEAR_REACH = 80  # characters after the keyword
 NEAR_WORDS = 8  # words after the keyword
@@ -112,7 +120,7 @@ _HINT_RE = re.compile(
     "pass|pw|pin|geheimzahl|kennw|mot de|contra|clave|senha|wacht|lösen|losen|adgang|kodeord|salasana|hasł|hasl|"
     "heslo|jelsz|parol|şifre|sifre|lozinka|geslo|κωδικ|συνθημ|парол|лозин|密|口令|パスワード|暗証|비밀번호|"
     "암호|كلمة|סיסמ|رمز|पासवर्ड|รหัส|mật khẩu|kata sandi|katalaluan|key|secret|token|clé|chiave|"
-    "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|ssn|social security"
+    "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|ssn|social security|passport|driv(?:er'?s|ing)[ -]licen"
 )
 _WINDOW_BEFORE = 8  # the characters the keyword's lookbehind reads, and "mot de " before "passe"
 _WINDOW_AFTER = 4400  # a few words, a verb and a value of up to 4,096 characters
@@ -160,6 +168,8 @@ def _apply_prose(text: str, counts) -> str:
     # Digits named for what they open or identify, taken whole.
     for pattern, kind in ((PIN_RE, "pin"), (ACCESS_CODE_RE, "access_code"), (SSN_RE, "ssn")):
         text = sub_values(pattern, text, lambda m, g, kind=kind: redact_group(m, g, kind, counts), "value")
+    text = sub_values(ID_DOCUMENT_RE, text, lambda m, g: redact_group(
+        m, g, "passport" if m.group("passport") else "driving_licence", counts), "value")
     return apply_near_keyword(text, counts)
 
 

@@ -116,6 +116,10 @@ SECRETS: list[tuple[str, str, str]] = [
         # a door or gate code is a PIN by another name; a social security number named as one
         ("access_code", str(RNG.randrange(1000, 10000)), "the gate code is {}, see you at six"),
         ("ssn", f"{RNG.randrange(100, 900)}-{RNG.randrange(10, 100)}-{RNG.randrange(1000, 10000)}", "my SSN is {}."),
+        # an identity document's number, named as one
+        ("passport", rand(1, string.ascii_uppercase) + rand(8, string.digits), "my passport number is {}, valid till 2031"),
+        ("driving_licence", rand(5, string.ascii_uppercase) + rand(6, string.digits) + rand(5, UPPER_DIGITS),
+         "Driving licence: {}"),
         ("secret", rand(30), '{{"client_secret": "{}"}}'),
         ("secret", rand(24), "SESSION_SECRET={}"),
         ("sendgrid_api_key", "SG." + rand(22) + "." + rand(43), "mail via {}"),
@@ -150,6 +154,7 @@ secret: {{ vault_secret }}
 Authorization: Bearer <token>
 postgres://user:${PGPASS}@db/app and https://user@host.example.com/
 The passport number field is blank. Her secretary: Jane Doe.
+My passport is expired, the passport office opens at 0900 and my driving licence was renewed in 2024.
 Use `sk-` prefixed keys only in the vault; the AKIA prefix marks AWS key ids.
 ghp_ tokens are classic GitHub tokens; eyJ starts a base64 JSON object.
 Kubernetes secret names like db-credentials-2026 are fine.
