@@ -120,7 +120,7 @@ _HINT_RE = re.compile(
     "pass|pw|pin|geheimzahl|kennw|mot de|contra|clave|senha|wacht|lösen|losen|adgang|kodeord|salasana|hasł|hasl|"
     "heslo|jelsz|parol|şifre|sifre|lozinka|geslo|κωδικ|συνθημ|парол|лозин|密|口令|パスワード|暗証|비밀번호|"
     "암호|كلمة|סיסמ|رمز|पासवर्ड|รหัส|mật khẩu|kata sandi|katalaluan|key|secret|token|clé|chiave|"
-    "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|ssn|social security|passport|driv(?:er'?s|ing)[ -]licen"
+    "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|ssn|social security|driv(?:er'?s|ing)[ -]licen"
 )
 _WINDOW_BEFORE = 8  # the characters the keyword's lookbehind reads, and "mot de " before "passe"
 _WINDOW_AFTER = 4400  # a few words, a verb and a value of up to 4,096 characters
