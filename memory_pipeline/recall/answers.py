@@ -139,7 +139,9 @@ def take_places(window: list, places: list[int], ordered: list) -> None:
 
 _COUNTS = {w: n for n, w in enumerate("two three four five six seven eight nine ten".split(), 2)}
 _ORDINALS = {w: n for n, w in enumerate("first second third fourth fifth sixth seventh eighth ninth tenth".split(), 1)}
-_ORDINAL_RE = re.compile(r"\bthe\s+(" + "|".join([*_ORDINALS, "last", "final"]) + r")\s+([a-z][a-z-]*)", re.IGNORECASE)
+_ORDINAL_RE = re.compile(
+    r"\bthe\s+(" + "|".join([*_ORDINALS, "last", "final"]) + r"|(?:[1-9]|10)(?:st|nd|rd|th))\s+([a-z][a-z-]*)", re.IGNORECASE
+)
 _COUNT_RE = re.compile(r"\b(" + "|".join(_COUNTS) + r"|[2-9]|10)\s+(?:[\w-]+\s+){0,2}?([a-z][a-z-]*s)\b", re.IGNORECASE)
 
 
@@ -154,7 +156,8 @@ def asked_ordinal(question: str) -> tuple[int, int, str] | None:
     for count in _COUNT_RE.finditer(question):
         if stem and query_words(count.group(2)) == stem:
             of = _COUNTS.get(count.group(1).lower()) or int(count.group(1))
-            n = of if place.group(1).lower() in ("last", "final") else _ORDINALS[place.group(1).lower()]
+            word = place.group(1).lower()
+            n = of if word in ("last", "final") else _ORDINALS.get(word) or int(word[:-2])
             return (n, of, stem[0]) if n <= of else None
     return None
 

@@ -64,6 +64,7 @@ def test_what_an_ordinal_question_asks():
     assert asked_ordinal("You created two sad songs for me. What was the chorus in the second song?") == (2, 2, "song")
     assert asked_ordinal("You listed 10 hotels. Which was the third hotel?") == (3, 10, "hotel")
     assert asked_ordinal("You wrote three poems; what was the last poem about?") == (3, 3, "poem")
+    assert asked_ordinal("Of the 3 recipes you gave me, what was in the 2nd recipe?") == (2, 3, "recip")
     # No count of the thing, a place past the count, or no place at all.
     assert asked_ordinal("What was the last day of the trip?") is None
     assert asked_ordinal("You wrote two poems. What was the third poem?") is None
