@@ -123,9 +123,16 @@ def number_first(candidates: list, info: QueryInfo) -> list:
     for n, cand in enumerate(window[1:], 1):
         if (cand.rows.source[cand.row] != "episodes" and cand.relevance >= STATED_RELEVANCE * best
                 and states_number(cand, info.asks_role)):
-            take_places(window, list(range(n + 1)), [cand, *window[:n]])
-            return window + candidates[STATED_WINDOW:]
+            return to_front(candidates, n)
     return candidates
+
+
+def to_front(candidates: list, at: int) -> list:
+    """``candidates`` with the one at ``at`` first and those before it one place down; each takes
+    the score of the place it takes (``take_places``), so that scores stay in rank order."""
+    window = candidates[: at + 1]
+    take_places(window, list(range(at + 1)), [candidates[at], *window[:at]])
+    return window + candidates[at + 1:]
 
 
 def take_places(window: list, places: list[int], ordered: list) -> None:
@@ -181,11 +188,7 @@ def ordinal_first(candidates: list, info: QueryInfo) -> list:
     want = turns[n - 1]
     at = next((p for p, c in enumerate(candidates)
                if c.rows is anchor.rows and tuple(c.rows.turn_ids[c.row]) == want), None)
-    if at is None or at == 0:
-        return candidates
-    window = candidates[: at + 1]
-    take_places(window, list(range(at + 1)), [candidates[at], *window[:at]])
-    return window + candidates[at + 1:]
+    return candidates if at is None or at == 0 else to_front(candidates, at)
 
 
 def _turns_holding(rows, row: int, role: str, stem: str) -> list[tuple[str, ...]]:
