@@ -92,9 +92,12 @@ ACCESS_CODE_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:(?:door|gate|alarm|lock|entry|access|keypad|garage|safe|building|lockbox)[ -]?code)"
     rf"(?:{_HANDED_OVER}){_DIGITS_VALUE}"
 )
+# How a number named for what it is ("SSN", "passport number") is handed over: a verb, a colon,
+# "#" or "=", or a bare space.
+_NAMED_HANDOVER = rf"(?:[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:#=][ \t]*|[ \t]+)"
 # A US social security number, named as one: "my SSN is 123-45-6789", "social security number: 123 45 6789".
 SSN_RE = re.compile(
-    rf"(?<![A-Za-z0-9_])(?i:ssn|social security(?: number| no\.?)?)(?:[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:#=][ \t]*|[ \t]+)"
+    rf"(?<![A-Za-z0-9_])(?i:ssn|social security(?: number| no\.?)?){_NAMED_HANDOVER}"
     r"(?P<value>\d{3}([ -]?)\d{2}\2\d{4})(?![\d-])"
 )
 # An identity document's number, named as one: "my passport number is X1234567", "driver's license
@@ -102,8 +105,8 @@ SSN_RE = re.compile(
 ID_DOCUMENT_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:(?P<passport>passport)|(?P<licence>driv(?:er'?s|ing)[ -]licen[cs]e))"
     r"(?i:[ -](?:number|no\.?|nr\.?|#))?"
-    rf"(?:[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:#=][ \t]*|[ \t]+)"
-    r"(?P<value>(?=[A-Z]*\d)[A-Z0-9]{6,18})(?![\w-])"
+    + _NAMED_HANDOVER
+    + r"(?P<value>(?=[A-Z]*\d)[A-Z0-9]{6,18})(?![\w-])"
 )
 RUN_TOGETHER_LETTERS = 14  # a lower-case password handed over in prose: longer than most words
 NEAR_REACH = 80  # characters after the keyword
