@@ -32,7 +32,7 @@ from memory_pipeline.text.statements import load_nlp, statements
 from memory_pipeline.text.summarize import split_sentences
 
 MAX_CONTENT = 400
-EXTRACTOR_VERSION = "patterns-11"
+EXTRACTOR_VERSION = "patterns-12"
 # A transcript sentence below these holds no memory: greetings, compliments, reactions ("I love
 # that!"); what a speaker explicitly asks to keep (a todo, a preference, a decision) needs less, but
 # it must name something ("Yeah, I love to." does not: ``Features.substance``).
@@ -63,7 +63,11 @@ RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
                           r"|\bcancel(?:l?ed|ling)\b|\bnarrowed (?:\w+ ){0,3}to\b|\breplac(?:e|ed|ing) (?:\w+ ){0,4}with\b"
                           r"|\b(?:move[ds]?|moving|switch(?:ed)?) (?:\w+ ){0,5}to (?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
                           rf"|next|the \d|\d|(?:{_MONTHS})\w*)\b|^(?!(?:here|there|that|this|what|so)\b)\S+(?: \S+)? it is[.!]?$"),
+        # A liking of what the other speaker just offered ("I like those suggestions", "I love the
+        # idea of a cream mat", "I like both of those pitches") is a reaction, not a lasting taste.
         ("preference", 0.8, r"\b(?:I|we) (?:really |much |strongly )?(?:prefer|like|love|hate|dislike|enjoy|can'?t stand)\b"
+                            r"(?! (?:(?:both|all|each|some|any|one) of )?(?:those|these|that|this|your)\b"
+                            r"| the (?:[\w-]+ ){0,6}(?:ideas?|suggestions?|tips?|options?)\b| the sound of\b)"
                             r"|\bI don'?t (?:like|want)\b|\bplease (?:don'?t|do not|never|always)\b|\bprefers?\b"
                             r"|\bI (?:never|always) want\b|\bkeep it (?:short|brief)\b|\bno (?:phone )?calls\b"
                             r"|\b(?:email|text|chat) only\b|\bnever wants?\b|\bdoes not want\b|\bI(?:'d| would) rather\b"

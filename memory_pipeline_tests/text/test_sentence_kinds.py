@@ -3,7 +3,8 @@
 Proves: a sentence gets one memory type (``classify``), and its cue (what the compaction flush and
 dreaming keep) is that type seen as preference, decision, action or fact; questions never count,
 preferences and facts count only in the user's own words, and a user's sentence that names
-someone or a number is a fact when no type matches; a relative named in a deed makes no identity. Typed memories and cues once had two rule
+someone or a number is a fact when no type matches; a relative named in a deed makes no identity, and
+a liking of what the other speaker just offered makes no preference. Typed memories and cues once had two rule
 sets that disagreed on the same sentence; these pairs pin the single answer.
 """
 
@@ -16,6 +17,7 @@ ANSWERS = {
     ("preference", PREFERENCE, None): (
         "I prefer email over calls.", "We love hiking in the mountains on weekends.",
         "Painting landscapes is my favorite!", "I'm allergic to penicillin, it gives me hives.",
+        "I like those suggestions, but I prefer quiet mornings.",
     ),
     ("decision", DECISION, DECISION): (
         "We decided to launch Falcon on 5 December.", "Deploy window moved to Wednesdays at 10:00 UTC.",
@@ -40,9 +42,12 @@ ANSWERS = {
     ),
     ("routine", FACT, None): ("I drive to the office every day.",),
     (None, FACT, None): ("Rui Santos owns the loader and it peaks at 1,600 req/min.",),
-    # A request for the open items now is none of them (it was typed a todo).
+    # A request for the open items now is none of them (it was typed a todo); a liking of what the
+    # other speaker just offered is a reaction, not a taste (these were typed preferences).
     (None, None, None): ("I'll never forget that day.", "Here it is.", "Keep going with it!",
-                         "Last thing: list my open items with dates, please."),
+                         "Last thing: list my open items with dates, please.",
+                         "I like those suggestions, especially the brass lamps.", "I love the idea of a cream-colored mat!",
+                         "I like both of those pitches, can you combine them?", "I love the sound of these recipes!"),
 }
 SENTENCES = [(sentence, *answer) for answer, sentences in ANSWERS.items() for sentence in sentences]
 
