@@ -75,7 +75,9 @@ RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
                             r"|\bnothing after \d|\bmy favou?rite\b|\bI(?:'m| am) (?:allergic|vegetarian|vegan)\b"
                             r"|^(?:please )?remember (?:that )?I\b"),
         ("identity", 0.8, r"\bmy name is\b|\bI(?:'m| am) (?:a|an) [\w-]+(?: [\w-]+)? (?:at|for|in|from)\b"
-                          r"|\bI work (?:at|for|as|in)\b|\bI live in\b|\bI(?:'m| am) (?:in|from|based in) [A-Z]"
+                          r"|\bI work (?:at|for|as|in)\b|\bI live in\b"
+                          # where the speaker is from or based, not where a trip takes them ("while I'm in Tokyo")
+                          r"|(?<!\bwhile )(?<!\bwhen )(?<!\bonce )\bI(?:'m| am) (?:in|from|based in) [A-Z]"
                           r"|\b(?:I|has) (?:moved|relocated) (?:to|from)\b|\blives in\b|\bbased in\b|\btime ?zone\b"
                           # who someone is to the speaker: "my wife Sarah", "Dana, my manager", "my manager is
                           # Tomás", "my daughter is 7" (a relative merely named in a deed is not an identity)
