@@ -46,6 +46,9 @@ _RELATION_NOUNS = (
 )
 _MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
 _NAME = "(?-i:[A-Z])[\\w'-]+"  # a capitalized word, under the rules' IGNORECASE too
+# What the other speaker just offered, pointed at rather than named: "those suggestions", "both of
+# these", "your idea". Liking it is a reaction and checking it out a thanks: neither names a thing.
+_OFFERED = r"(?:(?:both|all|each|some|any|one) of )?(?:those|these|that|this|your)\b"
 # One rule set for every reader of a sentence: typed memories read its type, the episode cues
 # (``cue_kind``) read the same answer as preference, decision, action or fact.
 RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
@@ -53,6 +56,7 @@ RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
     for kind, confidence, pattern in (
         ("todo", 0.85, r"\bremind (?:me|\w+) (?:to|on|about)\b|\bset a reminder\b|\bdon'?t let me forget\b|\bto-?do\b"
                        r"|\bI(?:'ll| will) (?:send|ask|email|call|check|follow up|get back|invite)\b"
+                       rf"(?! out {_OFFERED})"
                        # items named after the label ("Open items: renew the cert"), not a mention of
                        # them ("list my open items, please" asks for them now)
                        r"|\b(?:action|open) items?\s*:(?=\s*\S)|\bfollow up (?:on|with)\b|\bwill send\b"),
@@ -64,10 +68,9 @@ RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
                           r"|\b(?:move[ds]?|moving|switch(?:ed)?) (?:\w+ ){0,5}to (?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
                           rf"|next|the \d|\d|(?:{_MONTHS})\w*)\b|^(?!(?:here|there|that|this|what|so)\b)\S+(?: \S+)? it is[.!]?$"),
         # A liking of what the other speaker just offered ("I like those suggestions", "I love the
-        # idea of a cream mat", "I like both of those pitches") is a reaction, not a lasting taste.
+        # idea of a cream mat") is a reaction, not a lasting taste.
         ("preference", 0.8, r"\b(?:I|we) (?:really |much |strongly )?(?:prefer|like|love|hate|dislike|enjoy|can'?t stand)\b"
-                            r"(?! (?:(?:both|all|each|some|any|one) of )?(?:those|these|that|this|your)\b"
-                            r"| the (?:[\w-]+ ){0,6}(?:ideas?|suggestions?|tips?|options?)\b| the sound of\b)"
+                            rf"(?! {_OFFERED}| the (?:[\w-]+ ){{0,6}}(?:ideas?|suggestions?|tips?|options?)\b| the sound of\b)"
                             r"|\bI don'?t (?:like|want)\b|\bplease (?:don'?t|do not|never|always)\b|\bprefers?\b"
                             r"|\bI (?:never|always) want\b|\bkeep it (?:short|brief)\b|\bno (?:phone )?calls\b"
                             r"|\b(?:email|text|chat) only\b|\bnever wants?\b|\bdoes not want\b|\bI(?:'d| would) rather\b"

@@ -3,9 +3,10 @@
 Proves: a sentence gets one memory type (``classify``), and its cue (what the compaction flush and
 dreaming keep) is that type seen as preference, decision, action or fact; questions never count,
 preferences and facts count only in the user's own words, and a user's sentence that names
-someone or a number is a fact when no type matches; a relative named in a deed makes no identity, and
-a liking of what the other speaker just offered makes no preference. Typed memories and cues once had two rule
-sets that disagreed on the same sentence; these pairs pin the single answer.
+someone or a number is a fact when no type matches; a relative named in a deed makes no identity,
+a liking of what the other speaker just offered no preference and checking it out no todo. Typed
+memories and cues once had two rule sets that disagreed on the same sentence; these pairs pin the
+single answer.
 """
 
 import pytest
@@ -23,7 +24,8 @@ ANSWERS = {
         "We decided to launch Falcon on 5 December.", "Deploy window moved to Wednesdays at 10:00 UTC.",
         "We replaced Jenkins with GitHub Actions.", "Tuesday it is.",
     ),
-    ("todo", ACTION, ACTION): ("I'll send the rollout checklist by Friday.", "Open items: renew the TLS cert by Friday."),
+    ("todo", ACTION, ACTION): ("I'll send the rollout checklist by Friday.", "Open items: renew the TLS cert by Friday.",
+                               "I'll check out Schitt's Creek tonight."),
     ("goal", ACTION, ACTION): ("We need to get the word out about the fundraiser.",),
     ("identity", FACT, None): (
         "I moved to Denver last month.", "From 1 December my manager is Tomás Ribeiro.",
@@ -45,11 +47,12 @@ ANSWERS = {
     ("routine", FACT, None): ("I drive to the office every day.",),
     (None, FACT, None): ("Rui Santos owns the loader and it peaks at 1,600 req/min.",),
     # A request for the open items now is none of them (it was typed a todo); a liking of what the
-    # other speaker just offered is a reaction, not a taste (these were typed preferences).
+    # other speaker just offered is a reaction, not a taste, and checking it out a thanks, not a todo.
     (None, None, None): ("I'll never forget that day.", "Here it is.", "Keep going with it!",
                          "Last thing: list my open items with dates, please.",
                          "I like those suggestions, especially the brass lamps.", "I love the idea of a cream-colored mat!",
-                         "I like both of those pitches, can you combine them?", "I love the sound of these recipes!"),
+                         "I like both of those pitches, can you combine them?", "I love the sound of these recipes!",
+                         "I'll check out those websites and apps."),
 }
 SENTENCES = [(sentence, *answer) for answer, sentences in ANSWERS.items() for sentence in sentences]
 
