@@ -32,11 +32,11 @@ ANSWERS = {
         "Dana Whitfield, my manager, wants uptime numbers.", "I'm offline tonight, taking my daughter Emma out.",
         "I got a new job as a nurse at St. Mary's.", "My job at the bakery keeps me busy.",
     ),
-    # A job lost or left, or a place visited, is what happened, not who the speaker is (these were typed identity).
+    # A job lost or left, or a place a trip takes the speaker, is what happened, not who the speaker
+    # is (these were typed identity).
     ("event", FACT, None): (
         "Lost my job as a banker yesterday.", "I lost my job at Door Dash this month.",
         "Since I lost my job at Door Dash, things have been tough.",
-        # where a trip takes the speaker is not where they are from (this was typed identity)
         "I'm thinking of visiting the onsen while I'm in Tokyo.",
     ),
     # A relative named in what happened is not who the speaker is (these were typed identity).
