@@ -21,20 +21,19 @@ def _workdir(kept: str):
     return typer.Option(None, "--workdir", help=f"Keep the staged workspace and {kept} here (default: a temp dir).")
 
 
+def _recall_table(title: str, table: dict) -> None:
+    """One row per category, overall last; session R@k beside the turn figures when the set has them."""
+    groups = sorted(g for g in table if g != "overall") + ["overall"]
+    metrics = ["R@1", "R@5", "R@10", "MRR"] + [m for m in ("session R@5", "session R@10") if m in table["overall"]]
+    summary_table(title, ("category", "n", *metrics),
+                  [(g, table[g]["n"], *(f"{table[g].get(m, 0.0):.3f}" for m in metrics)) for g in groups])
+
+
 def _print_locomo(report, data: Path) -> None:
-    groups = sorted(g for g in report.table if g != "overall") + ["overall"]
-    summary_table(
-        f"recall on {data} ({report.queries} questions, {len(report.conversations)} conversations)",
-        ("category", "n", "R@1", "R@5", "R@10", "MRR"),
-        [(g, report.table[g]["n"], *(f"{report.table[g][m]:.3f}" for m in ("R@1", "R@5", "R@10", "MRR"))) for g in groups],
-    )
+    _recall_table(f"recall on {data} ({report.queries} questions, {len(report.conversations)} conversations)",
+                  report.table)
     if report.after_use is not None:
-        summary_table(
-            "after a round of use and the activation job (each answer's first result used)",
-            ("category", "n", "R@1", "R@5", "R@10", "MRR"),
-            [(g, report.after_use[g]["n"], *(f"{report.after_use[g][m]:.3f}" for m in ("R@1", "R@5", "R@10", "MRR")))
-             for g in groups],
-        )
+        _recall_table("after a round of use and the activation job (each answer's first result used)", report.after_use)
     say(f"layers: {report.layers}; mean result length: {report.mean_tokens_per_result} tokens, "
         f"{report.mean_turns_cited_per_result} turns cited per result; first results from "
         + ", ".join(f"{source} {n}" for source, n in report.first_result_sources.items()))

@@ -206,31 +206,42 @@ def tokens(text: str) -> int:
 
 
 def score(queries: list[dict], ranked: dict[int, list[dict]]) -> tuple[dict, float]:
-    """R@k, MRR per category and overall, and the mean result length in tokens."""
+    """R@k, MRR per category and overall, and the mean result length in tokens; where the queries
+    name every turn of the sessions holding the answer (LongMemEval's ``answer_session_turn_ids``),
+    also session R@k (over the queries naming them): a result citing any turn of such a session counts."""
     sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    counts: dict[str, int] = defaultdict(int)
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))  # group -> "turn" / "session" -> queries
     token_total = result_total = 0
     for query in queries:
         evidence = {_bare(e) for e in query["evidence_turn_ids"]}
         if not evidence:
             continue
+        sessions = {_bare(t) for t in query.get("answer_session_turn_ids") or []}
         results = ranked.get(int(query["question_idx"]), [])[: max(KS)]
-        first = None
+        first = first_session = None
         for rank, result in enumerate(results, 1):
             token_total += tokens(result.get("text", ""))
             result_total += 1
-            if first is None and evidence & {_bare(t) for t in result.get("turn_ids") or []}:
+            cited = {_bare(t) for t in result.get("turn_ids") or []}
+            if first is None and evidence & cited:
                 first = rank
+            if first_session is None and sessions & cited:
+                first_session = rank
         category = query.get("category")
         label = query.get("category_name") or CATEGORY_NAMES.get(category, "")
         group = " ".join(str(part) for part in (category, label) if part not in (None, ""))
         for name in ([group] if group else []) + ["overall"]:
-            counts[name] += 1
+            counts[name]["turn"] += 1
             for k in KS:
                 sums[name][f"R@{k}"] += 1.0 if first is not None and first <= k else 0.0
             sums[name]["MRR"] += 1.0 / first if first else 0.0
+            if sessions:
+                counts[name]["session"] += 1
+                for k in KS[1:]:
+                    sums[name][f"session R@{k}"] += 1.0 if first_session is not None and first_session <= k else 0.0
     table = {
-        name: {**{m: v / counts[name] for m, v in metrics.items()}, "n": counts[name]}
+        name: {**{m: v / counts[name]["session" if m.startswith("session") else "turn"] for m, v in metrics.items()},
+               "n": counts[name]["turn"]}
         for name, metrics in sums.items()
     }
     return table, (round(token_total / result_total, 1) if result_total else 0.0)

@@ -77,6 +77,25 @@ def test_score_counts_first_evidence_rank():
     assert tokens == 3.0
 
 
+def test_session_recall_counts_any_turn_of_an_answer_session():
+    # LongMemEval names every turn of the sessions holding the answer: a result citing one of
+    # them finds the session even where it misses the labelled turn.
+    queries = [{"question_idx": 0, "category_name": "single-session-user", "evidence_turn_ids": ["S3:1"],
+                "answer_session_turn_ids": ["S3:1", "S3:2"]},
+               {"question_idx": 1, "category_name": "single-session-user", "evidence_turn_ids": ["S5:3"],
+                "answer_session_turn_ids": ["S5:1", "S5:2", "S5:3"]},
+               {"question_idx": 2, "category_name": "multi-session", "evidence_turn_ids": ["S9:1"]}]
+    ranked = {0: [{"turn_ids": ["q0:S1:1"], "text": ""}, {"turn_ids": ["q0:S3:2"], "text": ""}],
+              1: [{"turn_ids": ["S4:1"], "text": ""}] * 5 + [{"turn_ids": ["S5:1"], "text": ""}],
+              2: [{"turn_ids": ["S9:1"], "text": ""}]}
+    table, _ = score(queries, ranked)
+    assert table["single-session-user"] == {"R@1": 0.0, "R@5": 0.0, "R@10": 0.0, "MRR": 0.0,
+                                            "session R@5": 0.5, "session R@10": 1.0, "n": 2}
+    # Over the queries that name their sessions; a set without them (LoCoMo) prints none.
+    assert table["overall"]["session R@5"] == 0.5 and table["overall"]["R@1"] == 1 / 3
+    assert "session R@5" not in table["multi-session"]
+
+
 def test_missing_data_is_explained(tmp_path):
     with pytest.raises(EvalDataError, match="queries.jsonl"):
         run_locomo_eval(tmp_path, tmp_path / "out", embedder="hash")
