@@ -87,6 +87,12 @@ class RecallConfig(BaseModel):
         "question asks about: the assistant's for 'what did you suggest', the user's for a question in "
         "the first person (bench/README.md).",
     )
+    request_frame: bool = Field(
+        False, description="Match a request for advice with its frame ('Can you suggest some', 'Any tips on', "
+        "'Do you think it would be a good idea to'); by default only the topic after it is embedded and "
+        "searched, since the frame matches every earlier request instead of what the user said about the "
+        "topic (bench/README.md).",
+    )
     time_boost: float = Field(
         0.05, ge=0, description="Added when a 'when' question meets a chunk that states a time."
     )

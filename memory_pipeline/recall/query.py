@@ -51,6 +51,26 @@ _ASKS_ASSISTANT_RE = re.compile(
     r"\b(?:our|the)\s+(?:previous|last|earlier|past)\s+(?:conversation|chat|discussion)\b",
     re.IGNORECASE,
 )
+# A request for advice opens with its frame ("Can you recommend some", "Any tips on", "Do you
+# think it would be a good idea to"), words every such request shares; the topic follows.
+_REQUEST_FRAME_RE = re.compile(
+    r"\b(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:recommend|suggest|give|offer|share|provide|list)"
+    r"(?:\s+me)?(?:\s+(?:some|a few|any|a couple of|a|an))?"
+    r"|(?:do\s+you\s+have\s+)?any\s+(?:tips|suggestions|ideas|recommendations|advice)(?:\s+(?:on|for|about))?"
+    r"|do\s+you\s+think\s+(?:it\s+)?(?:would|will|is)\s+(?:be\s+)?a\s+good\s+idea(?:\s+(?:for\s+me\s+)?to)?)\b",
+    re.IGNORECASE,
+)
+
+
+def topic_of(text: str) -> str:
+    """A request for advice without its frame ("Can you suggest some activities I can do during my
+    commute?" -> "activities I can do during my commute?"); any other text, or a request with
+    fewer than two meaningful words besides its frame, as it is."""
+    stripped, frames = _REQUEST_FRAME_RE.subn(" ", text)
+    stripped = " ".join(stripped.split())
+    return stripped if frames and len(meaningful_words(stripped)) >= 2 else text
+
+
 _FIRST_PERSON_RE = re.compile(r"\b(?:i|my|me|mine|myself|i'm|i've|i'd)\b", re.IGNORECASE)
 
 _MONTHS = {
@@ -118,6 +138,8 @@ class Period:
 @dataclass(frozen=True)
 class QueryInfo:
     text: str
+    # What is embedded and matched: the text, or a request for advice without its frame (``topic_of``).
+    topic: str
     words: tuple[str, ...]  # meaningful words, lower case
     people: tuple[str, ...]  # capitalized names, as written
     asks_when: bool
@@ -255,14 +277,19 @@ def reference_time(value: str | date | datetime) -> datetime:
 
 
 @lru_cache(maxsize=1024)
-def understand(text: str, now: date) -> QueryInfo:
+def understand(text: str, now: date, request_frame: bool = False) -> QueryInfo:
+    """What a query asks; ``request_frame`` keeps a request's frame in what is matched."""
+    role = asked_role(text)
+    # A question about what the assistant said matches its words as they are.
+    topic = text if request_frame or role == "assistant" else topic_of(text)
     return QueryInfo(
         text=text,
-        words=tuple(meaningful_words(text)),
+        topic=topic,
+        words=tuple(meaningful_words(topic)),
         people=tuple(named_people(text)),
         asks_when=bool(_WHEN_RE.search(text)),
         period=query_period(text, now),
-        asks_role=asked_role(text),
+        asks_role=role,
         asks_kind=asked_kind(text),
     )
 

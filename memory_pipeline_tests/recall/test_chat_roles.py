@@ -45,3 +45,24 @@ def test_the_role_a_question_asks_about_is_favoured(chats, question, favoured):
 
 def test_a_question_naming_no_role_favours_neither(chats):
     assert signals("Summer Drive playlist songs", chats) == {"s1.jsonl": 0.0, "s2.jsonl": 0.0}
+
+
+def test_a_request_for_advice_finds_what_the_user_said_about_its_topic(tmp_path):
+    # An earlier request shares the new one's frame ("can you recommend some"); the user's own
+    # words about the topic share only the topic.
+    root, lance_uri = tmp_path / "agents", str(tmp_path / "lancedb")
+    write(root, "bot/sessions/kim/s1.jsonl", turn_lines(
+        ("user", "Can you recommend some good history books for a beginner?", "2026-11-02T09:00:00Z", "t1")))
+    write(root, "bot/sessions/kim/s2.jsonl", turn_lines(
+        ("user", "My commute to work is forty minutes by train, and I read on it.", "2026-11-03T09:00:00Z", "t1")))
+    ingest(root, lance_uri)
+    question = "Can you recommend some things to do on my commute to work?"
+
+    def scores(**recall):
+        results = search(question, "bot", "kim", store=lance_uri, settings=recall_settings(root, lance_uri, **recall),
+                         min_score=0, k=10)
+        return {r.path.rsplit("/", 1)[-1]: r.score for r in results}
+
+    topic, framed = scores(), scores(request_frame=True)
+    assert topic["s2.jsonl"] > topic["s1.jsonl"]
+    assert framed["s1.jsonl"] - framed["s2.jsonl"] > topic["s1.jsonl"] - topic["s2.jsonl"]

@@ -113,3 +113,25 @@ def test_the_reference_time_is_the_now_of_relative_periods():
 def test_the_chat_role_a_question_is_about(question, role):
     assert asked_role(question) == role
     assert understand(question, NOW).asks_role == role
+
+
+@pytest.mark.parametrize(
+    "question, topic",
+    [
+        ("Could you please recommend a few podcasts about sailing?", "podcasts about sailing?"),
+        ("We're hosting my in-laws on Sunday. Any ideas for a vegetarian lunch?",
+         "We're hosting my in-laws on Sunday. a vegetarian lunch?"),
+        ("Do you think it would be a good idea to learn Rust this winter?", "learn Rust this winter?"),
+        ("Do you have any advice on repotting orchids?", "repotting orchids?"),
+        # No frame, or too little left without it: the question as it is.
+        ("What did I name my sourdough starter?", "What did I name my sourdough starter?"),
+        ("Any tips?", "Any tips?"),
+        # What the assistant said is matched in its own words.
+        ("Can you give me the name of the trail you recommended?", "Can you give me the name of the trail you recommended?"),
+    ],
+)
+def test_a_request_for_advice_is_matched_by_its_topic(question, topic):
+    info = understand(question, NOW)
+    assert info.topic == topic and info.text == question
+    assert info.words == tuple(meaningful_words(topic))
+    assert understand(question, NOW, request_frame=True).topic == question
