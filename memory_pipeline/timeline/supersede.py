@@ -52,7 +52,7 @@ from memory_pipeline.timeline.compare import (
 
 log = logging.getLogger(__name__)
 
-RULES_VERSION = 2
+RULES_VERSION = 3
 """Bump when the rules below decide differently: it is part of the digest a tenant's records were
 decided from (``consolidation.supersession``), so its next typed-memory run decides them all again."""
 
@@ -173,8 +173,11 @@ def _candidate(old: _Sentence, new: _Sentence, cosine: float, first_said: dict |
     old_who, new_who = old.statement.speaker or old.statement.subject, new.statement.speaker or new.statement.subject
     if not same_subject(a, b, old_who, new_who):
         return None
-    shared = a.nouns & b.nouns
-    topic = bool(shared) or a.subject.head in b.nouns or b.subject.head in a.nouns
+    # The person both are about is no topic they share: "Kim is trying to get around Tokyo" and
+    # "Kim cleaned the litter box, actually" share only Kim. A thing named ("the Offsite") is one.
+    who = {w.casefold() for w in (old_who, new_who) if w}
+    shared = (a.nouns & b.nouns) - who
+    topic = bool(shared) or bool({a.subject.head} & b.nouns - who) or bool({b.subject.head} & a.nouns - who)
     same = subject_match(a, b, old_who, new_who)
     changed = changed_classes(a, b)
     if changed:

@@ -50,6 +50,11 @@ def memory(mid: str, text: str, when: datetime) -> Statement:
     return Statement(f"facts/{mid}", MEMORY, text, when, None, f"facts/{mid}", 1)
 
 
+def said_memory(mid: str, text: str, when: datetime, session: int) -> Statement:
+    """A typed memory read from a turn of the user's session ``session``."""
+    return Statement(f"facts/{mid}", MEMORY, text, when, "Priya", f"bot/sessions/priya/s{session}.jsonl", 1)
+
+
 def pairs(statements, nlp, embedder) -> list[tuple[str, str]]:
     return [(p.old.ref, p.new.ref) for p in detect(statements, nlp, embedder)]
 
@@ -176,6 +181,11 @@ NOT_CHANGES = {
         turn(1, "The abstract deadline is 15 November.", at(10, 27)),
         turn(2, "Good news: the abstract deadline was extended to 22 November.", at(11, 9)),
         turn(3, "Summary: the abstract deadline is now 22 November (was 15 November).", at(11, 9, 10)),
+    ],
+    # Typed memories read from a user's turns name that user; the name is no topic they share.
+    "two memories sharing only whom they are about": [
+        said_memory("a", "Priya is trying to get around Lisbon more efficiently.", at(5, 2), 17),
+        said_memory("b", "Priya did clean Coco's litter box last Sunday, actually.", at(5, 9), 28),
     ],
     "a change word describing a thing": [
         note("2026-10-28", "Webhook deliveries time out after 10 seconds."),
