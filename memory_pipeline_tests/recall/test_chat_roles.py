@@ -1,6 +1,7 @@
 """A question in the first person asks about what the user said, "what did you suggest" about what
 the assistant said: recall adds ``role_boost`` (times the share of the row's turns) to the turns of
-that role, and nothing to the others or to questions that name no role."""
+that role, and nothing to the others or to questions that name no role. A request for advice is
+matched by its topic, not by the frame it shares with the user's earlier requests."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Reading a query without a model: meaningful words, named people, *when* questions and the
-period a query names (absolute dates, months, years, and phrases relative to ``now``).
+period a query names (absolute dates, months, years, and phrases relative to ``now``), and the
+topic of a request for advice.
 """
 
 from __future__ import annotations
