@@ -177,7 +177,7 @@ def _candidate(old: _Sentence, new: _Sentence, cosine: float, first_said: dict |
     # "Kim cleaned the litter box, actually" share only Kim. A thing named ("the Offsite") is one.
     who = {w.casefold() for w in (old_who, new_who) if w}
     shared = (a.nouns & b.nouns) - who
-    topic = bool(shared) or bool({a.subject.head} & b.nouns - who) or bool({b.subject.head} & a.nouns - who)
+    topic = bool(shared) or a.subject.head in b.nouns - who or b.subject.head in a.nouns - who
     same = subject_match(a, b, old_who, new_who)
     changed = changed_classes(a, b)
     if changed:
