@@ -39,7 +39,7 @@ from memory_pipeline_tests.production.service import (
     start_process,
 )
 
-TENANTS = [f"u{i:02d}" for i in range(20)]
+TENANTS = [f"u{i:02d}" for i in range(20)]  # the benchmark's; the test takes the first few
 NAMES = ("Alice", "Bruno", "Chen", "Dana", "Emeka")
 CITIES = ("Lisbon", "Oslo", "Nairobi", "Quito", "Hanoi")
 DAY = "2026-11-10"
@@ -50,9 +50,10 @@ TABLES = ("chunks", "files", "episodes", "entities", "relations")
 WRITE_TIMES = {"updated_at", "created_at", "indexed_at", "expires_at", "seen_at"}
 
 
-def build_workspace(root: Path) -> None:
-    """Each tenant: one note and one completed session of three turns, all on ``DAY``."""
-    for i, user in enumerate(TENANTS):
+def build_workspace(root: Path, tenants: int = len(TENANTS)) -> None:
+    """Each of the first ``tenants`` tenants: one note and one completed session of three turns,
+    all on ``DAY``."""
+    for i, user in enumerate(TENANTS[:tenants]):
         name, city = NAMES[i % len(NAMES)], CITIES[(i // len(NAMES)) % len(CITIES)]
         write(root, f"bot/users/{user}/MEMORY.md", f"# {name}\n\n{name} lives in {city} and prefers tea to coffee.\n")
         write(root, f"bot/sessions/{user}/s{i}.jsonl", jsonl(
@@ -65,8 +66,8 @@ def build_workspace(root: Path) -> None:
 def run_plan(root: Path, runs_per_stage: int = 2) -> dict:
     """The L0 index of the tenants, then their consolidation, each stage ``runs_per_stage`` runs
     over ranges of partitions (as a single-run backfill makes them), the runs of a stage at once."""
-    keys = [f"bot~{u}" for u in TENANTS]
-    assert completed_tenants(root, idle_minutes=30, days=[DAY]) == sorted(keys)
+    keys = completed_tenants(root, idle_minutes=30, days=[DAY])
+    assert len(keys) >= runs_per_stage and all(k.startswith("bot~u") for k in keys), keys
     size = -(-len(keys) // runs_per_stage)
     parts = [keys[i : i + size] for i in range(0, len(keys), size)]
     return {
