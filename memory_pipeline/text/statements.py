@@ -88,6 +88,11 @@ class Statement:
         """Said earlier sorts first; within one file, the earlier line; undated notes first of all."""
         return (not self.undated, self.said_at, self.path, self.line)
 
+    @property
+    def by_agent(self) -> bool:
+        """A turn of the agent itself (an assistant, system or tool turn), not of a person."""
+        return self.kind == TURN and self.speaker is None
+
     def concurrent(self, other: "Statement") -> bool:
         """Said at once as far as anyone knows: the same day, one of them known only to the day."""
         if self.undated or other.undated:

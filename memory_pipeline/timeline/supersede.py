@@ -10,8 +10,10 @@ Every statement of a tenant (``statements.py``) is split into sentences and read
 - and the later one states a new value in a class both state (a new place, date, name or
   number; one class at a time unless a change cue says several changed together), or, stating
   no value the earlier did not, says in so many words that it changed ("no longer", "now").
-A question, a condition ("if you need more"), an instruction ("open the ticket"), a claim that adds
-a value ("also", "another") or says one holds ("still") supersedes nothing. Two things that happened
+The agent's own turns (advice, explanations, recipes) replace something only when they say it
+changed ("Noted: the standup is at 8:00 now"). A question, a condition ("if you need more"), an
+instruction ("open the ticket"), a claim that adds a value ("also", "another") or says one holds
+("still") supersedes nothing. Two things that happened
 ("we went to the museum", "we went to the beach") are two events unless a verb says one changed.
 An undated line (a profile or reference document, kept by hand) is never compared with another
 undated one, and is replaced only by a change that says so and names the value it replaces. A
@@ -52,7 +54,7 @@ from memory_pipeline.timeline.compare import (
 
 log = logging.getLogger(__name__)
 
-RULES_VERSION = 3
+RULES_VERSION = 4
 """Bump when the rules below decide differently: it is part of the digest a tenant's records were
 decided from (``consolidation.supersession``), so its next typed-memory run decides them all again."""
 
@@ -166,6 +168,8 @@ def _candidate(old: _Sentence, new: _Sentence, cosine: float, first_said: dict |
         return None  # a note of the day and that day's conversation say the same thing at once
     if old.statement.undated and new.statement.undated:
         return None  # two profile or reference lines: neither is known to be the later
+    if not b.change_cue and new.statement.by_agent:
+        return None  # the agent's advice and explanations state no change of anyone's facts unless they say so
     one_file = old.statement.path == new.statement.path
     if one_file and not b.change_cue:
         return None  # within one conversation or note, a new value without "now"/"moved" is another thing

@@ -73,6 +73,11 @@ CHANGES = {
         turn(1, "We publish the docs with Sphinx on an old Dell.", at(2, 3)),
         turn(2, "We replaced Sphinx with MkDocs, the old Dell is retired.", at(6, 9)),
     ],
+    # The agent's own turn replaces what it says has changed.
+    "the agent noting a change": [
+        turn(1, "Our standup is at 9:30 every morning.", at(3, 2)),
+        turn(2, "Noted: the standup is at 8:00 now (was 9:30).", at(4, 6), None),
+    ],
     "typed memory": [
         memory("a", "The quarterly review is on 14 May.", at(4, 1)),
         memory("b", "The quarterly review was pushed to 21 May.", at(4, 20)),
@@ -186,6 +191,11 @@ NOT_CHANGES = {
     "two memories sharing only whom they are about": [
         said_memory("a", "Priya is trying to get around Lisbon more efficiently.", at(5, 2), 17),
         said_memory("b", "Priya did clean Coco's litter box last Sunday, actually.", at(5, 9), 28),
+    ],
+    # The agent's advice names other things without saying anything changed: a recommendation, not a fact.
+    "the agent recommending other things": [
+        turn(1, "Todoist and RescueTime are both excellent tools to manage your tasks.", at(3, 2), None),
+        turn(2, "Notion and Trello are excellent tools to manage your tasks.", at(4, 6), None),
     ],
     "a change word describing a thing": [
         note("2026-10-28", "Webhook deliveries time out after 10 seconds."),
