@@ -10,11 +10,12 @@ Every statement of a tenant (``statements.py``) is split into sentences and read
 - and the later one states a new value in a class both state (a new place, date, name or
   number; one class at a time unless a change cue says several changed together), or, stating
   no value the earlier did not, says in so many words that it changed ("no longer", "now").
-The agent's own turns (advice, explanations, recipes) replace something only when they say it
-changed ("Noted: the standup is at 8:00 now"). A question, a condition ("if you need more"), an
-instruction ("open the ticket"), a claim that adds a value ("also", "another") or says one holds
-("still") supersedes nothing. Two things that happened
-("we went to the museum", "we went to the beach") are two events unless a verb says one changed.
+The agent's own turns (advice, explanations, recipes) replace something only when they state a
+new value and say it changed ("Noted: the standup is at 8:00 now"): advice is full of "instead".
+A question, a condition ("if you need more"), an instruction ("open the ticket"), a claim that
+adds a value ("also", "another") or says one holds ("still") supersedes nothing. Two things that
+happened ("we went to the museum", "we went to the beach") are two events unless a verb says one
+changed.
 An undated line (a profile or reference document, kept by hand) is never compared with another
 undated one, and is replaced only by a change that says so and names the value it replaces. A
 change recalling a value said before the one it seems to replace ("now 22 Nov (was 15 Nov)")
@@ -54,7 +55,7 @@ from memory_pipeline.timeline.compare import (
 
 log = logging.getLogger(__name__)
 
-RULES_VERSION = 4
+RULES_VERSION = 5
 """Bump when the rules below decide differently: it is part of the digest a tenant's records were
 decided from (``consolidation.supersession``), so its next typed-memory run decides them all again."""
 
@@ -216,8 +217,10 @@ def _candidate(old: _Sentence, new: _Sentence, cosine: float, first_said: dict |
             # "The LGBTQ community" and "the trans community" name two communities, not two values.
             if a.event or b.event or (a.qualified & b.qualified & shared) or len(changed) > 1 or cited or not topic or len(added_values(a, b, changed[0])) > 1 or cosine + NOUN_EVIDENCE + (SUBJECT_EVIDENCE if same else 0.0) < RESTATED:
                 return None
-    elif restated(a, b) or old.statement.undated or not (b.ending_cue and shared and cosine >= UNVALUED_CHANGE):
-        return None  # with no new value, only "no longer", "instead", "stopped", ... say it changed
+    elif restated(a, b) or old.statement.undated or new.statement.by_agent or not (b.ending_cue and shared and cosine >= UNVALUED_CHANGE):
+        # With no new value, only "no longer", "instead", "stopped", ... say it changed; in the
+        # agent's advice ("build a plan instead") they weigh one way against another.
+        return None
     attribute = " ".join(sorted(shared))[:120]
     return Supersession(old.statement, new.statement, round(float(cosine), 4), tuple(changed), b.cues, attribute,
                         old_sentence=a.sentence, new_sentence=b.sentence)

@@ -197,6 +197,12 @@ NOT_CHANGES = {
         turn(1, "Todoist and RescueTime are both excellent tools to manage your tasks.", at(3, 2), None),
         turn(2, "Notion and Trello are excellent tools to manage your tasks.", at(4, 6), None),
     ],
+    # Advice weighing one way against another: "instead" ends nothing the user said or did.
+    "the agent advising one way instead of another": [
+        turn(1, "Distracting yourself from the pain can be an effective tool in pain management.", at(3, 2), None),
+        turn(2, "Toughing it out is not a recommended strategy for pain management; build a pain management "
+                "plan instead.", at(4, 6), None),
+    ],
     "a change word describing a thing": [
         note("2026-10-28", "Webhook deliveries time out after 10 seconds."),
         note("2026-11-12", "Webhook deliveries failed for an hour after a firewall rule change at 2 customers."),
