@@ -63,11 +63,12 @@ def build_workspace(root: Path, tenants: int = len(TENANTS)) -> None:
             completed=f"{DAY}T09:02:00Z"))
 
 
-def run_plan(root: Path, runs_per_stage: int = 2) -> dict:
-    """The L0 index of the tenants, then their consolidation, each stage ``runs_per_stage`` runs
-    over ranges of partitions (as a single-run backfill makes them), the runs of a stage at once."""
-    keys = completed_tenants(root, idle_minutes=30, days=[DAY])
-    assert len(keys) >= runs_per_stage and all(k.startswith("bot~u") for k in keys), keys
+def run_plan(root: Path, tenants: int = len(TENANTS), runs_per_stage: int = 2) -> dict:
+    """The L0 index of the first ``tenants`` tenants (``build_workspace``'s), then their
+    consolidation, each stage ``runs_per_stage`` runs over ranges of partitions (as a single-run
+    backfill makes them), the runs of a stage at once."""
+    keys = [f"bot~{u}" for u in TENANTS[:tenants]]
+    assert completed_tenants(root, idle_minutes=30, days=[DAY]) == sorted(keys)
     size = -(-len(keys) // runs_per_stage)
     parts = [keys[i : i + size] for i in range(0, len(keys), size)]
     return {

@@ -41,7 +41,7 @@ def test_two_workers_write_the_rows_of_one_process_even_when_a_worker_dies(tmp_p
         try:
             root = Path(env["MEMORY_PIPELINE_ROOT"])
             build_workspace(root, TENANT_COUNT)
-            plan = run_plan(root)
+            plan = run_plan(root, TENANT_COUNT)
             single_process(root, str(tmp_path / "reference"), plan)
             expected = rows(str(tmp_path / "reference"))
             assert len(expected["chunks"]) >= 2 * TENANT_COUNT and len(expected["episodes"]) == TENANT_COUNT
