@@ -2,9 +2,9 @@
 
 The deployment of the multi-worker test (``memory_pipeline_tests/helpers/workers.py``: a new
 PostgreSQL database, moto's S3, RabbitMQ and Redis on this machine) indexes and consolidates 20
-small tenants (the test takes 6 of them), the runs of each stage at once (2 L0 runs, then 2 consolidation runs, over
-ranges of tenants), with ``--workers`` worker processes; the same plan in one process with the
-in-process executor is the baseline. Each figure is the wall time from the coordinator's start
+small tenants (the test takes 6 of them), the runs of each stage at once (2 L0 runs, then 2
+consolidation runs, over ranges of tenants), with ``--workers`` worker processes; the same plan
+in one process with the in-process executor is the baseline. Each figure is the wall time from the coordinator's start
 to its last run's end (workers already up and idle), with the 1-minute load average around it:
 on a 2-core machine shared with other work, more worker processes than free cores only
 interleave the steps.
