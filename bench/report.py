@@ -249,6 +249,27 @@ def object_storage_section(sizes: dict) -> str:
     )
 
 
+def memory_store_section(r: dict) -> str:
+    """``bench/memory_store.py``: typed memories stored one at a time, on a folder and on an S3 API."""
+    rows = []
+    for backend, e in r["backends"].items():
+        load = f"{e['load_average_at_start'][0]:.1f} → {e['load_average_at_end'][0]:.1f}"
+        for mode in ("every_store", "when_fragmented"):
+            m = e[mode]
+            rows.append([backend, mode.replace("_", " "), f"{m['store_ms']:.0f}", f"{m['first_10_ms']:.0f}",
+                         f"{m['last_10_ms']:.0f}", f"{m['read_ms']:.1f}", m["fragments"], load])
+        rows.append([backend, "ratio", *(f"{e['ratios'][k]:.2f}" if k in e["ratios"] else "" for k in
+                                         ("store_ms", "first_10_ms", "last_10_ms", "read_ms")), "", ""])
+    return (
+        f"`python bench/memory_store.py --stores {r['stores']}`\n\n"
+        f"{r['stores']} typed memories stored one after another (embedding included), the two modes taking turns: "
+        "the tables optimized after every store (the baseline, as before) and compacted once one holds "
+        f"{r['compact_at_fragments']} fragments (now). Milliseconds, medians; the read is the tenant's memories "
+        "after the last store.\n\n"
+        + _table(["storage", "mode", "store", "first 10", "last 10", "read", "fragments", "1-min load"], rows) + "\n"
+    )
+
+
 def oneshot_section(r: dict) -> str:
     rows = [[name, f"{p['wall_s']:.2f}", f"{p['cpu_s']:.2f}", f"{p['rss_mb']:.0f}", p["n"]]
             for name, p in {**r["processes"], **r["reference"]}.items()]
@@ -375,6 +396,9 @@ def write_readme(results: dict, info: dict, path: Path) -> None:
     quality = HERE / "results" / "consolidation_quality.json"
     if quality.exists():
         sections += ["## Consolidation quality (LoCoMo dev)\n", consolidation_quality_section(json.loads(quality.read_text()))]
+    stores = HERE / "results" / "memory_store.json"
+    if stores.exists():
+        sections += ["## Typed memories stored one at a time\n", memory_store_section(json.loads(stores.read_text()))]
     if notes.exists():
         sections += [notes.read_text().strip() + "\n"]
     for name, title, section in (

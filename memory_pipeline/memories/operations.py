@@ -133,11 +133,15 @@ class TypedMemories:
         memory_type: str | None = None,
         fields: Iterable[str] = (),
     ) -> None:
-        """Append the one audit row of an operation: which memory, what was done to which fields, why, by whom."""
+        """Append the one audit row of an operation: which memory, what was done to which fields, why, by whom.
+
+        Every operation ends here, so the tables it wrote are settled here too (``settle``).
+        """
         self.store.append_audit([{
             "tenant": tenant.key, "memory_id": mid, "op": op, "memory_type": memory_type,
             "fields": sorted(fields), "reason": reason, "actor": actor,
         }])
+        self.store.settle()
 
     def store_memory(
         self,
@@ -167,7 +171,6 @@ class TypedMemories:
             row["created_at"] = existing["created_at"]
         self.embed_rows([row])
         self.store.upsert_memories([row])
-        self.store.ensure_fts_index()
         self._audit(tenant, row["id"], "store", actor=actor, reason=reasoning, memory_type=memory_type,
                     fields=[k for k in ("content", "reasoning", "happens_at") if row[k] is not None])
         return public(row)
@@ -214,7 +217,6 @@ class TypedMemories:
         new["vector"] = None
         self.embed_rows([new])
         self.store.upsert_memories([new])
-        self.store.ensure_fts_index()
         self._audit(tenant, mid, "update", actor=actor, reason=reason, memory_type=new["memory_type"], fields=changed)
         return public(new)
 

@@ -29,6 +29,7 @@ from memory_pipeline.memories.store import SOURCE_CHANGED, now_utc
 from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.sources.workspace import KIND_MEMORY, KIND_SESSIONS, is_derived, read_text_file, scan_workspace
 from memory_pipeline.store.base import sql_in
+from memory_pipeline.store.tables import MEMORY_AUDIT, MEMORY_SOURCES
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.dates import tenant_timezone, zone
 from memory_pipeline.text.scrub import SCRUB_VERSION, scrub_secrets
@@ -180,6 +181,7 @@ def ingest_tenant(
         for mid in stale
     ]
     typed.store.append_audit(audit)
+    typed.store.settle(MEMORY_AUDIT, MEMORY_SOURCES)  # the memories table was optimized above
     report.files_removed = len(gone_paths)
     report.memories_written = len(rows)
     report.memories_removed = len(stale)

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from memory_pipeline.store.base import LanceBase, commit_lock, is_local, retry_commit, sql_in, sql_str
 from memory_pipeline.store.purge import purge_table
-from memory_pipeline.store.tables import MEMORIES, MEMORY_AUDIT, MEMORY_SOURCES
+from memory_pipeline.store.tables import MEMORIES, MEMORY_AUDIT, MEMORY_SOURCES, TableSpec
 
 if TYPE_CHECKING:  # imported where a frame is made: polars takes 0.5 s to import
     import polars as pl
@@ -142,6 +142,12 @@ class TypedMemoryStore(LanceBase):
 
             forget_table_files(self.uri, MEMORIES.name)
             forget_table_files(self.uri, KEPT_SECTIONS)
+
+    def settle(self, *specs: TableSpec) -> None:
+        """After a small write: the tables it added a fragment to (by default the memory and audit
+        tables an operation writes) compacted once they hold many (``settle_table``)."""
+        for spec in specs or (MEMORIES, MEMORY_AUDIT):
+            self.settle_table(spec)
 
     def ensure_fts_index(self, rebuild: bool = False) -> None:
         """The full-text index on memory content, built or brought up to date."""

@@ -16,6 +16,8 @@ from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.memories.operations import MemoryNotFoundError, MemoryOperationError, ReadOnlyError, TypedMemories
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.recall.sources import TenantCache
+from memory_pipeline.store.base import COMPACT_AT_FRAGMENTS
+from memory_pipeline.store.tables import MEMORIES
 from memory_pipeline.tenancy import Tenant
 
 ALICE = Tenant("support-bot", "alice")
@@ -57,6 +59,31 @@ def test_storing_the_same_content_twice_keeps_one_row(typed):
     assert first["id"] == second["id"]
     assert typed.store.memory_rows(ALICE.key).height == 1
     assert second["created_at"] == first["created_at"]
+
+
+def _fragments(typed: TypedMemories, name: str) -> int:
+    return typed.store.db.open_table(name).stats()["fragment_stats"]["num_fragments"]
+
+
+def test_stores_compact_the_tables_only_once_they_hold_many_fragments(typed):
+    first = typed.store_memory(ALICE, "fact", "The nightly loader runs at 02:00")
+    table = typed.store.memories()
+    assert [i.name for i in table.list_indices()] == [MEMORIES.fts_index]  # built with the first row
+    typed.store_memory(ALICE, "fact", "The nightly loader writes to the archive bucket")
+    # Each store adds a fragment and no store compacts them all: an optimize after each one grew
+    # with the versions of the day (bench/memory_store.py).
+    assert _fragments(typed, "memories") == _fragments(typed, "memory_audit") == 2
+    for i in range(2 * COMPACT_AT_FRAGMENTS):
+        typed.store_memory(ALICE, "fact", f"Filler fact number {i} about the nightly loader")
+        assert _fragments(typed, "memories") < COMPACT_AT_FRAGMENTS
+        assert _fragments(typed, "memory_audit") < COMPACT_AT_FRAGMENTS
+    typed.update_memory(ALICE, first["id"], content="The nightly loader runs at 03:00", reason="moved")
+    rows = typed.store.memory_rows(ALICE.key)
+    assert rows.height == 2 + 2 * COMPACT_AT_FRAGMENTS
+    assert "The nightly loader runs at 03:00" in rows["content"].to_list()
+    assert typed.store.audit_rows(ALICE.key).height == 3 + 2 * COMPACT_AT_FRAGMENTS
+    assert typed.store.memories().search("archive bucket", query_type="fts").limit(1).to_list()[0]["content"] == (
+        "The nightly loader writes to the archive bucket")
 
 
 def test_update_records_the_changed_fields_and_reason(typed):
