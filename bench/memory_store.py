@@ -15,7 +15,13 @@ a store's time grows with the stores of the day before it; ``read_ms`` is the me
 of the tenant's memories (``memory_rows``) after the last store, and ``fragments`` the memories
 table's fragment count then. The embedding of each memory (MiniLM, the same in both) is included.
 
-    python bench/memory_store.py [--stores 100] [--backends local,s3]
+On object storage, each search also writes its events to the access log at once
+(``activation/access_log.py``; a local folder spools them to a file). ``access_log`` times
+``--searches`` such writes of five events each, the two ways taking turns: ``upsert`` (the
+baseline, a ``merge_insert`` as before, the table left to the nightly optimize) and
+``append_settle`` (now: appended, compacted at ``COMPACT_AT_FRAGMENTS``).
+
+    python bench/memory_store.py [--stores 100] [--searches 150] [--backends local,s3]
 
 moto keeps objects in its own memory and serves them over loopback: a real store's latency per
 request is higher, which makes every listing and fragment cost more, not less.
@@ -39,10 +45,12 @@ from bench.recall_object_store import BUCKET, start_moto  # noqa: E402
 
 work_offline()
 
+from memory_pipeline.activation.access_log import Access, access_rows, record_access  # noqa: E402
 from memory_pipeline.embedding import make_embedder  # noqa: E402
 from memory_pipeline.memories.operations import TypedMemories  # noqa: E402
 from memory_pipeline.memories.store import MEMORIES, TypedMemoryStore  # noqa: E402
-from memory_pipeline.store.base import COMPACT_AT_FRAGMENTS  # noqa: E402
+from memory_pipeline.store.base import COMPACT_AT_FRAGMENTS, LanceBase  # noqa: E402
+from memory_pipeline.store.tables import ACCESS_LOG  # noqa: E402
 from memory_pipeline.tenancy import Tenant  # noqa: E402
 
 TENANT = Tenant("bench", "alice")
@@ -51,7 +59,7 @@ TENANT = Tenant("bench", "alice")
 class EveryStore(TypedMemoryStore):
     """The baseline: the full-text index brought up to date (an optimize) after every store."""
 
-    def settle(self) -> None:
+    def settle(self, *specs) -> None:
         self.ensure_fts_index()
 
 
@@ -85,15 +93,36 @@ def measure(uri_of: dict[str, str], stores: int, embedder) -> dict:
     return out
 
 
+def measure_access_log(root: str, searches: int) -> dict:
+    times: dict[str, list[float]] = {"upsert": [], "append_settle": []}
+    for i in range(searches):
+        returned = [Access(TENANT.key, f"bench/users/alice/memory/2026-11-{i % 28 + 1:02d}.md#L{j}", (f"r{i}-{j}",))
+                    for j in range(5)]
+        started = time.perf_counter()
+        LanceBase(f"{root}/upsert").upsert(ACCESS_LOG, access_rows("search", returned))
+        times["upsert"].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        record_access(f"{root}/append_settle", "search", returned=returned)
+        times["append_settle"].append(time.perf_counter() - started)
+    out = {mode: {"write_ms": _ms(t), "first_10_ms": _ms(t[:10]), "last_10_ms": _ms(t[-10:])} for mode, t in times.items()}
+    for mode in times:
+        table = LanceBase(f"{root}/{mode}").db.open_table(ACCESS_LOG.name)
+        assert table.count_rows() == 5 * searches, f"{mode}: {table.count_rows()} events, {5 * searches} written"
+        out[mode]["fragments"] = table.stats()["fragment_stats"]["num_fragments"]
+    out["ratios"] = {key: round(out["append_settle"][key] / out["upsert"][key], 3) for key in ("write_ms", "last_10_ms")}
+    return out
+
+
 def main() -> None:
     ap = command_line(__doc__, "memory_store")
     ap.add_argument("--stores", type=int, default=100)
+    ap.add_argument("--searches", type=int, default=150)
     ap.add_argument("--backends", default="local,s3")
     args = ap.parse_args()
     embedder = make_embedder("minilm")
     embedder.embed(["load the model before anything is timed"])
     work = Path(tempfile.mkdtemp(prefix="memory-store-bench-"))
-    report = {"stores": args.stores, "compact_at_fragments": COMPACT_AT_FRAGMENTS, "backends": {}}
+    report = {"stores": args.stores, "searches": args.searches, "compact_at_fragments": COMPACT_AT_FRAGMENTS, "backends": {}}
     moto = None
     try:
         for backend in args.backends.split(","):
@@ -115,6 +144,13 @@ def main() -> None:
                       f"last 10 {e['last_10_ms']:7.1f}), read {e['read_ms']:6.1f} ms, {e['fragments']} fragments",
                       flush=True)
             print(f"{backend:5s} ratios (when_fragmented / every_store): {entry['ratios']}", flush=True)
+            if backend == "s3":
+                entry["access_log"] = log = measure_access_log(f"s3://{BUCKET}/access", args.searches)
+                for mode in ("upsert", "append_settle"):
+                    e = log[mode]
+                    print(f"s3    access log {mode:13s} write {e['write_ms']:7.1f} ms (first 10 {e['first_10_ms']:7.1f}, "
+                          f"last 10 {e['last_10_ms']:7.1f}), {e['fragments']} fragments", flush=True)
+                print(f"s3    access log ratios (append_settle / upsert): {log['ratios']}", flush=True)
     finally:
         if moto is not None:
             moto.terminate()

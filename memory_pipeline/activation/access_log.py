@@ -5,7 +5,9 @@ On a local database a recall appends its events to a spool file of its tenant be
 (``_access_spool/<tenant>.jsonl``) instead of writing the table: a one-shot search then needs no
 LanceDB import (seconds of CPU) and no table commit. The activation run moves a tenant's spooled
 events into the table before it reads them (``flush_spool``). Elsewhere (object storage) the
-events go to the table at once.
+events are appended to the table at once (new rows: no ``merge_insert`` reading every id); each
+search adds a fragment, and the table is compacted whenever it holds ``COMPACT_AT_FRAGMENTS``
+(``store.base.settle_table``), not only by the nightly optimize.
 
 A row holds the unit's citation as the caller saw it (free of secrets, like every stored text),
 the recall rows it showed when known, the event, the channel and the time; never the query or the
@@ -97,7 +99,9 @@ def record_access(uri: str, channel: str, *, returned: Sequence = (), used: Sequ
         if "://" in uri:
             from memory_pipeline.store.base import LanceBase
 
-            LanceBase(uri).upsert(ACCESS_LOG, rows)
+            store = LanceBase(uri)
+            store.append(ACCESS_LOG, rows)
+            store.settle_table(ACCESS_LOG)  # a search adds a fragment; many make every write slower
         else:
             _spool(uri, rows)
     except Exception as exc:  # noqa: BLE001 - the caller got its answer; a lost access only cools a unit

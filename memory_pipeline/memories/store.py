@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
 from memory_pipeline.store.base import LanceBase, commit_lock, is_local, retry_commit, sql_in, sql_str
 from memory_pipeline.store.purge import purge_table
 from memory_pipeline.store.tables import MEMORIES, MEMORY_AUDIT, MEMORY_SOURCES, TableSpec
@@ -90,14 +88,12 @@ class TypedMemoryStore(LanceBase):
     def upsert_memories(self, rows: list[dict]) -> None:
         self.upsert(MEMORIES, rows, on_bad_vectors="null")  # a memory may wait for its embedding
 
-    @retry_commit
     def append_audit(self, rows: list[dict]) -> None:
-        if rows:
-            for row in rows:
-                row.setdefault("id", uuid.uuid4().hex)
-                row.setdefault("at", now_utc())
-                row.setdefault("fields", [])
-            self.open(MEMORY_AUDIT).add(pa.Table.from_pylist(rows, schema=MEMORY_AUDIT.schema()))
+        for row in rows:
+            row.setdefault("id", uuid.uuid4().hex)
+            row.setdefault("at", now_utc())
+            row.setdefault("fields", [])
+        self.append(MEMORY_AUDIT, rows)
 
     def upsert_manifest(self, rows: list[dict]) -> None:
         self.upsert(MEMORY_SOURCES, rows)

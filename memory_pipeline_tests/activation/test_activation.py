@@ -28,9 +28,10 @@ from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline.orchestration.resources import LanceDBResource
 from memory_pipeline.recall.get import get
 from memory_pipeline.recall.search import search
-from memory_pipeline.store.base import LanceBase
+from memory_pipeline.store.base import COMPACT_AT_FRAGMENTS, LanceBase
 from memory_pipeline.store.tables import ACCESS_LOG, ACTIVATION
 from memory_pipeline_tests.helpers import write
+from memory_pipeline_tests.helpers.object_store import BUCKET
 from memory_pipeline_tests.helpers.recall import ingest, recall_settings
 
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
@@ -112,6 +113,22 @@ def test_a_citation_from_the_index_is_stored_as_cited_any_other_scrubbed():
         ("support-bot/users/alice/memory/ops-a.md#L1-L3", ["r1", "r2"], "returned"),
         (scrub_secrets(asked).text, [], "used")]
     assert token not in rows[1]["unit"]
+
+
+def test_on_object_storage_each_search_appends_its_events_and_the_log_is_compacted(s3):
+    uri = f"s3://{BUCKET}/lancedb"
+    LanceBase(uri).open(ACCESS_LOG)  # the table a first ingest leaves
+    searches = COMPACT_AT_FRAGMENTS + 4
+    for i in range(searches):
+        returned = [Access(ALICE, f"support-bot/users/alice/memory/ops-{i}.md#L{j}", (f"r{i}-{j}",)) for j in range(3)]
+        assert record_access(uri, "search", returned=returned, now=NOW) == 3
+    table = LanceBase(uri).db.open_table(ACCESS_LOG.name)
+    # Each search adds a fragment (the events go to the table at once there), and a write once
+    # there are many compacts them: none waits for the nightly run.
+    assert table.stats()["fragment_stats"]["num_fragments"] < COMPACT_AT_FRAGMENTS
+    units = LanceBase(uri).read(ACCESS_LOG, columns=["id", "unit", "event"])
+    assert units.height == units["id"].n_unique() == 3 * searches
+    assert set(units["unit"]) == {f"support-bot/users/alice/memory/ops-{i}.md#L{j}" for i in range(searches) for j in range(3)}
 
 
 def test_the_log_is_scrubbed_and_forgotten_with_the_tenant(indexed):
