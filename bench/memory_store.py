@@ -7,8 +7,8 @@ Two stores of the same process take turns, one memory each, so the machine's dri
 - ``every_store``, the baseline: the full-text index of the memories table brought up to date
   after each store, which runs a LanceDB ``optimize`` (compaction, indices, and the pruning of
   versions older than a week, which lists every version kept) every time, as stores did before;
-- ``when_fragmented``: what stores do now (``TypedMemoryStore.settle``): the memory, audit and
-  source tables compacted only once one holds ``COMPACT_AT_FRAGMENTS`` fragments.
+- ``when_fragmented``: what stores do now (``TypedMemoryStore.settle``): the memory and audit
+  tables compacted only once one holds ``COMPACT_AT_FRAGMENTS`` fragments.
 
 ``first_10_ms`` and ``last_10_ms`` are the median stores at the start and the end, to show how
 a store's time grows with the stores of the day before it; ``read_ms`` is the median of five reads
@@ -49,7 +49,7 @@ from memory_pipeline.activation.access_log import Access, access_rows, record_ac
 from memory_pipeline.embedding import make_embedder  # noqa: E402
 from memory_pipeline.memories.operations import TypedMemories  # noqa: E402
 from memory_pipeline.memories.store import MEMORIES, TypedMemoryStore  # noqa: E402
-from memory_pipeline.store.base import COMPACT_AT_FRAGMENTS, LanceBase  # noqa: E402
+from memory_pipeline.store.base import COMPACT_AT_FRAGMENTS, LanceBase, fragment_count  # noqa: E402
 from memory_pipeline.store.tables import ACCESS_LOG  # noqa: E402
 from memory_pipeline.tenancy import Tenant  # noqa: E402
 
@@ -87,7 +87,7 @@ def measure(uri_of: dict[str, str], stores: int, embedder) -> dict:
         table = ops.store.db.open_table(MEMORIES.name)
         out[mode] = {"store_ms": _ms(times[mode]), "first_10_ms": _ms(times[mode][:10]),
                      "last_10_ms": _ms(times[mode][-10:]), "read_ms": _ms(reads),
-                     "fragments": table.stats()["fragment_stats"]["num_fragments"]}
+                     "fragments": fragment_count(table)}
     base, new = out["every_store"], out["when_fragmented"]
     out["ratios"] = {key: round(new[key] / base[key], 3) for key in ("store_ms", "last_10_ms", "read_ms")}
     return out
@@ -108,7 +108,7 @@ def measure_access_log(root: str, searches: int) -> dict:
     for mode in times:
         table = LanceBase(f"{root}/{mode}").db.open_table(ACCESS_LOG.name)
         assert table.count_rows() == 5 * searches, f"{mode}: {table.count_rows()} events, {5 * searches} written"
-        out[mode]["fragments"] = table.stats()["fragment_stats"]["num_fragments"]
+        out[mode]["fragments"] = fragment_count(table)
     out["ratios"] = {key: round(out["append_settle"][key] / out["upsert"][key], 3) for key in ("write_ms", "last_10_ms")}
     return out
 

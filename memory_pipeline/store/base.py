@@ -36,6 +36,11 @@ KEEP_VERSIONS_FOR = timedelta(days=7)
 COMPACT_AT_FRAGMENTS = 16
 
 
+def fragment_count(table) -> int:
+    """How many fragments a LanceDB table's current version holds (each small write adds one)."""
+    return table.stats()["fragment_stats"]["num_fragments"]
+
+
 def sql_str(value: str) -> str:
     """Quote a string literal for a LanceDB filter."""
     return "'" + value.replace("'", "''") + "'"
@@ -303,7 +308,7 @@ class LanceBase:
         if spec.fts and spec.fts_index not in {idx.name for idx in table.list_indices()}:
             self.ensure_fts(spec)
             return True
-        if table.stats()["fragment_stats"]["num_fragments"] < COMPACT_AT_FRAGMENTS:
+        if fragment_count(table) < COMPACT_AT_FRAGMENTS:
             return False
         table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
         return True

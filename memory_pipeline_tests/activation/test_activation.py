@@ -28,7 +28,7 @@ from memory_pipeline.orchestration.partitions import TENANTS_PARTITION
 from memory_pipeline.orchestration.resources import LanceDBResource
 from memory_pipeline.recall.get import get
 from memory_pipeline.recall.search import search
-from memory_pipeline.store.base import COMPACT_AT_FRAGMENTS, LanceBase
+from memory_pipeline.store.base import COMPACT_AT_FRAGMENTS, LanceBase, fragment_count
 from memory_pipeline.store.tables import ACCESS_LOG, ACTIVATION
 from memory_pipeline_tests.helpers import write
 from memory_pipeline_tests.helpers.object_store import BUCKET
@@ -125,7 +125,7 @@ def test_on_object_storage_each_search_appends_its_events_and_the_log_is_compact
     table = LanceBase(uri).db.open_table(ACCESS_LOG.name)
     # Each search adds a fragment (the events go to the table at once there), and a write once
     # there are many compacts them: none waits for the nightly run.
-    assert table.stats()["fragment_stats"]["num_fragments"] < COMPACT_AT_FRAGMENTS
+    assert fragment_count(table) < COMPACT_AT_FRAGMENTS
     units = LanceBase(uri).read(ACCESS_LOG, columns=["id", "unit", "event"])
     assert units.height == units["id"].n_unique() == 3 * searches
     assert set(units["unit"]) == {f"support-bot/users/alice/memory/ops-{i}.md#L{j}" for i in range(searches) for j in range(3)}

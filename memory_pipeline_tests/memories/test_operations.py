@@ -16,7 +16,7 @@ from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.memories.operations import MemoryNotFoundError, MemoryOperationError, ReadOnlyError, TypedMemories
 from memory_pipeline.memories.service import MemoryService
 from memory_pipeline.recall.sources import TenantCache
-from memory_pipeline.store.base import COMPACT_AT_FRAGMENTS
+from memory_pipeline.store.base import COMPACT_AT_FRAGMENTS, fragment_count
 from memory_pipeline.store.tables import MEMORIES
 from memory_pipeline.tenancy import Tenant
 
@@ -62,7 +62,7 @@ def test_storing_the_same_content_twice_keeps_one_row(typed):
 
 
 def _fragments(typed: TypedMemories, name: str) -> int:
-    return typed.store.db.open_table(name).stats()["fragment_stats"]["num_fragments"]
+    return fragment_count(typed.store.db.open_table(name))
 
 
 def test_stores_compact_the_tables_only_once_they_hold_many_fragments(typed):

@@ -20,6 +20,7 @@ import pyarrow as pa
 from memory_pipeline.embedding import HashEmbedder
 from memory_pipeline.l0.pipeline import TenantChunks, embed_tenants
 from memory_pipeline.l0.store import ChunkIndex
+from memory_pipeline.store.base import fragment_count
 from memory_pipeline.store.tables import FILES
 from memory_pipeline_tests.helpers import run_together
 from memory_pipeline_tests.helpers.store import DIM, HASHES, put_all_hashes, rows, vectors
@@ -30,7 +31,7 @@ def cache_ids(store: ChunkIndex) -> list[str]:
 
 
 def fragments(store: ChunkIndex) -> int:
-    return store.cache().stats()["fragment_stats"]["num_fragments"]
+    return fragment_count(store.cache())
 
 
 def test_put_appends_only_hashes_not_yet_cached(tmp_path):
