@@ -35,6 +35,7 @@ from memory_pipeline.store.base import sql_in, stable_id
 from memory_pipeline.tenancy import Tenant, tenant_tz
 from memory_pipeline.text.statements import load_nlp
 from memory_pipeline.timeline import relation_ends
+from memory_pipeline.timeline.parse_cache import ParseStore
 from memory_pipeline.timeline.records import supersession_rows
 
 log = logging.getLogger(__name__)
@@ -84,9 +85,11 @@ def consolidate_episodes(
         read.keep(root, tenant, complete)
     report.complete, report.open, report.unreadable = len(complete), len(found.open), found.unreadable
     report.unchanged = len(found.complete) - len(complete) + (known.skipped if known else 0)
+    kept = ParseStore(store.uri)
+    nlp = kept.parser(tenant.key, load_nlp(), keep=True) if complete else None
     for session in complete:
         report.malformed_lines += [(session.file.path, n, why) for n, why in session.transcript.skipped]
-        draft = build_episode(session, tenant.key, now, ttl, embedder.name, llm)
+        draft = build_episode(session, tenant.key, now, ttl, embedder.name, llm, nlp)
         if draft is None:
             continue
         report.drafts.append(draft)
@@ -94,6 +97,8 @@ def consolidate_episodes(
         report.secrets.update(draft.secrets)
         if draft.llm_error:
             report.llm_failures.append(f"{session.file.path}: {draft.llm_error}")
+    if nlp is not None:
+        kept.add(tenant.key, nlp)  # the turns' parses, for the graph, supersession and dreaming
     if report.drafts:
         started = time.perf_counter()
         vectors = embedder.embed([d.embed_text for d in report.drafts])
@@ -210,7 +215,8 @@ def build_graph(
     remembered = read.of(root, tenant) if read is not None else {}
     # Read and scrubbed once each; a failure stays its episode's.
     sessions = [_scrubbed(_episode_session(root, episode, files, remembered)) for episode in ordered]
-    nlp = nlp or load_nlp()
+    # The turns' words as their summaries parsed them, read back (a caption is parsed here).
+    nlp = ParseStore(store.uri).parser(tenant.key, nlp or load_nlp(), keep=False)
     ahead = 0
     for n, (episode, session) in enumerate(zip(ordered, sessions, strict=True)):
         if n == ahead:
@@ -364,7 +370,7 @@ def dream(
         root, episodes, relations, user_name=tenant.user_id,
         memories=[m for m in memories.iter_rows(named=True) if f"facts/{m['id']}" not in replaced],
         all_relations=everything, all_episodes=list(store.episode_rows(tenant.key).iter_rows(named=True)),
-        entities=entities, superseded=replaced,
+        entities=entities, superseded=replaced, nlp=ParseStore(store.uri).parser(tenant.key, load_nlp(), keep=False),
     )
     if llm is not None and llm.available:
         try:

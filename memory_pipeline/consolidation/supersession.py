@@ -23,7 +23,7 @@ from memory_pipeline.episodes.dreaming import mark_replaced, memory_dir
 from memory_pipeline.llm.client import LLMClient
 from memory_pipeline.sources.workspace import DERIVED_DIR
 from memory_pipeline.tenancy import Tenant, tenant_tz
-from memory_pipeline.text.statements import MEMORY, Statement, load_nlp
+from memory_pipeline.text.statements import MEMORY, TURN, Statement, load_nlp, parsed_words
 from memory_pipeline.timeline import relation_ends
 from memory_pipeline.timeline.parse_cache import StatementCache, pipeline_identity
 from memory_pipeline.timeline.records import SupersessionStore, inherited_records, record_row
@@ -129,6 +129,8 @@ def supersede_tenant(
             row["decided_at"] = old["decided_at"]
     # The graph's relations end by the same record (timeline/relation_ends.py): written here, copied to valid_to.
     rows += relation_ends.decide(str(uri), tenant.key, pairs, cache.parser, cache.embedder, tz, now)
+    # The other steps' parses of the turns' words (``ParseStore.parser``) stay while the turns do.
+    cache.parser.retain(parsed_words(s.text) for s in statements if s.kind == TURN)
     cache.save()
     report.parsed, report.embedded = cache.parser.parsed, cache.embedder.embedded
     report.added, report.removed = store.replace_tenant(tenant.key, rows, existing)

@@ -72,13 +72,15 @@ def llm_summary(
 
 
 def build_episode(
-    session: Session, tenant_key: str, now: datetime, ttl: timedelta, model: str, llm: LLMClient | None = None
+    session: Session, tenant_key: str, now: datetime, ttl: timedelta, model: str, llm: LLMClient | None = None,
+    nlp=None,
 ) -> EpisodeDraft | None:
-    """The episode of a completed session, or None when the session has nothing to summarize."""
+    """The episode of a completed session, or None when the session has nothing to summarize;
+    ``nlp`` parses its turns."""
     turns, compactions, secrets = scrubbed_session(session)
     if not turns and not compactions:
         return None
-    summary = summarize_turns(turns, compactions, session.file.tenant.user_id)
+    summary = summarize_turns(turns, compactions, session.file.tenant.user_id, nlp)
     llm_error = None
     llm_model = None
     if llm is not None and llm.available:  # once the breaker is open, no more failures to report

@@ -33,6 +33,8 @@ from memory_pipeline.store.tables import MEMORY_AUDIT, MEMORY_SOURCES
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.dates import tenant_timezone, zone
 from memory_pipeline.text.scrub import SCRUB_VERSION, scrub_secrets
+from memory_pipeline.text.statements import load_nlp
+from memory_pipeline.timeline.parse_cache import ParseStore
 
 SOURCE_KINDS = {"markdown": (KIND_MEMORY,), "transcript": (KIND_SESSIONS,), "all": (KIND_MEMORY, KIND_SESSIONS)}
 
@@ -88,6 +90,8 @@ def ingest_tenant(
     blocked = typed.store.blocked_ids(tenant.key)
 
     todo: list[tuple[str, str, list]] = []  # (path, hash, passages)
+    kept = ParseStore(typed.store.uri)
+    turns_parser = None  # the tenant's kept parses, read once a transcript is to be read
     for f in files:
         if cutoff is not None and datetime.fromtimestamp(f.mtime_ns / 1e9, tz=UTC) < cutoff:
             report.files_older += 1  # outside the window: not read, and what it gave is kept
@@ -100,8 +104,10 @@ def ingest_tenant(
         if known and known["content_hash"] == read.content_hash and known.get("options") == options:
             report.files_unchanged += 1
             continue
+        if f.kind == KIND_SESSIONS and turns_parser is None:
+            turns_parser = kept.parser(tenant.key, load_nlp(), keep=True)
         try:
-            passages, redacted = _passages(f, read.text, tz, tenant.user_id)
+            passages, redacted = _passages(f, read.text, tz, tenant.user_id, turns_parser)
         except ValueError as exc:  # a bad file is skipped with its reason; the others go on
             report.skipped.append((f.path, str(exc)))
             continue
@@ -111,6 +117,8 @@ def ingest_tenant(
         todo.append((f.path, read.content_hash, passages))
 
     extracted = extract([p for _, _, ps in todo for p in ps], tz) if todo else []
+    if turns_parser is not None:
+        kept.add(tenant.key, turns_parser)  # the turns' parses, for supersession and consolidation
     by_path: dict[str, list[Extracted]] = {}
     for item in extracted:
         by_path.setdefault(item.source_ref.split("#", 1)[0], []).append(item)
@@ -195,12 +203,13 @@ def ingest_tenant(
     return report
 
 
-def _passages(f, text: str, tz, user_id: str) -> tuple[list, int]:
+def _passages(f, text: str, tz, user_id: str, nlp=None) -> tuple[list, int]:
     """The file's passages, its secrets scrubbed first (a memory must never hold one), and how
-    many were redacted; ValueError for a file that cannot be read as what its name says."""
+    many were redacted; ValueError for a file that cannot be read as what its name says. ``nlp``
+    parses a transcript's turns."""
     if f.kind == KIND_SESSIONS:
         transcript = parse_transcript(text)  # scrubs every field it hands on
-        return transcript_passages(list(transcript.turns), f.path, user_id), sum(transcript.secrets.values())
+        return transcript_passages(list(transcript.turns), f.path, user_id, nlp), sum(transcript.secrets.values())
     written = datetime.fromtimestamp(f.mtime_ns / 1e9, tz=UTC)
     scrubbed = scrub_secrets(text)  # keeps every line where it was
     return markdown_passages(scrubbed.text, f.path, tz, written), sum(scrubbed.counts.values())

@@ -220,6 +220,11 @@ def _hold_placeholders(text: str) -> tuple[str, list[str]]:
     return PLACEHOLDER_RE.sub(hold, text), found
 
 
+def parsed_words(words: str) -> str:
+    """What ``statements`` parses of a turn whose words (``clean_text``) are ``words``."""
+    return _hold_placeholders(words)[0]
+
+
 def _restore(text: str, placeholders: list[str]) -> str:
     if not placeholders:
         return text
@@ -249,7 +254,7 @@ def statements(turns: Sequence, user_name: str, nlp=None, plural: bool = False, 
     known = {s for s in speakers if s} | {display_name(user_name)}
     out: list[Statement] = []
     held = [_hold_placeholders(clean_text(t.content)) for t in turns]
-    docs = parse([text for text, _ in held], nlp)
+    docs = parse([text for text, _ in held], nlp)  # each held text is ``parsed_words(clean_text(...))``
     for turn, who, other, (_, secrets), doc in zip(turns, speakers, spoken_to, held, docs, strict=True):
         for sent in doc.sents:
             said = _restore(sent.text.strip(), secrets)

@@ -15,14 +15,21 @@ made again over every statement, by the code of the day, from the same parses an
 - A vector is keyed by the embedder's name and size and the masked text's hash (no text).
 - Only turns and note lines are kept as parses: their words are in the workspace's files anyway.
   A typed memory is parsed on every run, so a forgotten memory's words are stored nowhere.
-- A run leaves exactly the rows it used: a text that left the tenant's files leaves the table
-  with the next run, and forgetting the tenant deletes its rows with every other table's.
+- The other steps that parse a tenant's turns (typed memories, summaries, the graph, dreaming;
+  each a command of its own, in a process of its own) read their parses from the same rows
+  (``ParseStore.parser``), and the first two keep what they parse: each turn's words are parsed
+  once for the whole pipeline, not once per step.
+- A run of supersession leaves exactly the rows it used and the parses of its turns' words: a
+  text that left the tenant's files leaves the table with the next run, and forgetting the tenant
+  deletes its rows with every other table's.
+- A parse is stored and held compressed (zlib, fast level): a third of its bytes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import struct
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
@@ -30,7 +37,9 @@ import numpy as np
 from memory_pipeline.store.base import LanceBase, retry_commit, sql_in, sql_str, stable_id
 from memory_pipeline.store.tables import STATEMENT_PARSES
 
-DOC, VECTOR = "doc", "vector"
+DOC, VECTOR = "zdoc", "vector"
+"""Row kinds: a compressed parse, a vector. Rows of the uncompressed kind ``doc`` of before are
+used by no run, so the next supersession run drops them."""
 PIPE_CHUNK = 512
 """Texts whose documents are made and held at once."""
 _NOT_KEPT = ["tensor", "user_data"]  # neither is read by claims; the tensor is most of a doc's bytes
@@ -97,6 +106,7 @@ class CachedParser:
 
     def pipe(self, texts: Iterable[str], batch_size: int = 64, **options) -> Iterator:
         texts = list(texts)
+        options = {name: value for name, value in options.items() if value}  # ``disable=[]`` is the plain call
         # A chunk of texts at a time: the documents of a big tenant's every turn at once took
         # hundreds of megabytes; a document needed again later is read back from its bytes.
         for start in range(0, len(texts), PIPE_CHUNK):
@@ -115,14 +125,18 @@ class CachedParser:
         fresh = dict(zip((k for k, _ in missing), docs, strict=True))
         self.parsed += len(fresh)
         read = [k for k in dict.fromkeys(keys) if k not in fresh]
-        fresh.update(zip(read, docs_from_bytes(self.nlp.vocab, [self.stored[k] for k in read]), strict=True))
+        fresh.update(zip(read, docs_from_bytes(self.nlp.vocab, [zlib.decompress(self.stored[k]) for k in read]), strict=True))
         for key, text in zip(keys, texts, strict=True):
             doc = fresh[key]
             if self.keep(text):
                 if key not in self.stored:
-                    self.stored[key] = self.new[key] = doc_bytes(doc, self.packer)
+                    self.stored[key] = self.new[key] = zlib.compress(doc_bytes(doc, self.packer), 1)
                 self.used.add(key)
             yield doc
+
+    def retain(self, texts: Iterable[str]) -> None:
+        """Count the stored parses of ``texts`` as used by this run, though it did not read them."""
+        self.used.update(k for k in (text_key(self.identity, t) for t in texts) if k in self.stored)
 
 
 class CachedEmbedder:
@@ -158,32 +172,52 @@ class CachedEmbedder:
 class ParseStore(LanceBase):
     """The ``statement_parses`` table."""
 
-    def load(self, tenant: str) -> dict[str, dict[str, bytes]]:
-        """{kind: {key: bytes}} of the tenant's stored parses and vectors (each dict is used
-        and grown by the run; ``keep_only`` is given the keys that were stored)."""
+    def load(self, tenant: str, kinds: Iterable[str] | None = None) -> dict[str, dict[str, bytes]]:
+        """{kind: {key: bytes}} of the tenant's stored parses and vectors, of ``kinds`` only when
+        given (each dict is used and grown by the run; ``keep_only`` is given the keys that were
+        stored)."""
         out: dict[str, dict[str, bytes]] = {DOC: {}, VECTOR: {}}
         if not self.has(STATEMENT_PARSES):
             return out
-        rows = self.read(STATEMENT_PARSES, f"tenant = {sql_str(tenant)}", ["kind", "key", "data"])
+        where = f"tenant = {sql_str(tenant)}" + (f" AND {sql_in('kind', list(kinds))}" if kinds is not None else "")
+        rows = self.read(STATEMENT_PARSES, where, ["kind", "key", "data"])
         for kind, key, data in rows.iter_rows():
             out.setdefault(kind, {})[key] = data
         return out
+
+    def parser(self, tenant: str, nlp, keep: bool) -> CachedParser:
+        """A stand-in for ``nlp`` that reads the tenant's stored parses; with ``keep``, it holds
+        the parses it makes in ``new`` for ``add``. For the words of the tenant's turns only
+        (``text.statements.statements``): those are what supersession keeps (``retain``)."""
+        return CachedParser(nlp, self.load(tenant, [DOC])[DOC], lambda _text: keep)
+
+    def _rows(self, tenant: str, new: dict[str, dict[str, bytes]]) -> list[dict]:
+        return [
+            {"id": stable_id("parse", tenant, kind, key), "tenant": tenant, "kind": kind, "key": key, "data": data}
+            for kind, items in new.items() for key, data in sorted(items.items())
+        ]
+
+    @retry_commit
+    def add(self, tenant: str, parser: CachedParser) -> int:
+        """Store the parses ``parser`` made and kept; their number."""
+        self.upsert(STATEMENT_PARSES, self._rows(tenant, {DOC: parser.new}))
+        return len(parser.new)
 
     @retry_commit
     def keep_only(
         self, tenant: str, stored: dict[str, set[str]], used: dict[str, set[str]], new: dict[str, dict[str, bytes]]
     ) -> tuple[int, int]:
         """Store the new rows and drop the stored rows this run did not use: (written, removed)."""
-        rows = [
-            {"id": stable_id("parse", tenant, kind, key), "tenant": tenant, "kind": kind, "key": key, "data": data}
-            for kind, items in new.items() for key, data in sorted(items.items())
-        ]
-        stale = sorted(key for kind, keys in stored.items() for key in keys - used.get(kind, set()))
-        for start in range(0, len(stale), 500):
-            part = stale[start:start + 500]
-            self.delete(STATEMENT_PARSES, f"tenant = {sql_str(tenant)} AND {sql_in('key', part)}")
+        rows = self._rows(tenant, new)
+        removed = 0
+        for kind, keys in stored.items():  # by kind: a text's key is the same in the kinds of parse
+            stale = sorted(keys - used.get(kind, set()))
+            removed += len(stale)
+            for start in range(0, len(stale), 500):
+                part = stale[start:start + 500]
+                self.delete(STATEMENT_PARSES, f"tenant = {sql_str(tenant)} AND kind = {sql_str(kind)} AND {sql_in('key', part)}")
         self.upsert(STATEMENT_PARSES, rows)
-        return len(rows), len(stale)
+        return len(rows), removed
 
 
 class StatementCache:

@@ -1,5 +1,6 @@
-"""Helpers of the consolidation tests: transcripts written line by line, and runs of the
-consolidation and dreaming assets on an ephemeral instance with the hashing embedder."""
+"""Helpers of the consolidation tests: transcripts written line by line, runs of the
+consolidation and dreaming assets on an ephemeral instance with the hashing embedder, and a
+spaCy pipeline that refuses to parse."""
 
 from __future__ import annotations
 
@@ -101,3 +102,16 @@ def add_episodes(store, tenant: str, n: int, start: int = 0) -> list[str]:
         })
     store.upsert_episodes(rows)
     return [r["id"] for r in rows]
+
+
+class RefusingPipeline:
+    """A spaCy pipeline's identity and vocabulary, refusing to parse anything: a step that reads
+    every parse back from the stored ones (``timeline.parse_cache``) never calls it."""
+
+    def __init__(self, nlp):
+        self.meta, self.pipe_names, self.vocab = nlp.meta, nlp.pipe_names, nlp.vocab
+
+    def pipe(self, texts, **_options):
+        texts = list(texts)
+        assert texts == [], f"parsed again: {texts[:2]}"
+        return iter(())

@@ -11,11 +11,16 @@ With the real spaCy model and all-MiniLM-L6-v2:
 - a typed memory's words are never stored, and a removed session's texts leave the table;
 - a parse packed with one packer for many documents is ``Doc.to_bytes``, byte for byte;
 - a supersession run reusing the pipeline's recent parses (its memo) stores the same bytes and
-  records as one parsing afresh.
+  records as one parsing afresh;
+- the typed-memory step keeps the parse of each turn's words: summaries, the graph and dreaming
+  read them back without parsing (their statements, summaries and relations as from fresh parses),
+  supersession keeps them while the turns are there and drops them with a removed session, and
+  rows of the uncompressed kind of before are dropped.
 """
 
 from __future__ import annotations
 
+import zlib
 from datetime import UTC, datetime
 
 import polars as pl
@@ -24,11 +29,15 @@ import pytest
 
 from memory_pipeline.consolidation.store import ConsolidationStore
 from memory_pipeline.consolidation.supersession import SUPERSESSION_STEP, supersede_tenant
+from memory_pipeline.knowledge.relations import extract, utterances
 from memory_pipeline.memories.operations import TypedMemories
+from memory_pipeline.memories.pipeline import ingest_tenant
 from memory_pipeline.memories.store import TypedMemoryStore
-from memory_pipeline.store.tables import SUPERSESSIONS
+from memory_pipeline.sources.transcripts import read_transcript
+from memory_pipeline.store.tables import STATEMENT_PARSES, SUPERSESSIONS
 from memory_pipeline.tenancy import Tenant
-from memory_pipeline.text.statements import forget_parses, parse
+from memory_pipeline.text.statements import clean_text, forget_parses, parse, parsed_words, statements
+from memory_pipeline.text.summarize import summarize_turns
 from memory_pipeline.timeline.parse_cache import (
     _NOT_KEPT,
     DOC,
@@ -36,12 +45,14 @@ from memory_pipeline.timeline.parse_cache import (
     StatementCache,
     doc_bytes,
     doc_packer,
+    pipeline_identity,
+    text_key,
 )
 from memory_pipeline.timeline.records import SupersessionStore, record_row
 from memory_pipeline.timeline.statements import tenant_statements
 from memory_pipeline.timeline.supersede import claims_of, detect
 from memory_pipeline_tests.helpers import write
-from memory_pipeline_tests.helpers.consolidation import jsonl, say
+from memory_pipeline_tests.helpers.consolidation import RefusingPipeline, jsonl, say
 
 pytestmark = pytest.mark.slow
 
@@ -81,7 +92,8 @@ def without_time(row: dict) -> dict:
 
 
 def stored_docs(lance_uri) -> list[bytes]:
-    return list(ParseStore(lance_uri).load(TENANT.key)[DOC].values())
+    """The stored parses, as spaCy's bytes."""
+    return [zlib.decompress(data) for data in ParseStore(lance_uri).load(TENANT.key)[DOC].values()]
 
 
 def test_stored_parses_decide_as_a_fresh_computation(tmp_path, minilm, nlp):
@@ -160,3 +172,41 @@ def test_supersession_reusing_recent_parses_stores_the_same(tmp_path, minilm, nl
         cache.save()
         stored[label] = (sorted(ParseStore(lance_uri).load(TENANT.key)[DOC].items()), [record_row(TENANT.key, p, NOW) for p in pairs])
     assert stored["fresh"][1] and stored["fresh"] == stored["recent"]
+
+
+def test_each_turn_is_parsed_once_for_every_step(tmp_path, minilm, nlp):
+    root, lance_uri = tmp_path / "agents", str(tmp_path / "lancedb")
+    for name in ("s1", "s2"):
+        write_session(root, name)
+    typed = TypedMemories.open(lance_uri, minilm)
+    transcripts = {name: read_transcript(root / f"bot/sessions/ann/{name}.jsonl").turns for name in ("s1", "s2")}
+    identity = pipeline_identity(nlp)
+
+    def turn_keys(*names):
+        return {text_key(identity, parsed_words(clean_text(t.content))) for n in names for t in transcripts[n]}
+
+    forget_parses()
+    ingest_tenant(typed, root, TENANT, now=NOW)
+    assert turn_keys("s1", "s2") <= set(ParseStore(lance_uri).load(TENANT.key)[DOC])
+
+    forget_parses()  # a new process: nothing in the memo
+    kept = ParseStore(lance_uri).parser(TENANT.key, RefusingPipeline(nlp), keep=False)
+    for turns in transcripts.values():
+        assert statements(turns, "ann", kept, plural=True) == statements(turns, "ann", nlp, plural=True)
+        assert summarize_turns(turns, (), "ann", kept) == summarize_turns(turns, (), "ann", nlp)
+        assert extract(utterances(turns, (), "ann"), nlp=kept) == extract(utterances(turns, (), "ann"), nlp=nlp)
+    assert kept.parsed == 0 and kept.new == {}
+
+    # A row of the uncompressed kind of before (which no run reads) under a turn's key: it goes alone.
+    old = {"id": "old", "tenant": TENANT.key, "kind": "doc", "key": min(turn_keys("s2")), "data": b"x"}
+    ParseStore(lance_uri).upsert(STATEMENT_PARSES, [old])
+    supersede_tenant(root, lance_uri, TENANT, minilm, NOW, nlp=nlp)
+    stored = ParseStore(lance_uri).load(TENANT.key)
+    assert turn_keys("s1", "s2") <= set(stored[DOC]) and "doc" not in stored
+
+    # A removed session's turns leave the table with the next run of both steps.
+    (root / "bot/sessions/ann/s1.jsonl").unlink()
+    ingest_tenant(typed, root, TENANT, now=NOW)
+    supersede_tenant(root, lance_uri, TENANT, minilm, NOW, nlp=nlp)
+    left = set(ParseStore(lance_uri).load(TENANT.key)[DOC])
+    assert turn_keys("s2") <= left and not turn_keys("s1") & left
