@@ -203,8 +203,10 @@ SUPERSESSIONS = TableSpec(
 STATEMENT_PARSES = TableSpec(
     "statement_parses",
     # What supersession reads of each statement, kept between runs (timeline/parse_cache.py):
-    # kind doc: a turn's or note line's spaCy parse (Doc.to_bytes); kind vector: a claim's vector
-    # (float32 bytes), keyed by its text's hash. Rows a run no longer uses are dropped by it.
+    # kind zdoc: a turn's, a turn's line's or a note line's spaCy parse (Doc.to_bytes, zlib), also
+    # read by typed memories, summaries, the graph and dreaming; kind vector: a claim's vector
+    # (float32 bytes); keyed by the text's hash. A supersession run drops the rows no text of the
+    # tenant's files needs.
     "id str!, tenant str!, kind str!, key str!, data bytes!",
 )
 
