@@ -189,6 +189,8 @@ def episodic_summaries(
                 "path_extractive": done.paths["extractive"],
                 "path_llm": done.paths["llm"],
                 "secrets_redacted": sum(done.secrets.values()),
+                "turns_parsed": done.parsed,
+                "turn_parses_read": done.parses_read,
                 "dagster/row_count": store.episode_rows(key, columns=["id"]).height,
             },
             {EPISODES_CHECK: check_episodes(store, key)},
@@ -278,6 +280,8 @@ def semantic_graph(
                 # Statements and relations unchanged since the records were decided: kept as stored.
                 "supersessions_kept_undecided": int(timeline.unchanged),
                 "secrets_redacted": sum(built.secrets.values()),
+                "texts_parsed": built.parsed,
+                "parses_read": built.parses_read,
                 "dagster/row_count": store.relation_rows(key, columns=["id"]).height,
             },
             {RELATIONS_CHECK: check_relations(store, key)},

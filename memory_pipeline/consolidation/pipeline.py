@@ -56,6 +56,8 @@ class EpisodesReport:
     secrets: Counter = field(default_factory=Counter)
     embed_s: float = 0.0
     unchanged: int = 0  # complete sessions left alone: consolidated already, transcript unchanged
+    parsed: int = 0  # turns spaCy parsed; the others' parses were read back (timeline.parse_cache)
+    parses_read: int = 0
 
 
 def consolidate_episodes(
@@ -99,6 +101,7 @@ def consolidate_episodes(
             report.llm_failures.append(f"{session.file.path}: {draft.llm_error}")
     if nlp is not None:
         kept.add(tenant.key, nlp)  # the turns' parses, for the graph, supersession and dreaming
+        report.parsed, report.parses_read = nlp.parsed, nlp.read_back
     if report.drafts:
         started = time.perf_counter()
         vectors = embedder.embed([d.embed_text for d in report.drafts])
@@ -153,6 +156,8 @@ class GraphReport:
     nlp_s: float = 0.0
     secrets: Counter = field(default_factory=Counter)
     episode_ids: list[str] = field(default_factory=list)
+    parsed: int = 0  # texts spaCy parsed (captions, mostly); the others' parses were read back
+    parses_read: int = 0
 
 
 def _episode_session(
@@ -247,6 +252,7 @@ def build_graph(
             continue
         touched.update(entities)
         relations += rels
+    report.parsed, report.parses_read = nlp.parsed, nlp.read_back
     new = [row for eid, row in touched.items() if eid not in existing]
     report.entities_new, report.entities_touched = len(new), len(touched)
     need_vectors = [row for row in touched.values() if row["vector"] is None]

@@ -97,7 +97,8 @@ class CachedParser:
         self.keep = keep  # whether a text may be stored (it is in the workspace's files)
         self.used: set[str] = set()
         self.new: dict[str, bytes] = {}
-        self.parsed = 0
+        self.parsed = 0  # texts spaCy parsed
+        self.read_back = 0  # texts whose stored parse was read instead
         self.packer = doc_packer()
 
     @property
@@ -125,6 +126,7 @@ class CachedParser:
         fresh = dict(zip((k for k, _ in missing), docs, strict=True))
         self.parsed += len(fresh)
         read = [k for k in dict.fromkeys(keys) if k not in fresh]
+        self.read_back += len(read)
         fresh.update(zip(read, docs_from_bytes(self.nlp.vocab, [zlib.decompress(self.stored[k]) for k in read]), strict=True))
         for key, text in zip(keys, texts, strict=True):
             doc = fresh[key]

@@ -71,14 +71,15 @@ def test_a_transcript_rewritten_since_is_read_again(root, tmp_path, monkeypatch)
 def test_the_graph_and_dreaming_parse_no_turn_the_summaries_parsed(root, tmp_path, monkeypatch):
     write_sessions(root, "Porto")
     store = ConsolidationStore(str(tmp_path / "lance"), HashEmbedder().dim)
-    pipeline.consolidate_episodes(root, store, TENANT, None, HashEmbedder(), NOW, timedelta(minutes=30), timedelta(days=90))
+    episodes = pipeline.consolidate_episodes(root, store, TENANT, None, HashEmbedder(), NOW, timedelta(minutes=30), timedelta(days=90))
+    assert (episodes.parsed, episodes.parses_read) == (2, 0)  # one turn each; what they report to the UI
     # As in a new process: no parse in memory, and none made.
     refusing = RefusingPipeline(load_nlp())
     forget_parses()
     monkeypatch.setattr(pipeline, "load_nlp", lambda: refusing)
     monkeypatch.setattr(statements, "load_nlp", lambda: refusing)
     graph = pipeline.build_graph(root, store, TENANT, None, HashEmbedder())
-    assert not graph.failures
+    assert not graph.failures and (graph.parsed, graph.parses_read) == (0, 2)
     assert sorted((r["predicate"], r["object"]) for r in graph.relations) == [("lives_in", "Porto"), ("works_at", "Tidewater Logistics")]
     dreamed = pipeline.dream(root, store, TENANT, NOW)
     assert not dreamed.problems and "Tidewater Logistics" in dreamed.result.path.read_text()
