@@ -86,9 +86,10 @@ def pipeline_identity(nlp) -> str:
 
 
 class CachedParser:
-    """Stands for the spaCy pipeline where supersession calls ``pipe``: a text parsed before (in
-    this run or a stored one) is read back from its serialization instead of parsed again, and a
-    text the pipeline parsed recently comes from its memo (``text.statements.parse``)."""
+    """Stands for the spaCy pipeline where a step parses a tenant's texts (supersession's claims,
+    the turns of typed memories, summaries, the graph and dreaming): a text parsed before (in this
+    run or a stored one) is read back from its serialization instead of parsed again, and a text
+    the pipeline parsed recently comes from its memo (``text.statements.parse``)."""
 
     def __init__(self, nlp, stored: dict[str, bytes], keep: Callable[[str], bool]):
         self.nlp = nlp
