@@ -17,6 +17,8 @@ import random
 import string
 from dataclasses import dataclass
 
+from mnemonic import Mnemonic
+
 ALNUM = string.ascii_letters + string.digits
 UPPER_DIGITS = string.ascii_uppercase + string.digits
 LOWER_HEX = "0123456789abcdef"
@@ -40,6 +42,8 @@ NEEDS_LABEL = frozenset({
     "jdbc_url", "otpauth_secret", "docker_login_flag", "keytool_storepass", "redis_requirepass",
     "powershell_plaintext", "wpa_psk", "bank_pin", "netrc_multiline", "markdown_table",
     "wallet_private_key_hex", "signing_secret_hex",
+    # numbers and codes named for what they open
+    "pin_for_what", "door_code_for_what", "safe_combination", "recovery_codes", "one_time_code", "bank_account_number",
 })
 
 
@@ -91,6 +95,10 @@ class _Gen:
                 body[0] = self.rng.choice([c for c in letters if c.isupper()])
                 body[-1] = self.rng.choice([c for c in letters if c.islower()])
         return "".join(body)
+
+    def words(self, n: int, language: str = "english") -> list[str]:
+        """``n`` words of a wallet recovery phrase's word list."""
+        return [self.rng.choice(Mnemonic(language).wordlist) for _ in range(n)]
 
     def password(self) -> str:
         word = self.rng.choice(["Summer", "Falcon", "Orchid", "Granite", "Velvet", "Harbor"])
@@ -213,6 +221,16 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("markdown_table", (s := pw(),), f"| service | user | password |\n|---|---|---|\n| grafana | admin | {s} |"),
         ("wallet_private_key_hex", (s := "0x" + g(64, LOWER_HEX),), f"my wallet private key {s} stays offline"),
         ("signing_secret_hex", (s := g(32, LOWER_HEX),), f"the webhook signing secret {s} rotates monthly"),
+        ("seed_phrase", (s := " ".join(g.words(12)),), f"my wallet recovery phrase is {s}, also on paper"),
+        ("seed_phrase_numbered", (s := " ".join(f"{i}. {w}" for i, w in enumerate(g.words(24), 1)),), f"Seed words: {s}"),
+        ("seed_phrase_spanish", (s := ", ".join(g.words(12, "spanish")),), f"frase de recuperación: {s}"),
+        ("pin_for_what", (s := g(4, string.digits),), f"the PIN for the garage door is {s}"),
+        ("door_code_for_what", (s := g(6, string.digits),), f"the code for the front door is {s}, see you"),
+        ("safe_combination", (s := "-".join(g(2, string.digits) for _ in range(3)),), f"the combination to the office safe is {s}"),
+        ("recovery_codes", (a := g(4, string.digits) + "-" + g(4, string.digits), b := g(8, LOWER_HEX)),
+         f"my 2FA backup codes are {a}, {b}"),
+        ("one_time_code", (s := g(6, string.digits),), f"the verification code is {s}"),
+        ("bank_account_number", (s := g(12, string.digits),), f"my checking account number is {s}"),
         ("pgp_private_key", (pem_body,), f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{pem_body}\n-----END PGP PRIVATE KEY BLOCK-----"),
     ]
     out = [Planted(name, secrets if isinstance(secrets, tuple) else (secrets,), line) for name, secrets, line in entries]

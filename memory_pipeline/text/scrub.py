@@ -8,8 +8,8 @@ formats we do not spell out) over the text around long token-like runs only, the
 ``PGPASSWORD``), then the families of ``secret_families`` (vendor prefixes, flags and XML
 elements, an AWS secret beside its key id, random tokens that are not structured data, see
 ``secret_lookalikes``), of ``secret_configs`` (.pgpass lines, a credential named in one field and
-held in another, tables with a credential column) and of ``secret_prose`` ("my password is X" in
-many languages and scripts), then the caller's extra patterns. JSON strings written with escapes
+held in another, tables with a credential column) and of ``secret_prose`` (a wallet recovery
+phrase by its words, "my password is X" in many languages and scripts), then the caller's extra patterns. JSON strings written with escapes
 are first scrubbed as decoded.
 
 The number of lines never changes: a multi-line secret such as a PEM private key is replaced by
@@ -41,7 +41,7 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from memory_pipeline.text.secret_prose import apply_prose
+from memory_pipeline.text.secret_prose import apply_prose, apply_seed_phrases
 from memory_pipeline.text.secret_configs import apply_config_formats, apply_json_strings, apply_tables
 from memory_pipeline.text.secret_families import (
     PLACEHOLDER,
@@ -57,7 +57,7 @@ from memory_pipeline.text.secret_families import (
 )
 
 CUSTOM = "custom"
-SCRUB_VERSION = 6
+SCRUB_VERSION = 7
 """Bump when scrubbing finds more: indexed files and extracted typed memories are read again, so a
 secret an earlier version let through leaves the stored memory at the next run."""
 
@@ -425,6 +425,7 @@ def scrub_secrets(text: str, extra_patterns: Sequence[str] = ()) -> ScrubResult:
     text = apply_labelled(text, counts)
     text = apply_config_formats(text, counts)
     text = apply_tables(text, counts)
+    text = apply_seed_phrases(text, counts)
     text = apply_prose(text, counts)
     text = apply_aws_pairs(text, counts)
     text = apply_random_tokens(text, counts)

@@ -12,11 +12,17 @@ compound count, and a word glued to its neighbours in a script written without s
 
 They read only windows of text around the credential words, found by a plain substring search on
 the lower-cased text, so prose without such a word costs one pass of that search.
+
+A wallet recovery phrase needs no credential word: it is found by its words (``apply_seed_phrases``).
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
+
+from mnemonic import Mnemonic
 
 from memory_pipeline.text.secret_families import (
     PLACEHOLDER_RE,
@@ -83,14 +89,45 @@ _HEX_SECRET_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}")
 # A PIN is digits only, so it is taken only when a verb or a colon hands it over: "PIN is 4821".
 _HANDED_OVER = rf"[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:：=][ \t]*"
 _DIGITS_VALUE = r"(?P<value>\d{4,8})(?![\d.,:/-]?\d)"
+# What a PIN or a code opens may stand between it and the verb: "the PIN for the garage is 4821",
+# "the code to my front door is 2468" (at most four words, no digit, within the sentence).
+_OPENS = r"(?:[ \t]+(?i:for|to|of|on)(?:[ \t]+[^\s\d.!?:=;,]{1,20}){1,4}?)?"
 PIN_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:pin(?:[ -]?(?:code|number|nummer))?|geheimzahl|PIN码|暗証番号)"
-    rf"(?:{_HANDED_OVER}|[ \t]*(?:是|は|는|은)){_DIGITS_VALUE}"
+    rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*(?:是|は|는|은)){_DIGITS_VALUE}"
 )
-# A door, gate or alarm code is a PIN by another name, handed over the same way: "the gate code is 4821".
+# A door, gate or alarm code is a PIN by another name, handed over the same way: "the gate code is
+# 4821", "the code for the garage door is 4821"; so is a one-time code while it is valid.
+_OPENED = r"(?:door|gate|alarm|lock|entry|access|keypad|garage|safe|building|lockbox)"
 ACCESS_CODE_RE = re.compile(
-    r"(?<![A-Za-z0-9_])(?i:(?:door|gate|alarm|lock|entry|access|keypad|garage|safe|building|lockbox)[ -]?code)"
+    rf"(?<![A-Za-z0-9_])(?i:{_OPENED}[ -]?code{_OPENS}|code[ \t]+(?:for|to)(?:[ \t]+[^\s\d.!?:=;,]{{1,20}}){{0,3}}?[ \t]+{_OPENED}s?)"
     rf"(?:{_HANDED_OVER}){_DIGITS_VALUE}"
+)
+ONE_TIME_CODE_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?i:otp|one[ -]time (?:code|password|passcode)|(?:verification|confirmation|login|sign-in|"
+    r"2fa|mfa|two-factor|authentication|security) code)"
+    rf"(?:{_HANDED_OVER}){_DIGITS_VALUE}"
+)
+# A lock's combination, named with what it opens: "the combination to the safe is 12-34-56",
+# "padlock combo: 7 21 3".
+COMBINATION_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?i:(?:(?:lock|safe|padlock|locker|vault)[ -](?:combination|combo))|(?:combination|combo)"
+    r"[ \t]+(?:for|to|of|on)(?:[ \t]+[^\s\d.!?:=;,]{1,20}){0,3}?[ \t]+(?:lock|safe|padlock|locker|vault)s?)"
+    rf"(?:{_HANDED_OVER})(?P<value>\d{{1,3}}(?:[ \t]*[-/ ][ \t]*\d{{1,3}}){{2,4}})(?![\d.,:/-]?\d)"
+)
+# Backup or recovery codes, each holding a digit, one or a list: "my 2FA backup codes are
+# 8421-3390, 1177-2045".
+_CODE = r"(?=[A-Za-z]*\d)[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{3,12})?"
+RECOVERY_CODES_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?i:(?:backup|recovery|2fa|mfa|two-factor)[ -]codes?)"
+    rf"(?:[ \t]+(?i:are|were)[ \t]+(?:[:\-][ \t]*)?|{_HANDED_OVER}|[ \t]+)(?P<value>{_CODE}(?:[ \t]*[,;]?[ \t]*(?:and[ \t]+)?{_CODE})*)(?![\w-])"
+)
+# A bank account's number, named as one: "my account number is 000123456789" (an IBAN has its own
+# rule, by its country's layout).
+BANK_ACCOUNT_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?i:(?:bank |checking |savings |current )?(?:account|acct)[ -]?(?:number|no\.?|nr\.?|#))"
+    r"(?:[ \t]+(?i:is|was|:)[ \t]*|[ \t]*[:#=][ \t]*|[ \t]+)"
+    r"(?P<value>\d(?:[ -]?\d){5,16})(?![\d-])"
 )
 # How a number named for what it is ("SSN", "passport number") is handed over: a verb, a colon,
 # "#" or "=", or a bare space.
@@ -123,9 +160,12 @@ _HINT_RE = re.compile(
     "pass|pw|pin|geheimzahl|kennw|mot de|contra|clave|senha|wacht|lösen|losen|adgang|kodeord|salasana|hasł|hasl|"
     "heslo|jelsz|parol|şifre|sifre|lozinka|geslo|κωδικ|συνθημ|парол|лозин|密|口令|パスワード|暗証|비밀번호|"
     "암호|كلمة|סיסמ|رمز|पासवर्ड|รหัส|mật khẩu|kata sandi|katalaluan|key|secret|token|clé|chiave|"
-    "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|ssn|social security|driv(?:er'?s|ing)[ -]licen"
+    "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|ssn|social security|driv(?:er'?s|ing)[ -]licen|"
+    "otp|combination|combo|account|acct"
 )
-_WINDOW_BEFORE = 8  # the characters the keyword's lookbehind reads, and "mot de " before "passe"
+# The characters the keyword's lookbehind reads, "mot de " before "passe", and the word before
+# "code" ("authentication ", "building ").
+_WINDOW_BEFORE = 16
 _WINDOW_AFTER = 4400  # a few words, a verb and a value of up to 4,096 characters
 
 
@@ -169,7 +209,11 @@ def _apply_prose(text: str, counts) -> str:
     text = sub_values(BARE_PASSWORD_RE, text, bare, "value")
 
     # Digits named for what they open or identify, taken whole.
-    for pattern, kind in ((PIN_RE, "pin"), (ACCESS_CODE_RE, "access_code"), (SSN_RE, "ssn")):
+    for pattern, kind in (
+        (PIN_RE, "pin"), (ACCESS_CODE_RE, "access_code"), (ONE_TIME_CODE_RE, "one_time_code"),
+        (COMBINATION_RE, "combination"), (RECOVERY_CODES_RE, "recovery_code"), (SSN_RE, "ssn"),
+        (BANK_ACCOUNT_RE, "bank_account"),
+    ):
         text = sub_values(pattern, text, lambda m, g, kind=kind: redact_group(m, g, kind, counts), "value")
     text = sub_values(ID_DOCUMENT_RE, text, lambda m, g: redact_group(
         m, g, "passport" if m.group("passport") else "driving_licence", counts), "value")
@@ -230,6 +274,87 @@ def apply_near_keyword(text: str, counts) -> str:
             pieces += [text[done:at], placeholder(kind, text[at:end])]
             done = end
             break
+    if not pieces:
+        return text
+    return "".join(pieces) + text[done:]
+
+
+# --- Wallet recovery phrases -------------------------------------------------------------------
+# Twelve or more words in a row from one BIP-39 word list. A recovery ("seed") phrase opens a
+# wallet to whoever reads it, and it is only words, so no pattern of characters finds it. The word
+# lists come from the ``mnemonic`` package (the reference implementation's own lists). Prose does
+# not string twelve such words together: its short words ("the", "and", "is", "to") are in no
+# list, and over the 17,808 turns of the development sets the longest run of English-list words is
+# nine. A phrase written as a numbered list ("1. abandon 2. ability ...") or with commas is still
+# one run. Only the lists of languages that separate words with spaces are read: in Chinese or
+# Japanese text, twelve list characters in a row are ordinary prose.
+SEED_PHRASE = "seed_phrase"
+MIN_WORDS = 12  # the shortest phrase BIP-39 defines
+_LANGUAGES = ("english", "spanish", "french", "italian", "portuguese", "czech", "turkish", "russian")
+_WORD = r"[^\W\d_]{3,10}"  # the lists' words are 3 to 10 letters long
+# Between two words: spaces, commas or dashes, and perhaps the next word's number ("2." "3)").
+_GAP = r"(?:[\s,;\-]+(?:\d{1,2}[.):]?[\s,;\-]+)?)"
+# Atomic groups: a word or a gap, once read, is not read again another way.
+RUN_RE = re.compile(rf"\b(?>{_WORD})(?>{_GAP}(?>{_WORD})){{{MIN_WORDS - 1},}}\b")
+_WORD_RE = re.compile(_WORD)
+
+
+def _plain(word: str) -> str:
+    """Lower case without accents: "Ábaco" and "abaco" are the same word of the Spanish list."""
+    decomposed = unicodedata.normalize("NFKD", word.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+@functools.cache
+def _languages_of() -> dict[str, int]:
+    """Each word of the lists, accents dropped, with a bit per language whose list holds it."""
+    words: dict[str, int] = {}
+    for bit, language in enumerate(_LANGUAGES):
+        for word in Mnemonic(language).wordlist:
+            words[_plain(word)] = words.get(_plain(word), 0) | 1 << bit
+    return words
+
+
+def _phrases(run: str) -> list[tuple[int, int]]:
+    """[start, end) of each stretch of ``MIN_WORDS`` or more words of one list inside ``run``."""
+    languages = _languages_of()
+    found: list[tuple[int, int]] = []
+    words = list(_WORD_RE.finditer(run))
+    start, mask = 0, 0
+    for i, word in enumerate([*words, None]):
+        bits = languages.get(_plain(word.group(0)), 0) if word is not None else 0
+        if mask & bits:
+            mask &= bits
+            continue
+        if i - start >= MIN_WORDS:
+            found.append((words[start].start(), words[i - 1].end()))
+        # A stretch of one language ends here: the next starts at this word (a word of two lists
+        # may open a stretch in either).
+        start, mask = i, bits
+    return found
+
+
+def apply_seed_phrases(text: str, counts) -> str:
+    """Every recovery phrase in ``text`` replaced by its placeholder, line breaks kept.
+
+    Text whose accents are written as combining marks is read composed (NFC, the same text to a
+    reader); it is returned composed only when it held a phrase."""
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return _redact(text, counts)
+    composed = unicodedata.normalize("NFC", text)
+    redacted = _redact(composed, counts)
+    return text if redacted == composed else redacted
+
+
+def _redact(text: str, counts) -> str:
+    pieces: list[str] = []
+    done = 0
+    for run in RUN_RE.finditer(text):
+        for start, end in _phrases(run.group(0)):
+            at, stop = run.start() + start, run.start() + end
+            pieces += [text[done:at], placeholder(SEED_PHRASE, text[at:stop])]
+            counts[SEED_PHRASE] += 1
+            done = stop
     if not pieces:
         return text
     return "".join(pieces) + text[done:]

@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import base64
 import json
+import random
+import unicodedata
 
 import pytest
+from mnemonic import Mnemonic
 
 from memory_pipeline.text.scrub import ScrubResult, scrub_secrets
 from memory_pipeline_tests.secret_corpus import corpus
@@ -53,6 +56,13 @@ LOOKALIKES = [
     "read <https://medium.com/@FindTheParagon/paragon-papers-12-29-4a21382bb6e4> today",
     "use a password manager like LastPass or 1Password",
     "the password reset for user42 is done; password policy ISO-27001 applies since v2.3.1-beta",
+    # numbers beside the words that name a PIN, a code, a combination or an account
+    "The PIN for the garage is in the drawer; the pin for the poster is 3 cm long.",
+    "the verification code expired after 10 minutes; backup codes are stored in 1Password",
+    "I bought a combination lock for 12 dollars; the combination of flavors was 3-4-5 stars",
+    "Account #12 was closed in 2019; my account number is on the statement",
+    # words of the recovery-phrase list, but prose: its short words are in no list
+    "Actually the brave family found a simple way to enjoy nature: a picnic near the lake at noon.",
 ]
 
 
@@ -84,6 +94,42 @@ def test_all_formats_in_one_note_keep_its_lines():
 @pytest.mark.parametrize("text", LOOKALIKES)
 def test_lookalikes_are_left_alone(text):
     assert scrub_secrets(text) == ScrubResult(text, {})
+
+
+@pytest.mark.parametrize("language", ["english", "spanish", "french", "italian", "czech"])
+def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
+    """Twelve to twenty-four words of one BIP-39 list in a row: plain, with commas, numbered one
+    per line, in capitals, or with accents written as combining marks."""
+    rng = random.Random(language)
+    words = Mnemonic(language).wordlist
+    phrase = [unicodedata.normalize("NFC", rng.choice(words)) for _ in range(24)]
+    numbered = "\n".join(f"{i}) {w}" for i, w in enumerate(phrase, 1))
+    for text, kept in (
+        (f"my recovery phrase is {' '.join(phrase[:12])}. Keep it safe", "my recovery phrase is [REDACTED:seed_phrase]. Keep it safe"),
+        (f"seed: {', '.join(phrase[:18]).upper()}!", "seed: [REDACTED:seed_phrase]!"),
+        (f"Seed words:\n{numbered}\n(on paper)", "Seed words:\n1) [REDACTED:seed_phrase]" + "\n" * 24 + "(on paper)"),
+        (unicodedata.normalize("NFD", f"mine: {' '.join(phrase[:12])} ok"), "mine: [REDACTED:seed_phrase] ok"),
+    ):
+        assert scrub_secrets(text) == ScrubResult(kept, {"seed_phrase": 1}), text
+    # eleven words are no phrase (the longest run of list words in the dev sets' prose is nine)
+    eleven = " ".join(phrase[:11])
+    assert scrub_secrets(f"{eleven}. Then") == ScrubResult(f"{eleven}. Then", {})
+
+
+@pytest.mark.parametrize(
+    ("text", "scrubbed"),
+    [
+        ("The PIN for the garage is 4821.", "The PIN for the garage is [REDACTED:pin]."),
+        ("the code to my front door is 246810", "the code to my front door is [REDACTED:access_code]"),
+        ("Your authentication code: 123456", "Your authentication code: [REDACTED:one_time_code]"),
+        ("the combination to the office safe is 12-34-56", "the combination to the office safe is [REDACTED:combination]"),
+        ("padlock combo: 7 21 3", "padlock combo: [REDACTED:combination]"),
+        ("my 2FA backup codes are 8421-3390, 1177-2045 and 9a8b7c6d", "my 2FA backup codes are [REDACTED:recovery_code]"),
+        ("my account number is 000123456789 and routing 021000021", "my account number is [REDACTED:bank_account] and routing 021000021"),
+    ],
+)
+def test_numbers_named_for_what_they_open(text, scrubbed):
+    assert scrub_secrets(text).text == scrubbed
 
 
 def test_a_password_named_without_a_verb_is_redacted_when_it_looks_chosen():
