@@ -44,6 +44,9 @@ NEEDS_LABEL = frozenset({
     "wallet_private_key_hex", "signing_secret_hex",
     # numbers and codes named for what they open
     "pin_for_what", "door_code_for_what", "safe_combination", "recovery_codes", "one_time_code", "bank_account_number",
+    # passwords given in other ways: with their user, before the credential word, as a change
+    "creds_user_password", "email_password_pair", "password_named_after", "password_changed_from",
+    "password_contraction", "app_password",
 })
 
 
@@ -231,6 +234,12 @@ def corpus(seed: int = 20261122) -> list[Planted]:
          f"my 2FA backup codes are {a}, {b}"),
         ("one_time_code", (s := g(6, string.digits),), f"the verification code is {s}"),
         ("bank_account_number", (s := g(12, string.digits),), f"my checking account number is {s}"),
+        ("creds_user_password", (s := pw(),), f"creds are admin:{s} for the staging box"),
+        ("email_password_pair", (s := pw(),), f"PayPal: jane.doe@example.com / {s}"),
+        ("password_named_after", (s := pw(),), f"I use '{s}' as my password everywhere"),
+        ("password_changed_from", (a := pw(), b := pw()), f"my bank password was changed from {a} to {b}"),
+        ("password_contraction", (s := pw(),), f"My password's {s}, don't share it"),
+        ("app_password", (s := " ".join(g(4, string.ascii_lowercase) for _ in range(4)),), f"the gmail app password is {s}"),
         ("pgp_private_key", (pem_body,), f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{pem_body}\n-----END PGP PRIVATE KEY BLOCK-----"),
     ]
     out = [Planted(name, secrets if isinstance(secrets, tuple) else (secrets,), line) for name, secrets, line in entries]

@@ -41,7 +41,7 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from memory_pipeline.text.secret_prose import apply_prose, apply_seed_phrases
+from memory_pipeline.text.secret_prose import apply_named_after, apply_prose, apply_seed_phrases
 from memory_pipeline.text.secret_configs import apply_config_formats, apply_json_strings, apply_tables
 from memory_pipeline.text.secret_families import (
     PLACEHOLDER,
@@ -427,6 +427,7 @@ def scrub_secrets(text: str, extra_patterns: Sequence[str] = ()) -> ScrubResult:
     text = apply_tables(text, counts)
     text = apply_seed_phrases(text, counts)
     text = apply_prose(text, counts)
+    text = apply_named_after(text, counts)
     text = apply_aws_pairs(text, counts)
     text = apply_random_tokens(text, counts)
     for pattern in extras:

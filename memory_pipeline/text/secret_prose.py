@@ -10,10 +10,14 @@ compound count, and a word glued to its neighbours in a script written without s
 - the word and, later in the same clause, a value that only a chosen or generated secret looks
   like (``chosen_secret``): "mein Passwort für den Staging-Server lautet X".
 
-They read only windows of text around the credential words, found by a plain substring search on
+Beside them: a password given with its user ("creds are admin:X", "jane@example.com / X"), as a
+change ("changed from X to Y"), and numbers named for what they open (PINs, door codes, lock
+combinations, one-time and backup codes, account numbers). They read only windows of text around the credential words, found by a plain substring search on
 the lower-cased text, so prose without such a word costs one pass of that search.
 
-A wallet recovery phrase needs no credential word: it is found by its words (``apply_seed_phrases``).
+Two passes read elsewhere: a password named after its value ("I use 'X' as my password",
+``apply_named_after``) reads the text before the credential word, and a wallet recovery phrase
+needs no credential word at all: it is found by its words (``apply_seed_phrases``).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from memory_pipeline.text.secret_families import (
     rewrite_spans,
     spans_around,
     sub_values,
+    sub_values_in,
 )
 
 # --- Prose ---------------------------------------------------------------------------------------
@@ -74,14 +79,41 @@ PROSE_RE = re.compile(
     _KEYWORD
     # up to a few words between ("for the staging database"), never across a sentence
     + r"(?P<mid>(?:[ \t]+[^\s.!?\"'`:=]{1,20}){0,4}?)"
-    rf"(?:[ \t]+(?i:{_VERBS})(?=[\s:\-\"'`“‘«])|[ \t]*[:：](?=[ \t]|[^\x00-\x7f])|[ \t]*(?:是|为|為|は|는|은|이|가|：))[ \t]*[:\-]?[ \t]*"
+    # handed over by a verb ("is", "'s", "was changed to"), a colon or a dash
+    rf"(?:[ \t]+(?i:{_VERBS})(?=[\s:\-\"'`“‘«])|['’]s(?=[ \t])|[ \t]+[–—-](?=[ \t])|[ \t]*[:：](?=[ \t]|[^\x00-\x7f])"
+    r"|[ \t]*(?:是|为|為|は|는|은|이|가|：))[ \t]*[:\-]?[ \t]*"
     r"(?:(?P<q>[\"'`“‘«「])(?P<quoted>[^\"'`”’»」\n]{1,200})[\"'`”’»」]|(?P<bare>"
     + _ASCII_VALUE
     + r"{4,4096}))"
 )
 PASSWORD_KEYWORD_RE = re.compile(rf"(?:{_PASSWORD_WORDS}|{_COMPOUND_WORDS})[^\W\d_]{{0,3}}", re.IGNORECASE)
 # "... user admin and password Adm1n2024": no verb, so the value must mix letters and digits.
-BARE_PASSWORD_RE = re.compile(r"(?<![\w:\-])(?i:password|passwort|passcode|passwd|pwd)[ \t]+(?P<value>[^\s\"'`]{8,200})")
+BARE_PASSWORD_RE = re.compile(r"(?<![\w:\-])(?i:password|passwort|passcode|passwd|pwd|(?P<short>pass))[ \t]+(?P<value>[^\s\"'`]{8,200})")
+# A changed password names the old one and the new: "my password was changed from Tulip55 to Daisy66".
+CHANGED_FROM_RE = re.compile(
+    rf"(?<![A-Za-z0-9_])(?i:{_PASSWORD_WORDS})(?:[ \t]+[^\s.!?\"'`:=]{{1,20}}){{0,4}}?[ \t]+(?i:(?:was|has been|got|is)[ \t]+)?"
+    r"(?i:changed|reset|updated|switched)[ \t]+from[ \t]+(?P<old>[^\s\"'`]{4,200})[ \t]+to[ \t]+(?P<new>[^\s\"'`]{4,200})"
+)
+# A user and a password given together: "creds are admin:Sup3rS3cret!", "login: bob / hunter2",
+# "jane@example.com / Rainbow#2024", "jane@example.com:Rainbow#2024".
+USER_AND_PASSWORD_RE = re.compile(
+    r"(?:(?<![A-Za-z0-9_])(?i:creds|credentials|logins?|log-in)(?:[ \t]+(?i:is|are|was|were)[ \t]*|[ \t]*[:=][ \t]*|[ \t]+)"
+    r"(?!\[REDACTED)(?P<user>[^\s:/@\"'`]{2,64})|(?<![/\w.+-])(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}))"
+    r"(?:[ \t]*/[ \t]*|:(?=\S))(?P<value>[^\s\"'`]{4,200})"
+)
+# Google's app passwords: four groups of four lower-case letters ("abcd efgh ijkl mnop").
+APP_PASSWORD_RE = re.compile(
+    r"(?i:app(?:lication)?(?:[ -]specific)?[ -]password)(?:[ \t]+(?i:is|was)[ \t]*|[ \t]*:[ \t]*|[ \t]+)"
+    r"(?P<value>[a-z]{4}(?: [a-z]{4}){3})(?![A-Za-z])"
+)
+# A password named after its value: "I use 'ilovemycat' as my password", "I typed P@ssw0rd123 as
+# the password"; the credential word ends the phrase ("as my password manager" names no password).
+AS_PASSWORD_RE = re.compile(
+    r"(?:(?P<q>[\"'`“‘])(?P<quoted>[^\"'`”’\n]{4,200})[\"'`”’]|(?<![^\s(])(?P<bare>[^\s\"'`]{4,200}))"
+    rf"[ \t]+as[ \t]+(?:(?i:my|the|our|your|his|her|their|a|an|its)[ \t]+)(?:[\w-]+[ \t]+){{0,2}}?(?i:{_PASSWORD_WORDS})"
+    r"(?=[ \t]*(?:[.,;:!?)]|$)|[ \t]+(?:for|on|everywhere|and|but|so|because|since|at|in|now|too|again|from|until)\b)"
+)
+AS_PASSWORD_HINT_RE = re.compile(rf"\bas[ \t]+\w+[ \t]+(?:[\w-]+[ \t]+){{0,2}}?(?i:{_PASSWORD_WORDS})", re.IGNORECASE)
 # Any credential word and, later in the same clause (a few words on, or glued in a script written
 # without spaces), a value that only a chosen or generated secret looks like.
 KEYWORD_RE = re.compile(_KEYWORD)
@@ -151,9 +183,11 @@ NEAR_WORDS = 8  # words after the keyword
 _CLAUSE_END_RE = re.compile(r"[.!?;](?:\s|$)|\n|[。！？；]")
 _ASCII_RUN_RE = re.compile(_ASCII_VALUE + "+")
 _NOT_A_VALUE_RE = re.compile(
-    r"^(?:v?\d+(?:\.\d+)+\S*|\d[\d:./-]*[a-z]{0,3}|[\w.+-]+@[\w.-]+|[a-z][a-z0-9+.-]*://\S*|\S+\.(?i:[a-z]{2,4})|"
+    r"^(?:v?\d+(?:\.\d+)+\S*|\d[\d:./-]*[a-z]{0,3}|[\w.+-]+@[\w.-]+|[a-z][a-z0-9+.-]*://\S*|\S+\.(?i:[a-z]{2,5})(?:#[\w-]*)?\]?|"
+    r"(?:[\w.-]+/){2,}[\w.#-]+\]?|"
     r"#\w+|@\w+|(?P<word_number>[A-Za-z]+[_-]?\d{1,4})|\d{1,4}[A-Za-z]{1,3}|\d{1,4}[A-Z]?[a-z]{2,})$"
-)  # a version, a date or time, an address, a file name, a tag, a word and a number ("1Password")
+)  # a version, a date or time, an address, a file name or path (a citation's "memory/notes.md#L3"),
+# a tag, a word and a number ("1Password")
 
 # A literal piece of every credential word above, searched in the lower-cased text.
 _HINT_RE = re.compile(
@@ -161,7 +195,7 @@ _HINT_RE = re.compile(
     "heslo|jelsz|parol|şifre|sifre|lozinka|geslo|κωδικ|συνθημ|парол|лозин|密|口令|パスワード|暗証|비밀번호|"
     "암호|كلمة|סיסמ|رمز|पासवर्ड|รหัส|mật khẩu|kata sandi|katalaluan|key|secret|token|clé|chiave|"
     "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|ssn|social security|driv(?:er'?s|ing)[ -]licen|"
-    "otp|combination|combo|account|acct"
+    "otp|combination|combo|account|acct|cred|login|log-in|@"
 )
 # The characters the keyword's lookbehind reads, "mot de " before "passe", and the word before
 # "code" ("authentication ", "building ").
@@ -204,9 +238,27 @@ def _apply_prose(text: str, counts) -> str:
         value = match.group(group).rstrip(TRAILING_PUNCTUATION)
         if is_template(value) or not (any(c.isdigit() for c in value) and looks_random(value, 8)):
             return None
+        # "pass" alone is also a ticket or a mountain road: its value must look chosen
+        if match.group("short") is not None and not chosen_secret(value, first=False):
+            return None
         return redact_group(match, group, "password", counts, len(value))
 
     text = sub_values(BARE_PASSWORD_RE, text, bare, "value")
+    text = sub_values(CHANGED_FROM_RE, text, lambda m, g: _redact_both(m, counts), "old")
+
+    def paired(match: re.Match[str], group: str) -> str | None:
+        value = match.group(group).rstrip(TRAILING_PUNCTUATION)
+        # never a path, an address, a version or a file ("git@github.com:acme/app.git"); a word
+        # and a number is what many passwords are ("Hunter2024")
+        shape = _NOT_A_VALUE_RE.match(value)
+        if is_template(value) or any(c in value for c in "/@[]\\") or shape is not None and not shape.group("word_number"):
+            return None
+        if not looks_like_password(value):
+            return None
+        return redact_group(match, group, "password", counts, len(value))
+
+    text = sub_values(USER_AND_PASSWORD_RE, text, paired, "value")
+    text = sub_values(APP_PASSWORD_RE, text, lambda m, g: redact_group(m, g, "password", counts), "value")
 
     # Digits named for what they open or identify, taken whole.
     for pattern, kind in (
@@ -218,6 +270,33 @@ def _apply_prose(text: str, counts) -> str:
     text = sub_values(ID_DOCUMENT_RE, text, lambda m, g: redact_group(
         m, g, "passport" if m.group("passport") else "driving_licence", counts), "value")
     return apply_near_keyword(text, counts)
+
+
+def _redact_both(match: re.Match[str], counts) -> str | None:
+    """The old and the new password of a change, each where it looks like one."""
+    whole, base = match.group(0), match.start(0)
+    for group in ("new", "old"):  # from the end, so the old value's offsets hold
+        value = match.group(group).rstrip(TRAILING_PUNCTUATION)
+        if is_template(value) or not looks_like_password(value):
+            continue
+        start = match.start(group) - base
+        counts["password"] += 1
+        whole = whole[:start] + placeholder("password", value) + whole[start + len(value) :]
+    return whole if whole != match.group(0) else None
+
+
+def apply_named_after(text: str, counts) -> str:
+    """"I use 'ilovemycat' as my password": the value comes before the credential word, so this
+    pass reads the text before each "as ... password" rather than after a credential word."""
+
+    def substitute(match: re.Match[str], group: str) -> str | None:
+        value = match.group(group).rstrip(TRAILING_PUNCTUATION)
+        if is_template(value) or "://" in value or not (looks_like_password(value) or group == "quoted" and len(value) >= 6):
+            return None
+        return redact_group(match, group, "password", counts, len(value))
+
+    spans = spans_around(text, AS_PASSWORD_HINT_RE, 210, 40)
+    return sub_values_in(text, spans, AS_PASSWORD_RE, substitute, "quoted", "bare")
 
 
 def _run_together(value: str) -> bool:

@@ -61,6 +61,13 @@ LOOKALIKES = [
     "the verification code expired after 10 minutes; backup codes are stored in 1Password",
     "I bought a combination lock for 12 dollars; the combination of flavors was 3-4-5 stars",
     "Account #12 was closed in 2019; my account number is on the statement",
+    # a credential word beside a name, a ticket, an address or a path
+    "I use LastPass as my password manager; we use Okta as the login provider",
+    "boarding pass AB12CD34 for gate 5; season pass 2025 holders; my password's fine",
+    "git clone git@github.com:acme/app.git; email me at jane@x.com: Tuesday works",
+    "the password was changed from weekly to monthly rotation; credentials: see vault/prod",
+    # a citation after a sentence about a password (dreamed files cite every line so)
+    "- Alice uses a new password everywhere [corpus · ops-bot/sessions/alice/corpus.jsonl#L249]",
     # words of the recovery-phrase list, but prose: its short words are in no list
     "Actually the brave family found a simple way to enjoy nature: a picnic near the lake at noon.",
 ]
@@ -126,9 +133,18 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ("padlock combo: 7 21 3", "padlock combo: [REDACTED:combination]"),
         ("my 2FA backup codes are 8421-3390, 1177-2045 and 9a8b7c6d", "my 2FA backup codes are [REDACTED:recovery_code]"),
         ("my account number is 000123456789 and routing 021000021", "my account number is [REDACTED:bank_account] and routing 021000021"),
+        # passwords given with their user, before the credential word, as a change or by a dash
+        ("creds are admin:Sup3rS3cret for now", "creds are admin:[REDACTED:password] for now"),
+        ("login: bob / Hunter2024", "login: bob / [REDACTED:password]"),
+        ("jane.doe@gmail.com:Sunny!Day7", "jane.doe@gmail.com:[REDACTED:password]"),
+        ("I typed P@ssw0rd123 as the password.", "I typed [REDACTED:password] as the password."),
+        ("my bank password was changed from Tulip55 to Daisy66", "my bank password was changed from [REDACTED:password] to [REDACTED:password]"),
+        ("Password - Bluebird99", "Password - [REDACTED:password]"),
+        ("ssh root@10.0.0.4 with pass Kx8#mq2Lz", "ssh root@10.0.0.4 with pass [REDACTED:password]"),
+        ("gmail app password abcd efgh ijkl mnop", "gmail app password [REDACTED:password]"),
     ],
 )
-def test_numbers_named_for_what_they_open(text, scrubbed):
+def test_numbers_named_for_what_they_open_and_passwords_given_other_ways(text, scrubbed):
     assert scrub_secrets(text).text == scrubbed
 
 
