@@ -240,6 +240,8 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("password_changed_from", (a := pw(), b := pw()), f"my bank password was changed from {a} to {b}"),
         ("password_contraction", (s := pw(),), f"My password's {s}, don't share it"),
         ("app_password", (s := " ".join(g(4, string.ascii_lowercase) for _ in range(4)),), f"the gmail app password is {s}"),
+        ("braintree", (s := f"access_token$production${g(16, string.ascii_lowercase + string.digits)}${g(32, LOWER_HEX)}",),
+         f"BT_ACCESS_TOKEN={s}"),
         ("pgp_private_key", (pem_body,), f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{pem_body}\n-----END PGP PRIVATE KEY BLOCK-----"),
     ]
     out = [Planted(name, secrets if isinstance(secrets, tuple) else (secrets,), line) for name, secrets, line in entries]

@@ -247,6 +247,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("stripe_key", re.compile(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"), 0, _standalone),
     _Rule("google_api_key", re.compile(r"AIza[0-9A-Za-z_\-]{35}"), 0, _standalone),
     _Rule("npm_token", re.compile(r"npm_[A-Za-z0-9]{36}"), 0, _standalone),
+    # Braintree's access token: "$" ends the runs the vendor families read, so it is spelled here.
+    _Rule("braintree_token", re.compile(r"access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}"), 0, _standalone),
     _Rule("npm_token", re.compile(r"_authToken=[ \t]*[\"']?([A-Za-z0-9_\-.]{20,})"), 1,
           lambda m: _has_digit_and_letter(m.group(1))),
     _Rule("aws_access_key", re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}"), 0, _standalone),
