@@ -94,9 +94,9 @@ CHANGED_FROM_RE = re.compile(
     rf"(?<![A-Za-z0-9_])(?i:{_PASSWORD_WORDS})(?:[ \t]+[^\s.!?\"'`:=]{{1,20}}){{0,4}}?[ \t]+(?i:(?:was|has been|got|is)[ \t]+)?"
     r"(?i:changed|reset|updated|switched)[ \t]+from[ \t]+(?P<old>[^\s\"'`]{4,200})[ \t]+to[ \t]+(?P<new>[^\s\"'`]{4,200})"
 )
-# A user and a password given together: "creds are admin:Sup3rS3cret!", "login: bob / hunter2",
-# "jane@example.com / Rainbow#2024", "jane@example.com:Rainbow#2024".
-USER_AND_PASSWORD_RE = re.compile(
+# A user and a password given together in prose: "creds are admin:Sup3rS3cret!", "login: bob /
+# hunter2", "jane@example.com / Rainbow#2024" (on a command line: ``secret_families.USER_PASSWORD_RE``).
+LOGIN_PAIR_RE = re.compile(
     r"(?:(?<![A-Za-z0-9_])(?i:creds|credentials|logins?|log-in)(?:[ \t]+(?i:is|are|was|were)[ \t]*|[ \t]*[:=][ \t]*|[ \t]+)"
     r"(?!\[REDACTED)(?P<user>[^\s:/@\"'`]{2,64})|(?<![/\w.+-])(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}))"
     r"(?:[ \t]*/[ \t]*|:(?=\S))(?P<value>[^\s\"'`]{4,200})"
@@ -261,7 +261,7 @@ def _apply_prose(text: str, counts) -> str:
         return redact_group(match, group, "password", counts, len(value))
 
     if any(word in low for word in ("cred", "log", "@")):
-        text = sub_values(USER_AND_PASSWORD_RE, text, paired, "value")
+        text = sub_values(LOGIN_PAIR_RE, text, paired, "value")
     if "app" in low:
         text = sub_values(APP_PASSWORD_RE, text, lambda m, g: redact_group(m, g, "password", counts), "value")
 
