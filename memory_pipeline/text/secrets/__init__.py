@@ -1,0 +1,9 @@
+"""The families of secrets ``text.scrub.scrub_secrets`` replaces, one module per way of finding them.
+
+- ``families``: vendor prefixes, flags and XML elements, URL user information, an AWS secret
+  beside its key id, random tokens; the placeholders and the value tests the others share;
+- ``lookalikes``: what looks random and is no secret (hashes, content ids, structured data);
+- ``configs``: configuration formats (.pgpass, Terraform, Kubernetes, tables, JSON strings);
+- ``prose``: credentials and numbers said in a sentence, in many languages and scripts;
+- ``phrases``: wallet recovery phrases, by their words.
+"""
