@@ -66,6 +66,8 @@ LOOKALIKES = [
     "boarding pass AB12CD34 for gate 5; season pass 2025 holders; my password's fine",
     "git clone git@github.com:acme/app.git; email me at jane@x.com: Tuesday works",
     "the password was changed from weekly to monthly rotation; credentials: see vault/prod",
+    "I forgot my password. Then Windows asked me again. I reset my password. Version 2024 came out.",
+    "Do you use a password manager? It's really helpful. This is my password manager of choice.",
     # a citation after a sentence about a password (dreamed files cite every line so)
     "- Alice uses a new password everywhere [corpus · ops-bot/sessions/alice/corpus.jsonl#L249]",
     # words of the recovery-phrase list, but prose: its short words are in no list
@@ -142,6 +144,11 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ("Password - Bluebird99", "Password - [REDACTED:password]"),
         ("ssh root@10.0.0.4 with pass Kx8#mq2Lz", "ssh root@10.0.0.4 with pass [REDACTED:password]"),
         ("gmail app password abcd efgh ijkl mnop", "gmail app password [REDACTED:password]"),
+        # the credential word ends its sentence and the value opens the next; the value comes first
+        ("Can you remember my wifi password? It's BlueSky2024!", "Can you remember my wifi password? It's [REDACTED:password]!"),
+        ("The router admin password? Sure: Tr0ub4dor&3", "The router admin password? Sure: [REDACTED:password]"),
+        ("Tr0ub4dor&3 is the new wifi password", "[REDACTED:password] is the new wifi password"),
+        ("I'll use Tr0ub4dor&3 for the password.", "I'll use [REDACTED:password] for the password."),
     ],
 )
 def test_numbers_named_for_what_they_open_and_passwords_given_other_ways(text, scrubbed):

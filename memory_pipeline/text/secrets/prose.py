@@ -101,14 +101,15 @@ APP_PASSWORD_RE = re.compile(
     r"(?i:app(?:lication)?(?:[ -]specific)?[ -]password)(?:[ \t]+(?i:is|was)[ \t]*|[ \t]*:[ \t]*|[ \t]+)"
     r"(?P<value>[a-z]{4}(?: [a-z]{4}){3})(?![A-Za-z])"
 )
-# A password named after its value: "I use 'ilovemycat' as my password", "I typed P@ssw0rd123 as
-# the password"; the credential word ends the phrase ("as my password manager" names no password).
+# A password named after its value: "I use 'ilovemycat' as my password", "Tr0ub4dor&3 is the new
+# wifi password", "I'll use X for the password"; the credential word ends the phrase ("as my
+# password manager" names no password).
 AS_PASSWORD_RE = re.compile(
     r"(?:(?P<q>[\"'`“‘])(?P<quoted>[^\"'`”’\n]{4,200})[\"'`”’]|(?<![^\s(])(?P<bare>[^\s\"'`]{4,200}))"
-    rf"[ \t]+as[ \t]+(?:(?i:my|the|our|your|his|her|their|a|an|its)[ \t]+)(?:[\w-]+[ \t]+){{0,2}}?(?i:{_PASSWORD_WORDS})"
+    rf"[ \t]+(?i:as|for|is|was|will be)[ \t]+(?:(?i:my|the|our|your|his|her|their|a|an|its)[ \t]+)(?:[\w-]+[ \t]+){{0,2}}?(?i:{_PASSWORD_WORDS})"
     r"(?=[ \t]*(?:[.,;:!?)]|$)|[ \t]+(?:for|on|everywhere|and|but|so|because|since|at|in|now|too|again|from|until)\b)"
 )
-AS_PASSWORD_HINT_RE = re.compile(rf"\bas[ \t]+\w+[ \t]+(?:[\w-]+[ \t]+){{0,2}}?(?i:{_PASSWORD_WORDS})", re.IGNORECASE)
+AS_PASSWORD_HINT_RE = re.compile(rf"\b(?:as|for|is|was|be)[ \t]+\w+[ \t]+(?:[\w-]+[ \t]+){{0,2}}?(?i:{_PASSWORD_WORDS})", re.IGNORECASE)
 # Any credential word and, later in the same clause (a few words on, or glued in a script written
 # without spaces), a value that only a chosen or generated secret looks like.
 KEYWORD_RE = re.compile(_KEYWORD)
@@ -175,6 +176,7 @@ ID_DOCUMENT_RE = re.compile(
 RUN_TOGETHER_LETTERS = 14  # a lower-case password handed over in prose: longer than most words
 NEAR_REACH = 80  # characters after the keyword
 NEAR_WORDS = 8  # words after the keyword
+NEXT_SENTENCE_WORDS = 4  # words of the next sentence, when the keyword ends its own
 _CLAUSE_END_RE = re.compile(r"[.!?;](?:\s|$)|\n|[。！？；]")
 _ASCII_RUN_RE = re.compile(_ASCII_VALUE + "+")
 _NOT_A_VALUE_RE = re.compile(
@@ -334,19 +336,26 @@ def apply_near_keyword(text: str, counts) -> str:
     for keyword in KEYWORD_RE.finditer(text):
         if keyword.start() < done or any(a <= keyword.start() < b for a, b in redacted):
             continue
-        window = text[keyword.end() : keyword.end() + NEAR_REACH]
+        window, reach, anywhere = text[keyword.end() : keyword.end() + NEAR_REACH], NEAR_WORDS, False
         if (stop := _CLAUSE_END_RE.search(window)) is not None:
-            window = window[: stop.start()]
+            if window[: stop.start()].strip(" \t\"'”’)") == "" and stop.group(0) != "\n":
+                # The word ends its sentence ("Can you remember my wifi password? It's BlueSky2024!"):
+                # the value may open the next one, as it would follow the word at once.
+                window, reach, anywhere = window[stop.end() :], NEXT_SENTENCE_WORDS, True
+                if (stop := _CLAUSE_END_RE.search(window)) is not None:
+                    window = window[: stop.start() + 1]  # the value may end with the "!" or "." it holds
+            else:
+                window = window[: stop.start()]
         password = keyword.group("compound") is not None or PASSWORD_KEYWORD_RE.fullmatch(keyword.group("kw")) is not None
         # A long hex run is a secret after a word that names one ("private key", "token"), not
         # after a bare "key" (a commit or a content hash is cited beside many words).
         hex_ok = (keyword.group("kw") or "").lower() not in ("key", "schlüssel", "ключ", "키", "キー")
-        for n, word in enumerate(window.split()[:NEAR_WORDS]):
+        for n, word in enumerate(window.split()[:reach]):
             if "[REDACTED:" in word:
                 break  # the word's value was found already (by this rule, on an earlier pass, or another)
             runs = _ASCII_RUN_RE.findall(word)
             value = max(runs, key=len, default="").strip(TRAILING_PUNCTUATION + "(*").rstrip(".,;:")
-            if not (chosen_secret(value, first=n == 0 and password) or hex_ok and _HEX_SECRET_RE.fullmatch(value)):
+            if not (chosen_secret(value, first=(n == 0 or anywhere) and password) or hex_ok and _HEX_SECRET_RE.fullmatch(value)):
                 continue
             at = text.index(value, keyword.end())
             # The window may have cut a long token: the value runs to its end.
