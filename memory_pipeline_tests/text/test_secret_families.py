@@ -24,6 +24,7 @@ import pytest
 from mnemonic import Mnemonic
 
 from memory_pipeline.text.scrub import ScrubResult, scrub_secrets
+from memory_pipeline_tests.helpers.scaling import growth
 from memory_pipeline_tests.secret_corpus import corpus
 
 LOOKALIKES = [
@@ -216,3 +217,28 @@ def test_base64_that_wraps_a_credential_is_still_one():
     inner = json.dumps({"auths": {"ghcr.io": {"auth": "Y2k6RmFsY29uNDIhQWJjZGVm"}}, "token": "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9v"})
     blob = base64.b64encode(inner.encode()).decode()
     assert scrub_secrets(f"config {blob}") == ScrubResult("config [REDACTED:high_entropy_token]", {"high_entropy_token": 1})
+
+
+# Runs of what the rules for named values, pairs and phrases read, each as long as a line may be:
+# a pattern that could read one of them in many ways (two codes glued with no separator between
+# them) took minutes on the first 174 characters.
+HOSTILE = {
+    "codes glued": "backup codes " + "a1b2" * 40 + "_",
+    "codes listed": "backup codes " + "a1b2c3d4e5 " * 200 + "_x",
+    "combination digits": "lock combination is " + "1 " * 500 + "x",
+    "account digits": "account number " + "1 " * 500 + "x",
+    "login run": "login " + "a" * 5000 + ":" + "b" * 5000,
+    "address run": "a" * 3000 + "@" + "b." * 2000 + "c",
+    "named after": "'" + "x" * 190 + "' as " + "my " * 300 + "password",
+    "list words": " ".join(["abandon"] * 3000) + " zzz",
+    "numbered words": " - ".join(["abandon", "1."] * 2000),
+    "changes": "password " + "was changed from " * 300 + "x",
+    "what a PIN opens": "PIN for " + "the " * 2000 + "is 1234",
+    "questions": "password? " * 3000,
+}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("line", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_runs_scrub_in_linear_time(line):
+    assert growth(scrub_secrets, lambda copies: (line + "\n") * copies, 2) < 8

@@ -148,7 +148,8 @@ COMBINATION_RE = re.compile(
 _CODE = r"(?=[A-Za-z]*\d)[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{3,12})?"
 RECOVERY_CODES_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:(?:backup|recovery|2fa|mfa|two-factor)[ -]codes?)"
-    rf"(?:[ \t]+(?i:are|were)[ \t]+(?:[:\-][ \t]*)?|{_HANDED_OVER}|[ \t]+)(?P<value>{_CODE}(?:[ \t]*[,;]?[ \t]*(?:and[ \t]+)?{_CODE})*)(?![\w-])"
+    # a separator between two codes, never none: two codes glued could be cut apart countless ways
+    rf"(?:[ \t]+(?i:are|were)[ \t]+(?:[:\-][ \t]*)?|{_HANDED_OVER}|[ \t]+)(?P<value>{_CODE}(?:(?:[ \t]*[,;][ \t]*|[ \t]+)(?:and[ \t]+)?{_CODE})*+)(?![\w-])"
 )
 # A bank account's number, named as one: "my account number is 000123456789" (an IBAN has its own
 # rule, by its country's layout).
