@@ -161,8 +161,8 @@ def parse_transcript(text: str) -> Transcript:
     completed_at: datetime | None = None
     secrets: Counter[str] = Counter()
 
-    def clean(value: str) -> str:
-        scrubbed = scrub_secrets(value)
+    def clean(value: str, after: str = "") -> str:
+        scrubbed = scrub_secrets(value, after=after)
         secrets.update(scrubbed.counts)
         return scrubbed.text
 
@@ -191,7 +191,8 @@ def parse_transcript(text: str) -> Transcript:
                     raise _SkipLine(
                         "missing 'role'" if role is None else "'role' must be a non-empty string"
                     )
-                content = clean(_content_text(record.get("content")))
+                # the turn before may have asked for a credential this one gives alone
+                content = clean(_content_text(record.get("content")), after=turns[-1].content if turns else "")
                 turn_id = _turn_id(record.get("turn_id"))
                 turn_id = clean(turn_id) if turn_id is not None else None
                 turns.append(Turn(number, clean(role), content, ts, turn_id))

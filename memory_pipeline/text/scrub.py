@@ -2,15 +2,18 @@
 
 ``scrub_secrets`` runs our own compiled patterns over the whole text (most anchored on a
 literal prefix, so a pass over ordinary prose is a fast substring search), then the
-regex-based detectors of detect-secrets (SendGrid, Twilio, PyPI, Azure, Discord, IBM and other
-formats we do not spell out) over the text around long token-like runs only, then the
+regex-based detectors of detect-secrets (``secrets.detectors``: SendGrid, Twilio, PyPI, Azure,
+Discord, IBM and other formats we do not spell out) over the text around long token-like runs
+only, then the
 ``password = value`` style assignments (also glued inside environment names such as
 ``PGPASSWORD``), then the families of ``secrets.families`` (vendor prefixes, flags and XML
 elements, an AWS secret beside its key id, random tokens that are not structured data, see
 ``secrets.lookalikes``), of ``secrets.configs`` (.pgpass lines, a credential named in one field and
 held in another, tables with a credential column), of ``secrets.phrases`` (a wallet recovery
 phrase by its words) and of ``secrets.prose`` ("my password is X" in many languages and scripts),
-then the caller's extra patterns. JSON strings written with escapes are first scrubbed as decoded.
+then the caller's extra patterns. JSON strings written with escapes are first scrubbed as decoded,
+and in a transcript's JSON lines each message is read after the one before it (a value given
+alone after "What is the wifi password?").
 
 The number of lines never changes: a multi-line secret such as a PEM private key is replaced by
 its placeholder followed by the line breaks it spanned, so chunk line ranges computed on the
@@ -25,25 +28,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from detect_secrets.plugins.aws import AWSKeyDetector
-from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-from detect_secrets.plugins.base import RegexBasedDetector
-from detect_secrets.plugins.cloudant import CloudantDetector
-from detect_secrets.plugins.discord import DiscordBotTokenDetector
-from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
-from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
-from detect_secrets.plugins.mailchimp import MailchimpDetector
-from detect_secrets.plugins.pypi_token import PypiTokenDetector
-from detect_secrets.plugins.sendgrid import SendGridDetector
-from detect_secrets.plugins.softlayer import SoftlayerDetector
-from detect_secrets.plugins.square_oauth import SquareOAuthDetector
-from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
-from detect_secrets.plugins.twilio import TwilioKeyDetector
-
-from memory_pipeline.text.secrets.configs import apply_config_formats, apply_json_strings, apply_tables
+from memory_pipeline.text.secrets.configs import apply_config_formats, apply_json_strings, apply_replies, apply_tables
+from memory_pipeline.text.secrets.detectors import apply_detect_secrets
 from memory_pipeline.text.secrets.families import (
-    PLACEHOLDER,
     apply_aws_pairs,
     apply_labelled,
     apply_random_tokens,
@@ -55,7 +42,7 @@ from memory_pipeline.text.secrets.families import (
     sub_values_in,
 )
 from memory_pipeline.text.secrets.phrases import apply_seed_phrases
-from memory_pipeline.text.secrets.prose import apply_named_after, apply_prose
+from memory_pipeline.text.secrets.prose import apply_named_after, apply_prose, asked_for
 
 CUSTOM = "custom"
 SCRUB_VERSION = 7
@@ -301,92 +288,6 @@ def _apply_assignments(text: str, counts: Counter[str]) -> str:
     return sub_values_in(text, spans, _ASSIGNMENT_RE, substitute, *_VALUE_GROUPS)
 
 
-# --- detect-secrets ----------------------------------------------------------------------------
-
-
-def _any_of(*needles: str) -> Callable[[str], bool]:
-    return lambda lowered: any(needle in lowered for needle in needles)
-
-
-_KEYWORDS = _any_of("key", "pw", "pass", "token")
-_EVERYWHERE, _NEAR_KEYWORD = 0, 1
-
-# detect-secrets' regex detectors for formats we do not spell out ourselves, each behind a cheap
-# substring guard. Left out: GitHub, OpenAI, Slack, Stripe and npm (our own rules above cover
-# them, and the OpenAI and npm patterns backtrack quadratically on long runs), Artifactory (its
-# "AP[0-9A-F]..." password form matches upper-case words), Basic Auth (handled above, keeping
-# the user name), Public IP (not a secret), Private Key (matches only the BEGIN line), and the
-# keyword and high-entropy scanners, which flag UUIDs, hashes and prose.
-# The keyword-assignment detectors (Cloudant, IBM, SoftLayer) read only the spans that hold a
-# keyword, the others every span.
-_DETECTORS: tuple[tuple[RegexBasedDetector, int, Callable[[str], bool]], ...] = (
-    (AWSKeyDetector(), _EVERYWHERE, _any_of("akia", "asia", "abia", "acca", "a3t", "aws")),
-    (AzureStorageKeyDetector(), _EVERYWHERE, _any_of("accountkey=")),
-    (CloudantDetector(), _NEAR_KEYWORD, _any_of("cl")),
-    (DiscordBotTokenDetector(), _EVERYWHERE, _any_of(".")),
-    (GitLabTokenDetector(), _EVERYWHERE, _any_of("gl", "gr1348941")),
-    (IbmCloudIamDetector(), _NEAR_KEYWORD, _KEYWORDS),
-    (IbmCosHmacDetector(), _NEAR_KEYWORD, _any_of("secret")),
-    (MailchimpDetector(), _EVERYWHERE, _any_of("-us")),
-    (PypiTokenDetector(), _EVERYWHERE, _any_of("pypi-")),
-    (SendGridDetector(), _EVERYWHERE, _any_of("sg.")),
-    (SoftlayerDetector(), _NEAR_KEYWORD, _any_of("sl")),
-    (SquareOAuthDetector(), _EVERYWHERE, _any_of("sq0csp-")),
-    (TelegramBotTokenDetector(), _EVERYWHERE, _any_of(":")),
-    (TwilioKeyDetector(), _EVERYWHERE, lambda low: True),
-)
-# Every format those detectors know has a run of 20+ token characters mixing digits and
-# letters (prose, "=====" rules and hyphenated names have none), so they only read the text
-# around such runs. A letters-only Cloudant key still meets the assignment rule below.
-_LONG_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{20,}")
-_MIN_DETECTED_SECRET = 12
-_DETECTOR_CONTEXT = 256
-_DIGIT_RE = re.compile(r"\d")
-_LETTER_RE = re.compile(r"[A-Za-z]")
-
-
-def _slug(secret_type: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", secret_type.lower()).strip("_")
-
-
-def _mixes_digits_and_letters(match: re.Match[str]) -> bool:
-    run = match.group(0)
-    return _DIGIT_RE.search(run) is not None and _LETTER_RE.search(run) is not None
-
-
-def _apply_detect_secrets(text: str, counts: Counter[str]) -> str:
-    spans = spans_around(
-        text, _LONG_RUN_RE, _DETECTOR_CONTEXT, _DETECTOR_CONTEXT, _mixes_digits_and_letters
-    )
-    if not spans:
-        return text
-    # One pass of each detector over all candidate spans at once (they are cut at line ends and
-    # joined by line breaks, which none of these patterns crosses).
-    pieces = [text[start:end] for start, end in spans]
-    lowered_pieces = [piece.lower() for piece in pieces]
-    keyed = [i for i, low in enumerate(lowered_pieces) if _KEYWORDS(low)]
-    candidates = (
-        "\n".join(pieces),
-        "\n".join(pieces[i] for i in keyed),
-    )
-    lowered = ("\n".join(lowered_pieces), "\n".join(lowered_pieces[i] for i in keyed))
-    found: dict[str, str] = {}
-    for detector, reach, worth_running in _DETECTORS:
-        if not worth_running(lowered[reach]):
-            continue
-        for secret in detector.analyze_string(candidates[reach]):
-            secret = secret.strip()
-            if len(secret) >= _MIN_DETECTED_SECRET and "REDACTED" not in secret:
-                found.setdefault(secret, _slug(detector.secret_type))
-    # Longest first, so that a secret containing another is replaced whole.
-    for secret in sorted(found, key=len, reverse=True):
-        occurrences = text.count(secret)
-        if occurrences:
-            counts[found[secret]] += occurrences
-            text = text.replace(secret, PLACEHOLDER.format(found[secret]))
-    return text
-
-
 # --- Entry point -------------------------------------------------------------------------------
 
 
@@ -406,24 +307,38 @@ def _scrub_decoded(value: str) -> tuple[str, dict[str, int]]:
     return result.text, result.counts
 
 
-def scrub_secrets(text: str, extra_patterns: Sequence[str] = ()) -> ScrubResult:
+def _scrub_reply(value: str, after: str) -> tuple[str, dict[str, int]]:
+    result = scrub_secrets(value, after=after)
+    return result.text, result.counts
+
+
+def scrub_secrets(text: str, extra_patterns: Sequence[str] = (), after: str = "") -> ScrubResult:
     """Replace secrets in ``text`` with ``[REDACTED:<type>]`` and count them by type.
 
     ``extra_patterns`` are regular expressions for site-specific secrets; their matches are
     replaced with ``[REDACTED:custom]`` (a pattern with groups replaces only its first group).
-    Line breaks are preserved, so the output has exactly as many lines as the input. Raises
-    ValueError only for an extra pattern that does not compile.
+    ``after`` is what was said just before (the previous turn of a chat, already scrubbed): when
+    its last sentence asks for a credential, ``text`` is read as the sentence after it, so a value
+    given alone ("It's BlueSky2024!") is found. Line breaks are preserved, so the output has
+    exactly as many lines as the input. Raises ValueError only for an extra pattern that does not
+    compile.
     """
+    if after and text and (lead := asked_for(after)):
+        joined = scrub_secrets(f"{lead} {text}", extra_patterns)
+        if joined.text.startswith(f"{lead} "):
+            return ScrubResult(joined.text[len(lead) + 1 :], joined.counts)
     extras = _compile_extra(tuple(extra_patterns))
     counts: Counter[str] = Counter()
     if not text:
         return ScrubResult(text, {})
     if "\\" in text and '"' in text:
         text = apply_json_strings(text, counts, _scrub_decoded)
+    if '"content"' in text and "\n" in text:
+        text = apply_replies(text, counts, _scrub_reply)
     for rule in _RULES:
         text = _apply(text, rule, counts)
     text = apply_vendor_prefixes(text, counts)
-    text = _apply_detect_secrets(text, counts)
+    text = apply_detect_secrets(text, counts)
     text = _apply_assignments(text, counts)
     text = apply_labelled(text, counts)
     text = apply_config_formats(text, counts)

@@ -23,6 +23,7 @@ import unicodedata
 import pytest
 from mnemonic import Mnemonic
 
+from memory_pipeline.sources.transcripts import parse_transcript
 from memory_pipeline.text.scrub import ScrubResult, scrub_secrets
 from memory_pipeline_tests.helpers.scaling import growth
 from memory_pipeline_tests.secret_corpus import corpus
@@ -242,3 +243,29 @@ HOSTILE = {
 @pytest.mark.parametrize("line", HOSTILE.values(), ids=HOSTILE.keys())
 def test_hostile_runs_scrub_in_linear_time(line):
     assert growth(scrub_secrets, lambda copies: (line + "\n") * copies, 2) < 8
+
+
+@pytest.mark.parametrize(
+    ("asked", "reply", "scrubbed"),
+    [
+        ("Happy to help. What is the wifi password?", "It's BlueSky2024!", "It's [REDACTED:password]!"),
+        ("Could you send me the staging API key:", "9f8e7d6c5b4a39281706f5e4d3c2b1a0", "[REDACTED:secret]"),
+        ("Quel est le mot de passe\u00a0?", "C\u2019est Chaton2021!", "C\u2019est [REDACTED:password]!"),
+        # a question that does not end on the credential word, or a reply that holds no value
+        ("Do you use a password manager?", "Yes, Bitwarden2 on every device", "Yes, Bitwarden2 on every device"),
+        ("What is the wifi password?", "I forgot it, sorry. Windows11 might know.", "I forgot it, sorry. Windows11 might know."),
+        ("How was the trip?", "Great, Lisbon2024 was fun", "Great, Lisbon2024 was fun"),
+    ],
+)
+def test_a_value_given_alone_after_a_question_for_it(asked, reply, scrubbed):
+    """A chat's turn answering the one before ("What is the wifi password?" / "It's X"): read
+    field by field when a transcript is parsed, and line after line in its raw JSON lines (what
+    ``get`` shows), with the same result."""
+    assert scrub_secrets(reply, after=asked).text == scrubbed
+    lines = [json.dumps({"role": "assistant", "content": asked}), json.dumps({"role": "user", "content": reply, "ts": "t"}),
+             json.dumps({"role": "assistant", "content": "Noted."})]
+    raw = scrub_secrets("\n".join(lines)).text
+    assert [json.loads(line)["content"] for line in raw.split("\n")] == [asked, scrubbed, "Noted."]
+    assert scrub_secrets(raw).text == raw  # idempotent
+    parsed = parse_transcript("\n".join(lines) + "\n")
+    assert [t.content for t in parsed.turns] == [asked, scrubbed, "Noted."]

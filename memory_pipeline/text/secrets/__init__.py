@@ -3,7 +3,9 @@
 - ``families``: vendor prefixes, flags and XML elements, URL user information, an AWS secret
   beside its key id, random tokens; the placeholders and the value tests the others share;
 - ``lookalikes``: what looks random and is no secret (hashes, content ids, structured data);
-- ``configs``: configuration formats (.pgpass, Terraform, Kubernetes, tables, JSON strings);
+- ``configs``: configuration formats (.pgpass, Terraform, Kubernetes, tables, JSON strings, the
+  messages of a transcript's JSON lines);
+- ``detectors``: detect-secrets' regex detectors, for formats not spelled out here;
 - ``prose``: credentials and numbers said in a sentence, in many languages and scripts;
 - ``phrases``: wallet recovery phrases, by their words.
 """

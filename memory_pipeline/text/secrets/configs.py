@@ -110,6 +110,45 @@ def apply_json_strings(text: str, counts, scrub: Callable[[str], tuple[str, dict
     return _JSON_STRING_RE.sub(substitute, text)
 
 
+# A chat line's message text: "content": "..." (possessive, as above).
+_CONTENT_RE = re.compile(r'"content"[ \t]*:[ \t]*(?P<literal>"(?:[^"\\\n]++|\\.)*+")')
+
+
+def apply_replies(text: str, counts, scrub: Callable[[str, str], tuple[str, dict[str, int]]]) -> str:
+    """In a transcript's JSON lines, each message read after the one before it (``scrub(value,
+    after)``): "What is the wifi password?" then "It's BlueSky2024!" on the next line. Only the
+    line after a message ending in "?" or ":" is decoded; its text is written back the way it was."""
+    if '"content"' not in text:
+        return text
+    lines = text.split("\n")
+    previous = ""
+    for number, line in enumerate(lines):
+        match = _CONTENT_RE.search(line)
+        if match is None:
+            continue
+        literal, asked = match.group("literal"), previous
+        previous = ""
+        if literal.endswith(('?"', ':"', '？"', '："')) or "\\u" in literal[-8:]:
+            previous = _decoded(literal)
+        if not asked:
+            continue
+        value = _decoded(literal)
+        scrubbed, found = scrub(value, asked)
+        if found:  # every secret of the line, which the passes after this one then find no more
+            counts.update(found)
+            new = json.dumps(scrubbed, ensure_ascii="\\u" in literal)
+            lines[number] = line[: match.start("literal")] + new + line[match.end("literal") :]
+    return "\n".join(lines)
+
+
+def _decoded(literal: str) -> str:
+    try:
+        value = json.loads(literal)
+    except ValueError:
+        return ""
+    return value if isinstance(value, str) else ""
+
+
 _TABLE_CELL_NAME_RE = re.compile(
     r"(?i:[\w .-]*(?:password|passwd|passphrase|pwd|pw|secret|token|api[ _-]?key|credentials?|pin)[\w .-]*)"
 )

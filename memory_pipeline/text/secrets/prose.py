@@ -327,6 +327,25 @@ def chosen_secret(value: str, first: bool) -> bool:
     return (first or mixed or symbol) and entropy(value) >= 2.3
 
 
+_SENTENCE_END_RE = re.compile(r"[.!?;。！？；]\s|\n")
+
+
+def asked_for(previous: str) -> str:
+    """The last sentence of ``previous`` when it asks for a credential ("What's the wifi
+    password?", "Send me the API key:"), else "": the turn after it may answer with the value
+    alone ("It's BlueSky2024!"), which is read as following that sentence."""
+    tail = previous[-NEAR_REACH:].rstrip()
+    if not tail.endswith(("?", ":", "？", "：")):
+        return ""
+    last = tail[max((m.end() for m in _SENTENCE_END_RE.finditer(tail)), default=0) :]
+    keyword = None
+    for keyword in KEYWORD_RE.finditer(last):
+        pass  # the last credential word of the sentence
+    if keyword is None or last[keyword.end() :].strip().strip("\"'”’)?:？：").strip() != "":
+        return ""  # the sentence must end on the word ("... the wifi password?")
+    return last
+
+
 def apply_near_keyword(text: str, counts) -> str:
     """A credential word in any of many languages, then in the same clause (at most
     ``NEAR_WORDS`` words and ``NEAR_REACH`` characters on) a value ``chosen_secret`` accepts."""
@@ -339,7 +358,7 @@ def apply_near_keyword(text: str, counts) -> str:
             continue
         window, reach, anywhere = text[keyword.end() : keyword.end() + NEAR_REACH], NEAR_WORDS, False
         if (stop := _CLAUSE_END_RE.search(window)) is not None:
-            if window[: stop.start()].strip(" \t\"'”’)") == "" and stop.group(0) != "\n":
+            if window[: stop.start()].strip().strip("\"'”’)") == "" and stop.group(0) != "\n":
                 # The word ends its sentence ("Can you remember my wifi password? It's BlueSky2024!"):
                 # the value may open the next one, as it would follow the word at once.
                 window, reach, anywhere = window[stop.end() :], NEXT_SENTENCE_WORDS, True
