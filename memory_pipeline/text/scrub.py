@@ -302,12 +302,8 @@ def _compile_extra(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
     return tuple(compiled)
 
 
-def _scrub_decoded(value: str) -> tuple[str, dict[str, int]]:
-    result = scrub_secrets(value)
-    return result.text, result.counts
-
-
-def _scrub_reply(value: str, after: str) -> tuple[str, dict[str, int]]:
+def _scrub_decoded(value: str, after: str = "") -> tuple[str, dict[str, int]]:
+    """A decoded JSON string (a transcript's message: read after the message before it)."""
     result = scrub_secrets(value, after=after)
     return result.text, result.counts
 
@@ -334,7 +330,7 @@ def scrub_secrets(text: str, extra_patterns: Sequence[str] = (), after: str = ""
     if "\\" in text and '"' in text:
         text = apply_json_strings(text, counts, _scrub_decoded)
     if '"content"' in text and "\n" in text:
-        text = apply_replies(text, counts, _scrub_reply)
+        text = apply_replies(text, counts, _scrub_decoded)
     for rule in _RULES:
         text = _apply(text, rule, counts)
     text = apply_vendor_prefixes(text, counts)

@@ -36,11 +36,11 @@ _KEYWORDS = _any_of("key", "pw", "pass", "token")
 _EVERYWHERE, _NEAR_KEYWORD = 0, 1
 
 # detect-secrets' regex detectors for formats we do not spell out ourselves, each behind a cheap
-# substring guard. Left out: GitHub, OpenAI, Slack, Stripe and npm (our own rules above cover
-# them, and the OpenAI and npm patterns backtrack quadratically on long runs), Artifactory (its
-# "AP[0-9A-F]..." password form matches upper-case words), Basic Auth (handled above, keeping
-# the user name), Public IP (not a secret), Private Key (matches only the BEGIN line), and the
-# keyword and high-entropy scanners, which flag UUIDs, hashes and prose.
+# substring guard. Left out: GitHub, OpenAI, Slack, Stripe and npm (our own rules in
+# ``text.scrub`` cover them, and the OpenAI and npm patterns backtrack quadratically on long runs),
+# Artifactory (its "AP[0-9A-F]..." password form matches upper-case words), Basic Auth
+# (``text.scrub`` keeps the user name), Public IP (not a secret), Private Key (matches only the
+# BEGIN line), and the keyword and high-entropy scanners, which flag UUIDs, hashes and prose.
 # The keyword-assignment detectors (Cloudant, IBM, SoftLayer) read only the spans that hold a
 # keyword, the others every span.
 _DETECTORS: tuple[tuple[RegexBasedDetector, int, Callable[[str], bool]], ...] = (
@@ -61,7 +61,7 @@ _DETECTORS: tuple[tuple[RegexBasedDetector, int, Callable[[str], bool]], ...] = 
 )
 # Every format those detectors know has a run of 20+ token characters mixing digits and
 # letters (prose, "=====" rules and hyphenated names have none), so they only read the text
-# around such runs. A letters-only Cloudant key still meets the assignment rule below.
+# around such runs. A letters-only Cloudant key still meets the assignment rule of ``text.scrub``.
 _LONG_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{20,}")
 _MIN_DETECTED_SECRET = 12
 _DETECTOR_CONTEXT = 256

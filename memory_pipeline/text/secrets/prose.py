@@ -202,7 +202,7 @@ _WINDOW_AFTER = 4400  # a few words, a verb and a value of up to 4,096 character
 
 
 def apply_prose(text: str, counts) -> str:
-    """All three passes, over the lines around each credential word."""
+    """Every pass that starts at a credential word, over the lines around each."""
     lowered = text.lower()
     if len(lowered) != len(text):  # a few characters change length when lower-cased
         return _apply_prose(text, counts)
@@ -338,11 +338,10 @@ def asked_for(previous: str) -> str:
     if not tail.endswith(("?", ":", "？", "：")):
         return ""
     last = tail[max((m.end() for m in _SENTENCE_END_RE.finditer(tail)), default=0) :]
-    keyword = None
-    for keyword in KEYWORD_RE.finditer(last):
-        pass  # the last credential word of the sentence
-    if keyword is None or last[keyword.end() :].strip().strip("\"'”’)?:？：").strip() != "":
-        return ""  # the sentence must end on the word ("... the wifi password?")
+    keywords = list(KEYWORD_RE.finditer(last))
+    # the sentence must end on its last credential word ("... the wifi password?")
+    if not keywords or last[keywords[-1].end() :].strip().strip("\"'”’)?:？：").strip() != "":
+        return ""
     return last
 
 
