@@ -17,7 +17,8 @@ cells redacted in the rows below it (``apply_tables``).
 
 Text inside a JSON string is also read the way its writer meant it (``apply_json_strings``): a
 transcript line written with ``\\u5bc6\\u7801`` for "密码", ``\\"`` for a quote or ``\\n`` for a
-line break hides the words and the layout the families look for.
+line break hides the words and the layout the families look for; and a transcript's message is
+read after the one before it (``apply_replies``), which may have asked for the value it gives.
 """
 
 from __future__ import annotations
