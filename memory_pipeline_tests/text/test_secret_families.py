@@ -10,7 +10,10 @@ only knows one generated value fails; each is also found inside a JSON transcrip
 quotes, line breaks and non-Latin letters are escaped. The lookalikes are what memory text is
 full of (hashes that cite content, lock files, content ids, base64 of plain JSON, ids the pipeline
 makes, paths and slugs, code, certificates, inline images, prose about passwords and keys) and
-must come back unchanged.
+must come back unchanged. Also: wallet recovery phrases however they are written, numbers named
+for what they open, passwords given in other ways than "my password is X" (with their user,
+before the credential word, in the sentence or chat turn after a question for them), and long
+hostile runs of what each of those rules reads, scrubbed in time linear in their length.
 """
 
 from __future__ import annotations
