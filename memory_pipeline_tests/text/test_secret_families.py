@@ -154,6 +154,11 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ("The router admin password? Sure: Tr0ub4dor&3", "The router admin password? Sure: [REDACTED:password]"),
         ("Tr0ub4dor&3 is the new wifi password", "[REDACTED:password] is the new wifi password"),
         ("I'll use Tr0ub4dor&3 for the password.", "I'll use [REDACTED:password] for the password."),
+        # in other languages: a hyphened compound, what a PIN opens, an account number
+        ("Mein WLAN-Passwort ist Sonnenblume77", "Mein WLAN-Passwort ist [REDACTED:password]"),
+        ("Die PIN für die Garage ist 4821", "Die PIN für die Garage ist [REDACTED:pin]"),
+        ("número de cuenta 0123456789012", "número de cuenta [REDACTED:bank_account]"),
+        ("The access code for the Wi-Fi is Garden2024", "The access code for the Wi-Fi is [REDACTED:password]"),
     ],
 )
 def test_numbers_named_for_what_they_open_and_passwords_given_other_ways(text, scrubbed):

@@ -43,7 +43,7 @@ from memory_pipeline.text.secrets.families import (
 # Credential words in many languages and scripts, each with a short inflection ("Passworts",
 # "şifresi", "hasła"); a long Latin one may also end a compound ("Datenbankpasswort").
 _PASSWORD_WORDS = (
-    r"passwords?|passphrase|passcode|passwd|pwd|pw|pass ?word|pin code|passwort|kennwort|"
+    r"passwords?|passphrase|passcode|passwd|pwd|pw|pass ?word|pin code|access code|passwort|kennwort|"
     r"mot de passe|contraseña|contrasena|contrasenya|clave|senha|wachtwoord|lösenord|losenord|passord|"
     r"adgangskode|kodeord|salasana|hasło|haslo|heslo|jelszó|jelszo|parola|parolă|şifre|sifre|lozinka|"
     r"geslo|κωδικός|συνθηματικό|пароль|парола|лозинка|密码|密碼|口令|パスワード|暗証番号|비밀번호|암호|"
@@ -65,7 +65,8 @@ _VERBS = (
 _LETTER = r"[A-Za-zÀ-ɏͰ-ϿЀ-ӿ]"  # Latin, Greek and Cyrillic: scripts that inflect a word by its ending
 _KEYWORD = (
     rf"(?:(?<![A-Za-z0-9_:\-])(?i:(?P<kw>{_PASSWORD_WORDS}|{_TOKEN_WORDS}))"
-    rf"|(?<=[a-zäöüß])(?i:(?P<compound>{_COMPOUND_WORDS}))){_LETTER}{{0,3}}(?!{_LETTER})"
+    # a compound, glued or hyphened ("Datenbankpasswort", "WLAN-Passwort")
+    rf"|(?:(?<=[a-zäöüß])|(?<=[A-Za-zÄÖÜäöüß]-))(?i:(?P<compound>{_COMPOUND_WORDS}))){_LETTER}{{0,3}}(?!{_LETTER})"
 )
 # Printable ASCII but quotes, backtick, space, < and >, and the backslash (JSON writes a line
 # break inside a string as "\n": the value ends there).
@@ -119,7 +120,7 @@ _HANDED_OVER = rf"[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:：=][ \t]*"
 _DIGITS_VALUE = r"(?P<value>\d{4,8})(?![\d.,:/-]?\d)"
 # What a PIN or a code opens may stand between it and the verb: "the PIN for the garage is 4821",
 # "the code to my front door is 2468" (at most four words, no digit, within the sentence).
-_OPENS = r"(?:[ \t]+(?i:for|to|of|on)(?:[ \t]+[^\s\d.!?:=;,]{1,20}){1,4}?)?"
+_OPENS = r"(?:[ \t]+(?i:for|to|of|on|für|zur|zum|de|del|du|da|di|pour|para|per|voor|van)(?:[ \t]+[^\s\d.!?:=;,]{1,20}){1,4}?)?"
 PIN_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:pin(?:[ -]?(?:code|number|nummer))?|geheimzahl|PIN码|暗証番号)"
     rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*(?:是|は|는|은)){_DIGITS_VALUE}"
@@ -154,7 +155,8 @@ RECOVERY_CODES_RE = re.compile(
 # A bank account's number, named as one: "my account number is 000123456789" (an IBAN has its own
 # rule, by its country's layout).
 BANK_ACCOUNT_RE = re.compile(
-    r"(?<![A-Za-z0-9_])(?i:(?:bank |checking |savings |current )?(?:account|acct)[ -]?(?:number|no\.?|nr\.?|#))"
+    r"(?<![A-Za-z0-9_])(?i:(?:bank |checking |savings |current )?(?:account|acct)[ -]?(?:number|no\.?|nr\.?|#)"
+    r"|kontonummer|número de cuenta|numéro de compte|numero di conto|rekeningnummer|número da conta)"
     r"(?:[ \t]+(?i:is|was|:)[ \t]*|[ \t]*[:#=][ \t]*|[ \t]+)"
     r"(?P<value>\d(?:[ -]?\d){5,16})(?![\d-])"
 )
@@ -193,7 +195,7 @@ _HINT_RE = re.compile(
     "heslo|jelsz|parol|şifre|sifre|lozinka|geslo|κωδικ|συνθημ|парол|лозин|密|口令|パスワード|暗証|비밀번호|"
     "암호|كلمة|סיסמ|رمز|पासवर्ड|รหัส|mật khẩu|kata sandi|katalaluan|key|secret|token|clé|chiave|"
     "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|ssn|social security|driv(?:er'?s|ing)[ -]licen|"
-    "otp|combination|combo|account ?(?:n|#)|acct|creds|credential|login|log-in|@"
+    "otp|combination|combo|account ?(?:n|#)|acct|creds|credential|login|log-in|@|konto|cuenta|compte|conto|rekening"
 )
 # The characters the keyword's lookbehind reads, "mot de " before "passe", and the word before
 # "code" ("authentication ", "building ").
@@ -268,7 +270,7 @@ def _apply_prose(text: str, counts) -> str:
         (PIN_RE, "pin", ("pin", "geheimzahl", "暗証")), (ACCESS_CODE_RE, "access_code", ("code",)),
         (ONE_TIME_CODE_RE, "one_time_code", ("otp", "code", "one")), (COMBINATION_RE, "combination", ("combin", "combo")),
         (RECOVERY_CODES_RE, "recovery_code", ("code",)), (SSN_RE, "ssn", ("ssn", "social")),
-        (BANK_ACCOUNT_RE, "bank_account", ("account", "acct")),
+        (BANK_ACCOUNT_RE, "bank_account", ("account", "acct", "konto", "cuenta", "compte", "conto", "rekening")),
     ):
         if any(word in low for word in words):
             text = sub_values(pattern, text, lambda m, g, kind=kind: redact_group(m, g, kind, counts), "value")
