@@ -73,6 +73,7 @@ LOOKALIKES = [
     "the password was changed from weekly to monthly rotation; credentials: see vault/prod",
     "I forgot my password. Then Windows asked me again. I reset my password. Version 2024 came out.",
     "Do you use a password manager? It's really helpful. This is my password manager of choice.",
+    "wifi: 2.4GHz / 5GHz; wifi: on / off; wifi 6/6E support; the door code changed in 2024",
     # a citation after a sentence about a password (dreamed files cite every line so)
     "- Alice uses a new password everywhere [corpus · ops-bot/sessions/alice/corpus.jsonl#L249]",
     # words of the recovery-phrase list, but prose: its short words are in no list
@@ -159,6 +160,9 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ("Die PIN für die Garage ist 4821", "Die PIN für die Garage ist [REDACTED:pin]"),
         ("número de cuenta 0123456789012", "número de cuenta [REDACTED:bank_account]"),
         ("The access code for the Wi-Fi is Garden2024", "The access code for the Wi-Fi is [REDACTED:password]"),
+        # a note's short lines: a network and its password, a code by its name alone
+        ("- Wi-Fi: HomeNet / BlueSky2024", "- Wi-Fi: HomeNet / [REDACTED:password]"),
+        ("door code 4821#", "door code [REDACTED:access_code]#"),
     ],
 )
 def test_numbers_named_for_what_they_open_and_passwords_given_other_ways(text, scrubbed):

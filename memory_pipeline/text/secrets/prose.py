@@ -93,7 +93,7 @@ CHANGED_FROM_RE = re.compile(
 # A user and a password given together in prose: "creds are admin:Sup3rS3cret!", "login: bob /
 # hunter2", "jane@example.com / Rainbow#2024" (on a command line: ``secrets.families.USER_PASSWORD_RE``).
 LOGIN_PAIR_RE = re.compile(
-    r"(?:(?<![A-Za-z0-9_])(?i:creds|credentials|logins?|log-in)(?:[ \t]+(?i:is|are|was|were)[ \t]*|[ \t]*[:=][ \t]*|[ \t]+)"
+    r"(?:(?<![A-Za-z0-9_])(?i:creds|credentials|logins?|log-in|wi-?fi|wlan)(?:[ \t]+(?i:is|are|was|were)[ \t]*|[ \t]*[:=][ \t]*|[ \t]+)"
     r"(?!\[REDACTED)(?P<user>[^\s:/@\"'`]{2,64})|(?<![/\w.+-])(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}))"
     r"(?:[ \t]*/[ \t]*|:(?=\S))(?P<value>[^\s\"'`]{4,200})"
 )
@@ -129,9 +129,9 @@ PIN_RE = re.compile(
 # 4821", "the code for the garage door is 4821"; so is a one-time code while it is valid.
 _OPENED = r"(?:door|gate|alarm|lock|entry|access|keypad|garage|safe|building|lockbox)"
 ACCESS_CODE_RE = re.compile(
-    rf"(?<![A-Za-z0-9_])(?i:{_OPENED}[ -]?code{_OPENS}|code[ \t]+(?:for|to)(?:[ \t]+[^\s\d.!?:=;,]{{1,20}}){{0,3}}?[ \t]+{_OPENED}s?)"
-    rf"(?:{_HANDED_OVER}){_DIGITS_VALUE}"
-)
+    rf"(?<![A-Za-z0-9_])(?i:{_OPENED}[ -]?code(?:{_OPENS}(?:{_HANDED_OVER})|[ \t]+)"
+    rf"|code[ \t]+(?:for|to)(?:[ \t]+[^\s\d.!?:=;,]{{1,20}}){{0,3}}?[ \t]+{_OPENED}s?(?:{_HANDED_OVER})){_DIGITS_VALUE}"
+)  # "the gate code is 4821", "door code 4821#" (the code's own name needs no verb)
 ONE_TIME_CODE_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:otp|one[ -]time (?:code|password|passcode)|(?:verification|confirmation|login|sign-in|"
     r"2fa|mfa|two-factor|authentication|security) code)"
@@ -195,7 +195,7 @@ _HINT_RE = re.compile(
     "heslo|jelsz|parol|şifre|sifre|lozinka|geslo|κωδικ|συνθημ|парол|лозин|密|口令|パスワード|暗証|비밀번호|"
     "암호|كلمة|סיסמ|رمز|पासवर्ड|รหัส|mật khẩu|kata sandi|katalaluan|key|secret|token|clé|chiave|"
     "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|ssn|social security|driv(?:er'?s|ing)[ -]licen|"
-    "otp|combination|combo|account ?(?:n|#)|acct|creds|credential|login|log-in|@|konto|cuenta|compte|conto|rekening"
+    "otp|combination|combo|account ?(?:n|#)|acct|creds|credential|login|log-in|wi-?fi|wlan|@|konto|cuenta|compte|conto|rekening"
 )
 # The characters the keyword's lookbehind reads, "mot de " before "passe", and the word before
 # "code" ("authentication ", "building ").
@@ -260,7 +260,7 @@ def _apply_prose(text: str, counts) -> str:
             return None
         return redact_group(match, group, "password", counts, len(value))
 
-    if any(word in low for word in ("cred", "log", "@")):
+    if any(word in low for word in ("cred", "log", "@", "wi", "wlan")):
         text = sub_values(LOGIN_PAIR_RE, text, paired, "value")
     if "app" in low:
         text = sub_values(APP_PASSWORD_RE, text, lambda m, g: redact_group(m, g, "password", counts), "value")
