@@ -65,8 +65,9 @@ _VERBS = (
 _LETTER = r"[A-Za-zÀ-ɏͰ-ϿЀ-ӿ]"  # Latin, Greek and Cyrillic: scripts that inflect a word by its ending
 _KEYWORD = (
     rf"(?:(?<![A-Za-z0-9_:\-])(?i:(?P<kw>{_PASSWORD_WORDS}|{_TOKEN_WORDS}))"
-    # a compound, glued or hyphened ("Datenbankpasswort", "WLAN-Passwort")
-    rf"|(?:(?<=[a-zäöüß])|(?<=[A-Za-zÄÖÜäöüß]-))(?i:(?P<compound>{_COMPOUND_WORDS}))){_LETTER}{{0,3}}(?!{_LETTER})"
+    # a compound, glued in lower case or hyphened ("Datenbankpasswort", "WLAN-Passwort"; not the
+    # capital of a name run together, "LastPass")
+    rf"|(?:(?<=[a-zäöüß])(?=[a-zäöü])|(?<=[A-Za-zÄÖÜäöüß]-))(?i:(?P<compound>{_COMPOUND_WORDS}))){_LETTER}{{0,3}}(?!{_LETTER})"
 )
 # Printable ASCII but quotes, backtick, space, < and >, and the backslash (JSON writes a line
 # break inside a string as "\n": the value ends there).
@@ -359,7 +360,8 @@ def apply_near_keyword(text: str, counts) -> str:
             continue
         window, reach, anywhere = text[keyword.end() : keyword.end() + NEAR_REACH], NEAR_WORDS, False
         if (stop := _CLAUSE_END_RE.search(window)) is not None:
-            if window[: stop.start()].strip().strip("\"'”’)") == "" and stop.group(0) != "\n":
+            # (a sentence's end, not a clause's: "for passwords; argon2id if available" hands none over)
+            if window[: stop.start()].strip().strip("\"'”’)") == "" and stop.group(0)[0] in ".?!。！？":
                 # The word ends its sentence ("Can you remember my wifi password? It's BlueSky2024!"):
                 # the value may open the next one, as it would follow the word at once.
                 window, reach, anywhere = window[stop.end() :], NEXT_SENTENCE_WORDS, True
