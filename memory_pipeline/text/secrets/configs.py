@@ -88,7 +88,24 @@ def apply_config_formats(text: str, counts) -> str:
 
 
 # A JSON string literal holding an escape (possessive: linear on a long line without a closing quote).
-_JSON_STRING_RE = re.compile(r'"(?:[^"\\\n]++|\\.)*+"')
+_JSON_STRING = r'"(?:[^"\\\n]++|\\.)*+"'
+_JSON_STRING_RE = re.compile(_JSON_STRING)
+# A chat line's message text: "content": "...".
+_CONTENT_RE = re.compile(rf'"content"[ \t]*:[ \t]*(?P<literal>{_JSON_STRING})')
+
+
+def _decoded(literal: str) -> str:
+    """The text of a JSON string literal; "" for one that does not decode."""
+    try:
+        value = json.loads(literal)
+    except ValueError:
+        return ""
+    return value if isinstance(value, str) else ""
+
+
+def _encoded(literal: str, value: str) -> str:
+    """``value`` as a JSON string literal, escaped the way ``literal`` was written."""
+    return json.dumps(value, ensure_ascii="\\u" in literal)
 
 
 def apply_json_strings(text: str, counts, scrub: Callable[[str], tuple[str, dict[str, int]]]) -> str:
@@ -96,23 +113,15 @@ def apply_json_strings(text: str, counts, scrub: Callable[[str], tuple[str, dict
 
     def substitute(match: re.Match[str]) -> str:
         literal = match.group(0)
-        if "\\" not in literal:
-            return literal
-        try:
-            value = json.loads(literal)
-        except ValueError:
+        if "\\" not in literal or not (value := _decoded(literal)):
             return literal
         scrubbed, found = scrub(value)
         if not found:
             return literal
         counts.update(found)
-        return json.dumps(scrubbed, ensure_ascii="\\u" in literal)
+        return _encoded(literal, scrubbed)
 
     return _JSON_STRING_RE.sub(substitute, text)
-
-
-# A chat line's message text: "content": "..." (possessive, as above).
-_CONTENT_RE = re.compile(r'"content"[ \t]*:[ \t]*(?P<literal>"(?:[^"\\\n]++|\\.)*+")')
 
 
 def apply_replies(text: str, counts, scrub: Callable[[str, str], tuple[str, dict[str, int]]]) -> str:
@@ -128,26 +137,16 @@ def apply_replies(text: str, counts, scrub: Callable[[str, str], tuple[str, dict
         if match is None:
             continue
         literal, asked = match.group("literal"), previous
-        previous = ""
-        if literal.endswith(('?"', ':"', '？"', '："')) or "\\u" in literal[-8:]:
-            previous = _decoded(literal)
+        asks = literal.endswith(('?"', ':"', '？"', '："')) or "\\u" in literal[-8:]
+        value = _decoded(literal) if asked or asks else ""  # decoded once, and only when read
+        previous = value if asks else ""
         if not asked:
             continue
-        value = _decoded(literal)
         scrubbed, found = scrub(value, asked)
         if found:  # every secret of the line, which the passes after this one then find no more
             counts.update(found)
-            new = json.dumps(scrubbed, ensure_ascii="\\u" in literal)
-            lines[number] = line[: match.start("literal")] + new + line[match.end("literal") :]
+            lines[number] = line[: match.start("literal")] + _encoded(literal, scrubbed) + line[match.end("literal") :]
     return "\n".join(lines)
-
-
-def _decoded(literal: str) -> str:
-    try:
-        value = json.loads(literal)
-    except ValueError:
-        return ""
-    return value if isinstance(value, str) else ""
 
 
 _TABLE_CELL_NAME_RE = re.compile(

@@ -26,12 +26,18 @@ _LANGUAGES = ("english", "spanish", "french", "italian", "portuguese", "czech", 
 _WORD = r"[^\W\d_]{3,10}"  # the lists' words are 3 to 10 letters long
 # Between two words: spaces, commas or dashes, and perhaps the next word's number ("2." "3)").
 _GAP = r"(?:[\s,;\-]+(?:\d{1,2}[.):]?[\s,;\-]+)?)"
-# Atomic groups: a word or a gap, once read, is not read again. In ASCII text a letter is
-# [a-zA-Z], faster to test than the Unicode class (1.0 s against 1.6 s over the dev sets' 15 MB).
-RUN_RE = re.compile(rf"\b(?>{_WORD})(?>{_GAP}(?>{_WORD})){{{MIN_WORDS - 1},}}\b")
-_ASCII_WORD = r"[a-zA-Z]{3,10}"
-ASCII_RUN_RE = re.compile(rf"\b(?>{_ASCII_WORD})(?>{_GAP}(?>{_ASCII_WORD})){{{MIN_WORDS - 1},}}\b")
 _WORD_RE = re.compile(_WORD)
+
+
+def _runs(word: str) -> re.Pattern[str]:
+    """``MIN_WORDS`` or more of ``word`` in a row. Atomic groups: a word or a gap, once read, is
+    not read again."""
+    return re.compile(rf"\b(?>{word})(?>{_GAP}(?>{word})){{{MIN_WORDS - 1},}}\b")
+
+
+# In ASCII text a letter is [a-zA-Z], faster to test than the Unicode class (1.0 s against 1.6 s
+# over the dev sets' 15 MB).
+RUN_RE, ASCII_RUN_RE = _runs(_WORD), _runs(r"[a-zA-Z]{3,10}")
 
 
 def _plain(word: str) -> str:
@@ -45,8 +51,8 @@ def _languages_of() -> dict[str, int]:
     """Each word of the lists, accents dropped, with a bit per language whose list holds it."""
     words: dict[str, int] = {}
     for bit, language in enumerate(_LANGUAGES):
-        for word in Mnemonic(language).wordlist:
-            words[_plain(word)] = words.get(_plain(word), 0) | 1 << bit
+        for word in map(_plain, Mnemonic(language).wordlist):
+            words[word] = words.get(word, 0) | 1 << bit
     return words
 
 

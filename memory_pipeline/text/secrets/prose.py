@@ -72,10 +72,12 @@ _KEYWORD = (
 # Printable ASCII but quotes, backtick, space, < and >, and the backslash (JSON writes a line
 # break inside a string as "\n": the value ends there).
 _ASCII_VALUE = r"[!#-&(-;=?-\[\]-_a-~]"
+# Up to a few words between the credential word and its verb ("for the staging database"),
+# never across a sentence.
+_FEW_WORDS = r"(?:[ \t]+[^\s.!?\"'`:=]{1,20}){0,4}?"
 PROSE_RE = re.compile(
     _KEYWORD
-    # up to a few words between ("for the staging database"), never across a sentence
-    + r"(?P<mid>(?:[ \t]+[^\s.!?\"'`:=]{1,20}){0,4}?)"
+    + rf"(?P<mid>{_FEW_WORDS})"
     # handed over by a verb ("is", "'s", "was changed to"), a colon or a dash
     rf"(?:[ \t]+(?i:{_VERBS})(?=[\s:\-\"'`“‘«])|['’]s(?=[ \t])|[ \t]+[–—-](?=[ \t])|[ \t]*[:：](?=[ \t]|[^\x00-\x7f])"
     r"|[ \t]*(?:是|为|為|は|는|은|이|가|：))[ \t]*[:\-]?[ \t]*"
@@ -88,7 +90,7 @@ PASSWORD_KEYWORD_RE = re.compile(rf"(?:{_PASSWORD_WORDS}|{_COMPOUND_WORDS})[^\W\
 BARE_PASSWORD_RE = re.compile(r"(?<![\w:\-])(?i:password|passwort|passcode|passwd|pwd|(?P<short>pass))[ \t]+(?P<value>[^\s\"'`]{8,200})")
 # A changed password names the old one and the new: "my password was changed from Tulip55 to Daisy66".
 CHANGED_FROM_RE = re.compile(
-    rf"(?<![A-Za-z0-9_])(?i:{_PASSWORD_WORDS})(?:[ \t]+[^\s.!?\"'`:=]{{1,20}}){{0,4}}?[ \t]+(?i:(?:was|has been|got|is)[ \t]+)?"
+    rf"(?<![A-Za-z0-9_])(?i:{_PASSWORD_WORDS}){_FEW_WORDS}[ \t]+(?i:(?:was|has been|got|is)[ \t]+)?"
     r"(?i:changed|reset|updated|switched)[ \t]+from[ \t]+(?P<old>[^\s\"'`]{4,200})[ \t]+to[ \t]+(?P<new>[^\s\"'`]{4,200})"
 )
 # A user and a password given together in prose: "creds are admin:Sup3rS3cret!", "login: bob /
@@ -121,7 +123,8 @@ _HANDED_OVER = rf"[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:：=][ \t]*"
 _DIGITS_VALUE = r"(?P<value>\d{4,8})(?![\d.,:/-]?\d)"
 # What a PIN or a code opens may stand between it and the verb: "the PIN for the garage is 4821",
 # "the code to my front door is 2468" (at most four words, no digit, within the sentence).
-_OPENS = r"(?:[ \t]+(?i:for|to|of|on|für|zur|zum|de|del|du|da|di|pour|para|per|voor|van)(?:[ \t]+[^\s\d.!?:=;,]{1,20}){1,4}?)?"
+_WORD = r"[ \t]+[^\s\d.!?:=;,]{1,20}"  # a word with no digit, within the sentence
+_OPENS = rf"(?:[ \t]+(?i:for|to|of|on|für|zur|zum|de|del|du|da|di|pour|para|per|voor|van)(?:{_WORD}){{1,4}}?)?"
 PIN_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:pin(?:[ -]?(?:code|number|nummer))?|geheimzahl|PIN码|暗証番号)"
     rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*(?:是|は|는|은)){_DIGITS_VALUE}"
@@ -131,7 +134,7 @@ PIN_RE = re.compile(
 _OPENED = r"(?:door|gate|alarm|lock|entry|access|keypad|garage|safe|building|lockbox)"
 ACCESS_CODE_RE = re.compile(
     rf"(?<![A-Za-z0-9_])(?i:{_OPENED}[ -]?code(?:{_OPENS}(?:{_HANDED_OVER})|[ \t]+)"
-    rf"|code[ \t]+(?:for|to)(?:[ \t]+[^\s\d.!?:=;,]{{1,20}}){{0,3}}?[ \t]+{_OPENED}s?(?:{_HANDED_OVER})){_DIGITS_VALUE}"
+    rf"|code[ \t]+(?:for|to)(?:{_WORD}){{0,3}}?[ \t]+{_OPENED}s?(?:{_HANDED_OVER})){_DIGITS_VALUE}"
 )  # "the gate code is 4821", "door code 4821#" (the code's own name needs no verb)
 ONE_TIME_CODE_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:otp|one[ -]time (?:code|password|passcode)|(?:verification|confirmation|login|sign-in|"
@@ -142,7 +145,7 @@ ONE_TIME_CODE_RE = re.compile(
 # "padlock combo: 7 21 3".
 COMBINATION_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:(?:(?:lock|safe|padlock|locker|vault)[ -](?:combination|combo))|(?:combination|combo)"
-    r"[ \t]+(?:for|to|of|on)(?:[ \t]+[^\s\d.!?:=;,]{1,20}){0,3}?[ \t]+(?:lock|safe|padlock|locker|vault)s?)"
+    rf"[ \t]+(?:for|to|of|on)(?:{_WORD}){{0,3}}?[ \t]+(?:lock|safe|padlock|locker|vault)s?)"
     rf"(?:{_HANDED_OVER})(?P<value>\d{{1,3}}(?:[ \t]*[-/ ][ \t]*\d{{1,3}}){{2,4}})(?![\d.,:/-]?\d)"
 )
 # Backup or recovery codes, each holding a digit, one or a list: "my 2FA backup codes are
@@ -254,8 +257,7 @@ def _apply_prose(text: str, counts) -> str:
         value = match.group(group).rstrip(TRAILING_PUNCTUATION)
         # never a path, an address, a version or a file ("git@github.com:acme/app.git"); a word
         # and a number is what many passwords are ("Hunter2024")
-        shape = _NOT_A_VALUE_RE.match(value)
-        if is_template(value) or any(c in value for c in "/@[]\\") or shape is not None and not shape.group("word_number"):
+        if is_template(value) or any(c in value for c in "/@[]\\") or _not_a_value(value, word_number_ok=True):
             return None
         if not looks_like_password(value):
             return None
@@ -314,13 +316,20 @@ def _run_together(value: str) -> bool:
     return len(value) >= RUN_TOGETHER_LETTERS and value.isascii() and value.isalpha() and value.islower()
 
 
+def _not_a_value(value: str, word_number_ok: bool) -> bool:
+    """A version, a date or time, an address, a file name or path, a tag (``_NOT_A_VALUE_RE``);
+    a word and a number too, unless ``word_number_ok``."""
+    shape = _NOT_A_VALUE_RE.match(value)
+    return shape is not None and not (word_number_ok and shape.group("word_number"))
+
+
 def chosen_secret(value: str, first: bool) -> bool:
     """A value that only a password or a generated secret looks like: letters and digits with
     mixed case or a symbol (the first value after the credential word: letters and digits
     suffice, "password hunter2"), never a version, date, address, file name or word-and-number."""
     if len(value) < (6 if first else 8) or is_template(value):
         return False
-    if (shape := _NOT_A_VALUE_RE.match(value)) is not None and not (first and shape.group("word_number")):
+    if _not_a_value(value, word_number_ok=first):
         return False
     letters = sum(c.isalpha() for c in value)
     if letters < 3 or not any(c.isdigit() for c in value) or "REDACTED" in value:
