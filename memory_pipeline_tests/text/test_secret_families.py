@@ -75,6 +75,7 @@ LOOKALIKES = [
     "Do you use a password manager? It's really helpful. This is my password manager of choice.",
     "Use bcrypt with cost 12 for passwords; argon2id if available.",
     "We moved from LastPass to 1Password for shared passwords.",
+    '{"role": "assistant", "content": "the holes where the strings pass through).\\n8. **Inspect for damage**"}',
     "wifi: 2.4GHz / 5GHz; wifi: on / off; wifi 6/6E support; the door code changed in 2024",
     # a citation after a sentence about a password (dreamed files cite every line so)
     "- Alice uses a new password everywhere [corpus · ops-bot/sessions/alice/corpus.jsonl#L249]",

@@ -242,8 +242,9 @@ def _apply_prose(text: str, counts) -> str:
         value = match.group(group).rstrip(TRAILING_PUNCTUATION)
         if is_template(value) or not (any(c.isdigit() for c in value) and looks_random(value, 8)):
             return None
-        # "pass" alone is also a ticket or a mountain road: its value must look chosen
-        if match.group("short") is not None and not chosen_secret(value, first=False):
+        # "pass" alone is also a ticket, a road or a verb: its value must look chosen, and end where
+        # a JSON string's escape begins ("the strings pass through).\n8. Inspect" in a raw line)
+        if match.group("short") is not None and ("\\" in value or not chosen_secret(value, first=False)):
             return None
         return redact_group(match, group, "password", counts, len(value))
 
