@@ -275,8 +275,9 @@ def test_empty_text():
 
 def prose(size: int) -> str:
     rng = random.Random(3)
+    # (no "was": "her password was agent." would hand a plain word over as a password)
     words = (
-        "the agent remembered that Caroline prefers tea and her password reset was done "
+        "the agent remembered that Caroline prefers tea and her password reset got done "
         "yesterday while the token budget for the session stayed under the limit; see notes: "
         "meeting = Tuesday at 10:30 with https://example.com/docs and Apollo project updates"
     ).split()

@@ -79,6 +79,11 @@ LOOKALIKES = [
     "wifi: 2.4GHz / 5GHz; wifi: on / off; wifi 6/6E support; the door code changed in 2024",
     # a citation after a sentence about a password (dreamed files cite every line so)
     "- Alice uses a new password everywhere [corpus · ops-bot/sessions/alice/corpus.jsonl#L249]",
+    # a plain word after a credential word that describes the password, or is no handover
+    "my password is weak; the password was reset. Password: required. The password is expired!",
+    "the password is the same, my password is there, password: default, the password is plaintext",
+    "Please reset the password on staging. The password manager is software. The password is meeting the rules.",
+    "the password is garbage collected; the password is due Friday; my password is in the vault",
     # words of the recovery-phrase list, but prose: its short words are in no list
     "Actually the brave family found a simple way to enjoy nature: a picnic near the lake at noon.",
 ]
@@ -170,6 +175,30 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
 )
 def test_numbers_named_for_what_they_open_and_passwords_given_other_ways(text, scrubbed):
     assert scrub_secrets(text).text == scrubbed
+
+
+@pytest.mark.parametrize(
+    ("text", "scrubbed"),
+    [
+        ("my password is sunshine", "my password is [REDACTED:password]"),
+        ("My wifi password is bluebird.", "My wifi password is [REDACTED:password]."),
+        ("Password: popcorn", "Password: [REDACTED:password]"),
+        ("The password for the garage is pudding and it works", "The password for the garage is [REDACTED:password] and it works"),
+        ("the password was changed to Baseball, don't tell", "the password was changed to [REDACTED:password], don't tell"),
+        ('{"role": "user", "content": "my password is dragon"}', '{"role": "user", "content": "my password is [REDACTED:password]"}'),
+    ],
+)
+def test_a_plain_word_handed_over_as_a_password(text, scrubbed):
+    assert scrub_secrets(text).text == scrubbed
+
+
+def test_the_word_index_is_read_by_the_model_s_own_names():
+    from spacy.strings import get_string_id
+
+    from memory_pipeline.text.secrets.lexicon import POS_IDS, only_a_noun
+
+    assert POS_IDS == {pos: get_string_id(pos) for pos in POS_IDS}
+    assert [only_a_noun(w) for w in ("sunshine", "weak", "reset", "meeting", "there", "qwerty")] == [True] + [False] * 5
 
 
 def test_a_password_named_without_a_verb_is_redacted_when_it_looks_chosen():

@@ -229,7 +229,8 @@ def _apply_prose(text: str, counts) -> str:
             return None
         password = match.group("compound") is not None or PASSWORD_KEYWORD_RE.fullmatch(match.group("kw")) is not None
         if password:
-            ok = looks_like_password(stripped) or (quoted and len(stripped) >= 6) or _run_together(stripped)
+            ok = (looks_like_password(stripped) or (quoted and len(stripped) >= 6) or _run_together(stripped)
+                  or group == "bare" and _plain_word_handed_over(match, value, stripped))
         else:
             ok = looks_random(stripped, 16)
         if not ok:
@@ -309,6 +310,38 @@ def apply_named_after(text: str, counts) -> str:
 
     spans = spans_around(text, AS_PASSWORD_HINT_RE, 210, 40)
     return sub_values_in(text, spans, AS_PASSWORD_RE, substitute, "quoted", "bare")
+
+
+# A plain word is a password only where English grammar hands it over whole: the credential word,
+# at most a phrase saying whose or what for ("for the garage", not "manager", "policy", "reset
+# link"), "is", "was", "is now", "changed to", a colon or "'s", and the word ending its clause.
+_PLAIN_WORD_KEYWORD_RE = re.compile(r"(?i:pass ?words?|passphrase|passcode|passwd|pwd|pw)")
+_PLAIN_WORD_MID_RE = re.compile(r"(?:[ \t]+(?i:for|of|to|on|at|in|from)\b.*)?", re.S)
+_PLAIN_WORD_HANDOVER_RE = re.compile(
+    r"[ \t]+(?i:is|was|is now|(?:(?:is|was|has been|got)[ \t]+)?(?:set|changed|updated)[ \t]+to)[ \t]+|[ \t]*:[ \t]*|['’]s[ \t]+"
+)
+# After the word: the text's or the line's end, a JSON string's closing quote or escape, or a
+# clause going on with a conjunction.
+_PLAIN_WORD_END_RE = re.compile(r"$|[\r\n\"\\]|[ \t]+(?i:and|but|so|or|because)\b")
+
+
+def _plain_word_handed_over(match: re.Match[str], value: str, stripped: str) -> bool:
+    """A plain word as a password: "my password is sunshine", "Password: bluebird". The word must
+    be one only a thing's name is (``lexicon.only_a_noun``): "weak", "expired", "reset", "there",
+    "default" or an unknown word describe a password or stand for none."""
+    kw = match.group("kw") or match.group("compound") or ""
+    if not (4 <= len(stripped) < RUN_TOGETHER_LETTERS and stripped.isascii() and stripped.isalpha()):
+        return False
+    if not _PLAIN_WORD_KEYWORD_RE.fullmatch(kw) or not _PLAIN_WORD_MID_RE.fullmatch(match.group("mid")):
+        return False
+    text = match.string
+    if not _PLAIN_WORD_HANDOVER_RE.fullmatch(text, match.end("mid"), match.start("bare")):
+        return False
+    if value == stripped and not _PLAIN_WORD_END_RE.match(text, match.end("bare")):
+        return False  # "the password is garbage collected", "... is dragon-themed"
+    from memory_pipeline.text.secrets.lexicon import only_a_noun
+
+    return only_a_noun(stripped)
 
 
 def _run_together(value: str) -> bool:
