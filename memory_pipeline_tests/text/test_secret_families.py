@@ -84,6 +84,8 @@ LOOKALIKES = [
     "the password is the same, my password is there, password: default, the password is plaintext",
     "Please reset the password on staging. The password manager is software. The password is meeting the rules.",
     "the password is garbage collected; the password is due Friday; my password is in the vault",
+    # a code named in another language that opens nothing, or no code handed over
+    "Le code de la route est 2024. Der Code der Anwendung ist 2000 Zeilen lang. el código de la puerta cambió en 2024",
     # words of the recovery-phrase list, but prose: its short words are in no list
     "Actually the brave family found a simple way to enjoy nature: a picnic near the lake at noon.",
 ]
@@ -171,6 +173,11 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         # a note's short lines: a network and its password, a code by its name alone
         ("- Wi-Fi: HomeNet / BlueSky2024", "- Wi-Fi: HomeNet / [REDACTED:password]"),
         ("door code 4821#", "door code [REDACTED:access_code]#"),
+        # a door's code named in the language of the house
+        ("Le code de la porte est 4821", "Le code de la porte est [REDACTED:access_code]"),
+        ("el código de la puerta principal es 4821.", "el código de la puerta principal es [REDACTED:access_code]."),
+        ("Der Türcode lautet 4821", "Der Türcode lautet [REDACTED:access_code]"),
+        ("Il codice dell'allarme è 4821", "Il codice dell'allarme è [REDACTED:access_code]"),
     ],
 )
 def test_numbers_named_for_what_they_open_and_passwords_given_other_ways(text, scrubbed):
@@ -280,6 +287,8 @@ HOSTILE = {
     "changes": "password " + "was changed from " * 300 + "x",
     "what a PIN opens": "PIN for " + "the " * 2000 + "is 1234",
     "questions": "password? " * 3000,
+    "a code's door abroad": "código de la " + "puerta " * 2000 + "es x",
+    "plain words handed over": "password: sunshine " * 2000,
 }
 
 

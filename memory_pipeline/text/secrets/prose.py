@@ -132,9 +132,19 @@ PIN_RE = re.compile(
 # A door, gate or alarm code is a PIN by another name, handed over the same way: "the gate code is
 # 4821", "the code for the garage door is 4821"; so is a one-time code while it is valid.
 _OPENED = r"(?:door|gate|alarm|lock|entry|access|keypad|garage|safe|building|lockbox)"
+# ... and in other languages, named after the code: "le code de la porte est 4821", "el código
+# de la puerta principal es 4821", "der Code für die Haustür ist 4821", "der Türcode lautet 4821".
+_OPENED_ABROAD = (
+    r"(?:porte|portail|garage|alarme|immeuble|puerta|port[oó]n|portal|alarma|garaje|edificio|port[aã]o|porta|"
+    r"alarme|pr[eé]dio|cancello|portone|allarme|deur|poort|hek|alarm|t[uü]r|haust[uü]r|tor|garagentor|alarmanlage)"
+)
+_CODE_WORD = r"(?:code|c[oó]digo|codice|digicode)"
+_OF_ABROAD = r"(?:(?:de la|de|du|des|del|do|da|della|dello|van de|van het|voor de|f[uü]r (?:die|den|das)|der|zur|zum)[ \t]+|de l['’]|dell['’])"
 ACCESS_CODE_RE = re.compile(
     rf"(?<![A-Za-z0-9_])(?i:{_OPENED}[ -]?code(?:{_OPENS}(?:{_HANDED_OVER})|[ \t]+)"
-    rf"|code[ \t]+(?:for|to)(?:{_WORD}){{0,3}}?[ \t]+{_OPENED}s?(?:{_HANDED_OVER})){_DIGITS_VALUE}"
+    rf"|code[ \t]+(?:for|to)(?:{_WORD}){{0,3}}?[ \t]+{_OPENED}s?(?:{_HANDED_OVER})"
+    rf"|{_CODE_WORD}[ \t]+{_OF_ABROAD}(?:[^\s\d.!?:=;,]{{1,20}}[ \t]+){{0,2}}?{_OPENED_ABROAD}(?:{_WORD}){{0,2}}?(?:{_HANDED_OVER})"
+    rf"|(?:t[uü]r|tor|alarm|garagen|zugangs|haust[uü]r)code(?:{_HANDED_OVER})){_DIGITS_VALUE}"
 )  # "the gate code is 4821", "door code 4821#" (the code's own name needs no verb)
 ONE_TIME_CODE_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:otp|one[ -]time (?:code|password|passcode)|(?:verification|confirmation|login|sign-in|"
@@ -198,7 +208,7 @@ _HINT_RE = re.compile(
     "pass|pw|pin|geheimzahl|kennw|mot de|contra|clave|senha|wacht|lösen|losen|adgang|kodeord|salasana|hasł|hasl|"
     "heslo|jelsz|parol|şifre|sifre|lozinka|geslo|κωδικ|συνθημ|парол|лозин|密|口令|パスワード|暗証|비밀번호|"
     "암호|كلمة|סיסמ|رمز|पासवर्ड|รหัส|mật khẩu|kata sandi|katalaluan|key|secret|token|clé|chiave|"
-    "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|ssn|social security|driv(?:er'?s|ing)[ -]licen|"
+    "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|códig|codic|ssn|social security|driv(?:er'?s|ing)[ -]licen|"
     "otp|combination|combo|account ?(?:n|#)|acct|creds|credential|login|log-in|wi-?fi|wlan|@|konto|cuenta|compte|conto|rekening"
 )
 # The characters the keyword's lookbehind reads, "mot de " before "passe", and the word before
@@ -272,7 +282,7 @@ def _apply_prose(text: str, counts) -> str:
 
     # Digits named for what they open or identify, taken whole.
     for pattern, kind, words in (
-        (PIN_RE, "pin", ("pin", "geheimzahl", "暗証")), (ACCESS_CODE_RE, "access_code", ("code",)),
+        (PIN_RE, "pin", ("pin", "geheimzahl", "暗証")), (ACCESS_CODE_RE, "access_code", ("code", "códig", "codic")),
         (ONE_TIME_CODE_RE, "one_time_code", ("otp", "code", "one")), (COMBINATION_RE, "combination", ("combin", "combo")),
         (RECOVERY_CODES_RE, "recovery_code", ("code",)), (SSN_RE, "ssn", ("ssn", "social")),
         (BANK_ACCOUNT_RE, "bank_account", ("account", "acct", "konto", "cuenta", "compte", "conto", "rekening")),
