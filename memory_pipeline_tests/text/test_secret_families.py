@@ -84,6 +84,8 @@ LOOKALIKES = [
     "the password is the same, my password is there, password: default, the password is plaintext",
     "Please reset the password on staging. The password manager is software. The password is meeting the rules.",
     "the password is garbage collected; the password is due Friday; my password is in the vault",
+    "I forgot the answer to my security question. The answer to my security question is stored in 1Password.",
+    "the answer is 42; the passcode expires in 2024; the combination of flavors was 3-4-5 stars",
     # a code named in another language that opens nothing, or no code handed over
     "Le code de la route est 2024. Der Code der Anwendung ist 2000 Zeilen lang. el código de la puerta cambió en 2024",
     # words of the recovery-phrase list, but prose: its short words are in no list
@@ -173,6 +175,13 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         # a note's short lines: a network and its password, a code by its name alone
         ("- Wi-Fi: HomeNet / BlueSky2024", "- Wi-Fi: HomeNet / [REDACTED:password]"),
         ("door code 4821#", "door code [REDACTED:access_code]#"),
+        # a passcode of digits is a PIN; a phone's unlock code; a combination that names no lock
+        ("My iPhone passcode is 1234.", "My iPhone passcode is [REDACTED:pin]."),
+        ("her phone unlock code is 2580", "her phone unlock code is [REDACTED:access_code]"),
+        ("The combination is 12-34-56", "The combination is [REDACTED:combination]"),
+        # the answer to a security question recovers an account as a password does
+        ("The answer to my security question is Fluffy", "The answer to my security question is [REDACTED:security_answer]"),
+        ("security answer: 'blue whale'", "security answer: '[REDACTED:security_answer]'"),
         # a door's code named in the language of the house
         ("Le code de la porte est 4821", "Le code de la porte est [REDACTED:access_code]"),
         ("el código de la puerta principal es 4821.", "el código de la puerta principal es [REDACTED:access_code]."),
@@ -289,6 +298,7 @@ HOSTILE = {
     "questions": "password? " * 3000,
     "a code's door abroad": "código de la " + "puerta " * 2000 + "es x",
     "plain words handed over": "password: sunshine " * 2000,
+    "security answers": "answer to my security question is " * 1000 + "x",
 }
 
 

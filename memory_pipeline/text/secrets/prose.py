@@ -126,12 +126,12 @@ _DIGITS_VALUE = r"(?P<value>\d{4,8})(?![\d.,:/-]?\d)"
 _WORD = r"[ \t]+[^\s\d.!?:=;,]{1,20}"  # a word with no digit, within the sentence
 _OPENS = rf"(?:[ \t]+(?i:for|to|of|on|für|zur|zum|de|del|du|da|di|pour|para|per|voor|van)(?:{_WORD}){{1,4}}?)?"
 PIN_RE = re.compile(
-    r"(?<![A-Za-z0-9_])(?i:pin(?:[ -]?(?:code|number|nummer))?|geheimzahl|PIN码|暗証番号)"
+    r"(?<![A-Za-z0-9_])(?i:pin(?:[ -]?(?:code|number|nummer))?|pass ?code|geheimzahl|PIN码|暗証番号)"
     rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*(?:是|は|는|은)){_DIGITS_VALUE}"
 )
 # A door, gate or alarm code is a PIN by another name, handed over the same way: "the gate code is
 # 4821", "the code for the garage door is 4821"; so is a one-time code while it is valid.
-_OPENED = r"(?:door|gate|alarm|lock|entry|access|keypad|garage|safe|building|lockbox)"
+_OPENED = r"(?:door|gate|alarm|lock|unlock|entry|access|keypad|garage|opener|safe|building|lockbox)"
 # ... and in other languages, named after the code: "le code de la porte est 4821", "el código
 # de la puerta principal es 4821", "der Code für die Haustür ist 4821", "der Türcode lautet 4821".
 _OPENED_ABROAD = (
@@ -151,11 +151,11 @@ ONE_TIME_CODE_RE = re.compile(
     r"2fa|mfa|two-factor|authentication|security) code)"
     rf"(?:{_HANDED_OVER}){_DIGITS_VALUE}"
 )
-# A lock's combination, named with what it opens: "the combination to the safe is 12-34-56",
-# "padlock combo: 7 21 3".
+# A lock's combination, named with what it opens or not: "the combination to the safe is 12-34-56",
+# "padlock combo: 7 21 3", "the combination is 12-34-56" (three to five numbers handed over).
 COMBINATION_RE = re.compile(
-    r"(?<![A-Za-z0-9_])(?i:(?:(?:lock|safe|padlock|locker|vault)[ -](?:combination|combo))|(?:combination|combo)"
-    rf"[ \t]+(?:for|to|of|on)(?:{_WORD}){{0,3}}?[ \t]+(?:lock|safe|padlock|locker|vault)s?)"
+    r"(?<![A-Za-z0-9_])(?i:(?:(?:lock|safe|padlock|locker|vault)[ -])?(?:combination|combo)(?:"
+    rf"[ \t]+(?:for|to|of|on)(?:{_WORD}){{0,3}}?[ \t]+(?:lock|safe|padlock|locker|vault)s?)?)"
     rf"(?:{_HANDED_OVER})(?P<value>\d{{1,3}}(?:[ \t]*[-/ ][ \t]*\d{{1,3}}){{2,4}})(?![\d.,:/-]?\d)"
 )
 # Backup or recovery codes, each holding a digit, one or a list: "my 2FA backup codes are
@@ -190,6 +190,13 @@ ID_DOCUMENT_RE = re.compile(
     + _NAMED_HANDOVER
     + r"(?P<value>(?=[A-Z]*\d)[A-Z0-9]{6,18})(?![\w-])"
 )
+# The answer to a security question, which recovers an account as a password does: "the answer to
+# my security question is Fluffy", "security answer: 'blue whale'".
+SECURITY_ANSWER_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?i:security (?:question )?answer|secret answer|answer to (?:my|the|your|his|her|our) "
+    r"(?:security|secret) question)(?:[ \t]+(?i:is|was)[ \t]+|[ \t]*:[ \t]*)"
+    r"(?:(?P<q>[\"'`“‘])(?P<quoted>[^\"'`”’\n]{1,100})[\"'`”’]|(?P<value>(?!(?i:the|a|an|my|in|on|stored|saved)\b)[^\s\"'`]{2,64}))"
+)
 RUN_TOGETHER_LETTERS = 14  # a lower-case password handed over in prose: longer than most words
 NEAR_REACH = 80  # characters after the keyword
 NEAR_WORDS = 8  # words after the keyword
@@ -209,7 +216,7 @@ _HINT_RE = re.compile(
     "heslo|jelsz|parol|şifre|sifre|lozinka|geslo|κωδικ|συνθημ|парол|лозин|密|口令|パスワード|暗証|비밀번호|"
     "암호|كلمة|סיסמ|رمز|पासवर्ड|รหัส|mật khẩu|kata sandi|katalaluan|key|secret|token|clé|chiave|"
     "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|códig|codic|ssn|social security|driv(?:er'?s|ing)[ -]licen|"
-    "otp|combination|combo|account ?(?:n|#)|acct|creds|credential|login|log-in|wi-?fi|wlan|@|konto|cuenta|compte|conto|rekening"
+    "otp|combination|combo|answer|account ?(?:n|#)|acct|creds|credential|login|log-in|wi-?fi|wlan|@|konto|cuenta|compte|conto|rekening"
 )
 # The characters the keyword's lookbehind reads, "mot de " before "passe", and the word before
 # "code" ("authentication ", "building ").
@@ -282,13 +289,16 @@ def _apply_prose(text: str, counts) -> str:
 
     # Digits named for what they open or identify, taken whole.
     for pattern, kind, words in (
-        (PIN_RE, "pin", ("pin", "geheimzahl", "暗証")), (ACCESS_CODE_RE, "access_code", ("code", "códig", "codic")),
+        (PIN_RE, "pin", ("pin", "passcode", "pass code", "geheimzahl", "暗証")), (ACCESS_CODE_RE, "access_code", ("code", "códig", "codic")),
         (ONE_TIME_CODE_RE, "one_time_code", ("otp", "code", "one")), (COMBINATION_RE, "combination", ("combin", "combo")),
         (RECOVERY_CODES_RE, "recovery_code", ("code",)), (SSN_RE, "ssn", ("ssn", "social")),
         (BANK_ACCOUNT_RE, "bank_account", ("account", "acct", "konto", "cuenta", "compte", "conto", "rekening")),
     ):
         if any(word in low for word in words):
             text = sub_values(pattern, text, lambda m, g, kind=kind: redact_group(m, g, kind, counts), "value")
+    if "answer" in low:
+        text = sub_values(SECURITY_ANSWER_RE, text, lambda m, g: redact_group(m, g, "security_answer", counts,
+                                                                              len(m.group(g).rstrip(TRAILING_PUNCTUATION))), "quoted", "value")
     if "passport" in low or "licen" in low:
         text = sub_values(ID_DOCUMENT_RE, text, lambda m, g: redact_group(
             m, g, "passport" if m.group("passport") else "driving_licence", counts), "value")
