@@ -47,7 +47,11 @@ NEEDS_LABEL = frozenset({
     # passwords given in other ways: with their user, before the credential word, as a change
     "creds_user_password", "email_password_pair", "password_named_after", "password_changed_from",
     "password_contraction", "app_password",
+    # a plain word as a password, digits as a passcode, a door's code abroad, a security answer
+    "plain_word_password", "passcode_digits", "door_code_french", "security_answer",
 })
+# Things' names people choose as passwords (the scrubber knows them only from its word index).
+PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
 
 
 # Passwords said in a sentence, in other languages and scripts: the format's name, then the
@@ -240,6 +244,10 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("password_changed_from", (a := pw(), b := pw()), f"my bank password was changed from {a} to {b}"),
         ("password_contraction", (s := pw(),), f"My password's {s}, don't share it"),
         ("app_password", (s := " ".join(g(4, string.ascii_lowercase) for _ in range(4)),), f"the gmail app password is {s}"),
+        ("plain_word_password", (s := g.rng.choice(PLAIN_WORDS),), f"ok so my netflix password is {s}, don't laugh"),
+        ("passcode_digits", (s := g(6, string.digits),), f"My iPhone passcode is {s}."),
+        ("door_code_french", (s := g(4, string.digits),), f"Le code de la porte est {s}, à ce soir"),
+        ("security_answer", (s := g(8, string.ascii_lowercase).capitalize(),), f"the answer to my security question is {s}"),
         ("braintree", (s := f"access_token$production${g(16, string.ascii_lowercase + string.digits)}${g(32, LOWER_HEX)}",),
          f"BT_ACCESS_TOKEN={s}"),
         ("pgp_private_key", (pem_body,), f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{pem_body}\n-----END PGP PRIVATE KEY BLOCK-----"),

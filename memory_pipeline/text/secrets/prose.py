@@ -195,7 +195,7 @@ ID_DOCUMENT_RE = re.compile(
 SECURITY_ANSWER_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:security (?:question )?answer|secret answer|answer to (?:my|the|your|his|her|our) "
     r"(?:security|secret) question)(?:[ \t]+(?i:is|was)[ \t]+|[ \t]*:[ \t]*)"
-    r"(?:(?P<q>[\"'`“‘])(?P<quoted>[^\"'`”’\n]{1,100})[\"'`”’]|(?P<value>(?!(?i:the|a|an|my|in|on|stored|saved)\b)[^\s\"'`]{2,64}))"
+    r"(?!\[REDACTED)(?:(?P<q>[\"'`“‘])(?!\[REDACTED)(?P<quoted>[^\"'`”’\n]{1,100})[\"'`”’]|(?P<value>(?!(?i:the|a|an|my|in|on|stored|saved)\b)[^\s\"'`]{2,64}))"
 )
 RUN_TOGETHER_LETTERS = 14  # a lower-case password handed over in prose: longer than most words
 NEAR_REACH = 80  # characters after the keyword
