@@ -86,6 +86,8 @@ LOOKALIKES = [
     "the password is garbage collected; the password is due Friday; my password is in the vault",
     "I forgot the answer to my security question. The answer to my security question is stored in 1Password.",
     "the answer is 42; the passcode expires in 2024; the combination of flavors was 3-4-5 stars",
+    "the password is 12 characters long; my password expires in 2024; the password policy is 2024",
+    "boarding pass is AB12CD34; season pass is 2025; the pass is free; my social is great",
     # a code named in another language that opens nothing, or no code handed over
     "Le code de la route est 2024. Der Code der Anwendung ist 2000 Zeilen lang. el código de la puerta cambió en 2024",
     # words of the recovery-phrase list, but prose: its short words are in no list
@@ -179,6 +181,12 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ("My iPhone passcode is 1234.", "My iPhone passcode is [REDACTED:pin]."),
         ("her phone unlock code is 2580", "her phone unlock code is [REDACTED:access_code]"),
         ("The combination is 12-34-56", "The combination is [REDACTED:combination]"),
+        ("the alarm disarm code is 3344", "the alarm disarm code is [REDACTED:access_code]"),
+        ("The PIN to my debit card is 7 7 3 1", "The PIN to my debit card is [REDACTED:pin]"),
+        ("My social is 078-05-1120", "My social is [REDACTED:ssn]"),
+        # digits alone as a password; "pass" with a value only a chosen password looks like
+        ("her voicemail password is 2468", "her voicemail password is [REDACTED:password]"),
+        ("and the pass is Gr33nDay!", "and the pass is [REDACTED:password]!"),
         # the answer to a security question recovers an account as a password does
         ("The answer to my security question is Fluffy", "The answer to my security question is [REDACTED:security_answer]"),
         ("security answer: 'blue whale'", "security answer: '[REDACTED:security_answer]'"),

@@ -87,7 +87,9 @@ PROSE_RE = re.compile(
 )
 PASSWORD_KEYWORD_RE = re.compile(rf"(?:{_PASSWORD_WORDS}|{_COMPOUND_WORDS})[^\W\d_]{{0,3}}", re.IGNORECASE)
 # "... user admin and password Adm1n2024": no verb, so the value must mix letters and digits.
-BARE_PASSWORD_RE = re.compile(r"(?<![\w:\-])(?i:password|passwort|passcode|passwd|pwd|(?P<short>pass))[ \t]+(?P<value>[^\s\"'`]{8,200})")
+BARE_PASSWORD_RE = re.compile(
+    r"(?<![\w:\-])(?i:password|passwort|passcode|passwd|pwd|(?P<short>pass))(?:[ \t]+(?i:is|was))?[ \t]+(?P<value>[^\s\"'`]{8,200})"
+)  # ("the pass is Gr33nDay!": "pass" takes a value only a chosen password looks like)
 # A changed password names the old one and the new: "my password was changed from Tulip55 to Daisy66".
 CHANGED_FROM_RE = re.compile(
     rf"(?<![A-Za-z0-9_])(?i:{_PASSWORD_WORDS}){_FEW_WORDS}[ \t]+(?i:(?:was|has been|got|is)[ \t]+)?"
@@ -120,7 +122,7 @@ KEYWORD_RE = re.compile(_KEYWORD)
 _HEX_SECRET_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}")
 # A PIN is digits only, so it is taken only when a verb or a colon hands it over: "PIN is 4821".
 _HANDED_OVER = rf"[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:：=][ \t]*"
-_DIGITS_VALUE = r"(?P<value>\d{4,8})(?![\d.,:/-]?\d)"
+_DIGITS_VALUE = r"(?P<value>\d{4,8}|\d(?: \d){3,7})(?![\d.,:/-]?\d)"  # "4821", or spaced "7 7 3 1"
 # What a PIN or a code opens may stand between it and the verb: "the PIN for the garage is 4821",
 # "the code to my front door is 2468" (at most four words, no digit, within the sentence).
 _WORD = r"[ \t]+[^\s\d.!?:=;,]{1,20}"  # a word with no digit, within the sentence
@@ -131,7 +133,7 @@ PIN_RE = re.compile(
 )
 # A door, gate or alarm code is a PIN by another name, handed over the same way: "the gate code is
 # 4821", "the code for the garage door is 4821"; so is a one-time code while it is valid.
-_OPENED = r"(?:door|gate|alarm|lock|unlock|entry|access|keypad|garage|opener|safe|building|lockbox)"
+_OPENED = r"(?:door|gate|alarm|disarm|lock|unlock|entry|access|keypad|garage|opener|safe|building|lockbox)"
 # ... and in other languages, named after the code: "le code de la porte est 4821", "el código
 # de la puerta principal es 4821", "der Code für die Haustür ist 4821", "der Türcode lautet 4821".
 _OPENED_ABROAD = (
@@ -179,7 +181,10 @@ BANK_ACCOUNT_RE = re.compile(
 _NAMED_HANDOVER = rf"(?:[ \t]+(?i:{_VERBS})[ \t]+|[ \t]*[:#=][ \t]*|[ \t]+)"
 # A US social security number, named as one: "my SSN is 123-45-6789", "social security number: 123 45 6789".
 SSN_RE = re.compile(
-    rf"(?<![A-Za-z0-9_])(?i:ssn|social security(?: number| no\.?)?){_NAMED_HANDOVER}"
+    # "social" alone ("my social is 078-05-1120") only before the number in its dashed shape
+    r"(?<![A-Za-z0-9_])(?i:ssn|social security(?: number| no\.?)?"
+    r"|social(?=(?:[ \t]+(?:is|was)[ \t]+|[ \t]*:[ \t]*)\d{3}-\d{2}-\d{4}(?![\d-])))"
+    rf"{_NAMED_HANDOVER}"
     r"(?P<value>\d{3}([ -]?)\d{2}\2\d{4})(?![\d-])"
 )
 # An identity document's number, named as one: "my passport number is X1234567", "driver's license
@@ -215,7 +220,7 @@ _HINT_RE = re.compile(
     "pass|pw|pin|geheimzahl|kennw|mot de|contra|clave|senha|wacht|lösen|losen|adgang|kodeord|salasana|hasł|hasl|"
     "heslo|jelsz|parol|şifre|sifre|lozinka|geslo|κωδικ|συνθημ|парол|лозин|密|口令|パスワード|暗証|비밀번호|"
     "암호|كلمة|סיסמ|رمز|पासवर्ड|รหัส|mật khẩu|kata sandi|katalaluan|key|secret|token|clé|chiave|"
-    "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|códig|codic|ssn|social security|driv(?:er'?s|ing)[ -]licen|"
+    "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|códig|codic|ssn|social|driv(?:er'?s|ing)[ -]licen|"
     "otp|combination|combo|answer|account ?(?:n|#)|acct|creds|credential|login|log-in|wi-?fi|wlan|@|konto|cuenta|compte|conto|rekening"
 )
 # The characters the keyword's lookbehind reads, "mot de " before "passe", and the word before
@@ -346,11 +351,14 @@ _PLAIN_WORD_END_RE = re.compile(r"$|[\r\n\"\\]|[ \t]+(?i:and|but|so|or|because)\
 
 
 def _plain_word_handed_over(match: re.Match[str], value: str, stripped: str) -> bool:
-    """A plain word as a password: "my password is sunshine", "Password: bluebird". The word must
-    be one only a thing's name is (``lexicon.only_a_noun``): "weak", "expired", "reset", "there",
-    "default" or an unknown word describe a password or stand for none."""
+    """A plain word or 4-8 digits as a password: "my password is sunshine", "Password: bluebird",
+    "her voicemail password is 2468". The word must be one only a thing's name is
+    (``lexicon.only_a_noun``): "weak", "expired", "reset", "there", "default" or an unknown word
+    describe a password or stand for none."""
     kw = match.group("kw") or match.group("compound") or ""
-    if not (4 <= len(stripped) < RUN_TOGETHER_LETTERS and stripped.isascii() and stripped.isalpha()):
+    # (a passcode of digits is a PIN, ``PIN_RE``)
+    digits = stripped.isascii() and stripped.isdigit() and "code" not in kw.lower()
+    if not (4 <= len(stripped) < RUN_TOGETHER_LETTERS and stripped.isascii() and stripped.isalpha() or digits and len(stripped) <= 8):
         return False
     if not _PLAIN_WORD_KEYWORD_RE.fullmatch(kw) or not _PLAIN_WORD_MID_RE.fullmatch(match.group("mid")):
         return False
@@ -361,7 +369,7 @@ def _plain_word_handed_over(match: re.Match[str], value: str, stripped: str) -> 
         return False  # "the password is garbage collected", "... is dragon-themed"
     from memory_pipeline.text.secrets.lexicon import only_a_noun
 
-    return only_a_noun(stripped)
+    return digits or only_a_noun(stripped)
 
 
 def _run_together(value: str) -> bool:
