@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from memory_pipeline.text.secrets.configs import apply_config_formats, apply_json_strings, apply_replies, apply_tables
 from memory_pipeline.text.secrets.detectors import apply_detect_secrets
 from memory_pipeline.text.secrets.families import (
+    TRAILING_PUNCTUATION,
     apply_aws_pairs,
     apply_labelled,
     apply_random_tokens,
@@ -61,7 +62,7 @@ _ASSIGNMENT_RE = re.compile(
     # The lookahead lets re skip most positions before it tries the case-insensitive keywords.
     r"(?=[PpSsTtAaCcKk])(?i:(?P<kw>passphrase|password|passwd|pass|pwd|psk|secret|token|api[_-]?key|"
     r"access[_-]?key|auth[_-]?key|private[_-]?key|credentials?|signature|sig|auth|key))"
-    r"(?P<rest>[\w.-]{0,40}?)[\"'\\\]]{0,3}[ \t]*(?:=>|:=|=|:)[ \t]*"
+    r"(?P<rest>[\w.-]{0,40}?)[\"'\\\]]{0,3}[ \t]*(?P<op>=>|:=|=|:)[ \t]*"
     r"(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){1,4096}?)\\?\""
     r"|\\?'(?P<sq>[^'\\\n]{1,4096}?)\\?'"
     r"|(?P<bare>[^\s\"'`,;\\]{1,4096}))"
@@ -159,7 +160,7 @@ def _assignment_type(match: re.Match[str]) -> str | None:
     if "REDACTED" in match.group(0)[end - match.start() :]:
         return None
     value = match.group("dq") or match.group("sq") or match.group("bare") or ""
-    if len(value) < _MIN_ASSIGNED_SECRET or _PLACEHOLDER_VALUE_RE.match(value) or _CODE_VALUE_RE.fullmatch(value):
+    if _PLACEHOLDER_VALUE_RE.match(value) or _CODE_VALUE_RE.fullmatch(value):
         return None
     keyword = match.group("kw").lower()
     password = keyword.startswith(_PASSWORD_KEYWORDS)
@@ -172,12 +173,43 @@ def _assignment_type(match: re.Match[str]) -> str | None:
         if not env and (text[end : end + 1].isalpha() or not any(c.isdigit() for c in value)):
             return None
         strict = True
+    if password and _plain_password(match, value):
+        return "password"
+    if len(value) < _MIN_ASSIGNED_SECRET:
+        return None
     if strict and not (looks_random(value, 8) or (password and looks_like_password(value))):
         return None
     # A single word ("password: required") is prose; a real secret mixes character kinds.
     if len(value) < 16 and _WORDISH.fullmatch(value.rstrip(".,!?)")):
         return None
     return "password" if password else "secret"
+
+
+_VALUE_END_RE = re.compile(r"[ \t]*(?:$|[\r\n,;}\]\\])", re.M)
+# What may stand before a setting's key on its line: nothing, a list's dash, "export", or the
+# comma or brace before a key of an object; then the rest of the key's name ("DB_", "admin").
+_KEY_OPENS_RE = re.compile(r"(?:^[ \t]*(?:[-*>][ \t]*)?(?:(?:export|set|ENV)[ \t]+)?\\?[\"']?|[,{][ \t]*\\?[\"']?)[\w.-]*\Z", re.M)
+
+
+def _plain_password(match: re.Match[str], value: str) -> bool:
+    """A short or plain value a key ending in a password word is given: a thing's name under any operator
+    ("db_password: sunshine", ``lexicon.only_a_noun``), or 4+ characters with a digit, a symbol or
+    mixed case set by "=" or quoted ("password=abc123", ``PASSWORD = "Tr0ub4"``)."""
+    from memory_pipeline.text.secrets.lexicon import only_a_noun
+
+    if match.group("rest"):
+        return False  # the key names something of the password's ("password_algorithm = argon2")
+    text, start = match.string, match.start("kw")
+    if not _KEY_OPENS_RE.search(text, text.rfind("\n", 0, start) + 1, start):
+        return False  # words around an "=" ("the agent and password = tea."), not a setting
+    word = value.rstrip(".,!?)")
+    # a thing's name ends its line or clause, as a configuration's value does ("password = agent
+    # see ..." is words around an "=")
+    ends = _VALUE_END_RE.match(match.string, match.end())
+    if ends and word.isascii() and word.isalpha() and 4 <= len(word) < 16 and only_a_noun(word):
+        return True
+    set_so = match.group("op") in ("=", ":=") or match.group("bare") is None
+    return set_so and looks_like_password(value.rstrip(TRAILING_PUNCTUATION))
 
 
 def _env_name(text: str, start: int, end: int) -> bool:

@@ -88,6 +88,9 @@ LOOKALIKES = [
     "the answer is 42; the passcode expires in 2024; the combination of flavors was 3-4-5 stars",
     "the password is 12 characters long; my password expires in 2024; the password policy is 2024",
     "boarding pass is AB12CD34; season pass is 2025; the pass is free; my social is great",
+    # words around an "=", and settings about a password rather than of it
+    "the agent and password = tea. password_algorithm = argon2\npassword_length = 12\npassport: sunshine",
+    'password: required\n"password": "required"\npassword = getpass\npassword = None',
     # a code named in another language that opens nothing, or no code handed over
     "Le code de la route est 2024. Der Code der Anwendung ist 2000 Zeilen lang. el código de la puerta cambió en 2024",
     # words of the recovery-phrase list, but prose: its short words are in no list
@@ -213,6 +216,22 @@ def test_numbers_named_for_what_they_open_and_passwords_given_other_ways(text, s
     ],
 )
 def test_a_plain_word_handed_over_as_a_password(text, scrubbed):
+    assert scrub_secrets(text).text == scrubbed
+
+
+@pytest.mark.parametrize(
+    ("text", "scrubbed"),
+    [
+        ("export DB_PASSWORD=sunshine", "export DB_PASSWORD=[REDACTED:password]"),
+        ("db_password: dragon\nuser: app", "db_password: [REDACTED:password]\nuser: app"),
+        ('{"user": "x", "password": "popcorn"}', '{"user": "x", "password": "[REDACTED:password]"}'),
+        ("  - adminPassword: bluebird", "  - adminPassword: [REDACTED:password]"),
+        ("password=abc1", "password=[REDACTED:password]"),
+        # the "=" stays outside the placeholder
+        ("use password=abc123 to log in", "use password=[REDACTED:password] to log in"),
+    ],
+)
+def test_a_setting_s_short_or_plain_password(text, scrubbed):
     assert scrub_secrets(text).text == scrubbed
 
 

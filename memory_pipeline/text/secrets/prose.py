@@ -448,7 +448,7 @@ def apply_near_keyword(text: str, counts) -> str:
             if "[REDACTED:" in word:
                 break  # the word's value was found already (by this rule, on an earlier pass, or another)
             runs = _ASCII_RUN_RE.findall(word)
-            value = max(runs, key=len, default="").strip(TRAILING_PUNCTUATION + "(*").rstrip(".,;:")
+            value = max(runs, key=len, default="").strip(TRAILING_PUNCTUATION + "(*=").rstrip(".,;:")
             if not (chosen_secret(value, first=(n == 0 or anywhere) and password) or hex_ok and _HEX_SECRET_RE.fullmatch(value)):
                 continue
             at = text.index(value, keyword.end())
