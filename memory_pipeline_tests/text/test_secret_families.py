@@ -341,7 +341,12 @@ def test_hostile_runs_scrub_in_linear_time(line):
         ("Happy to help. What is the wifi password?", "It's BlueSky2024!", "It's [REDACTED:password]!"),
         ("Could you send me the staging API key:", "9f8e7d6c5b4a39281706f5e4d3c2b1a0", "[REDACTED:secret]"),
         ("Quel est le mot de passe\u00a0?", "C\u2019est Chaton2021!", "C\u2019est [REDACTED:password]!"),
+        # a plain word as the whole answer to what the password is
+        ("Remind me of the wifi password?", "It's bluebird.", "It's [REDACTED:password]."),
+        ("What is the password?", "popcorn", "[REDACTED:password]"),
         # a question that does not end on the credential word, or a reply that holds no value
+        ("Did you change the password?", "Tuesday.", "Tuesday."),
+        ("What is the wifi password?", "On the fridge.", "On the fridge."),
         ("Do you use a password manager?", "Yes, Bitwarden2 on every device", "Yes, Bitwarden2 on every device"),
         ("What is the wifi password?", "I forgot it, sorry. Windows11 might know.", "I forgot it, sorry. Windows11 might know."),
         ("How was the trip?", "Great, Lisbon2024 was fun", "Great, Lisbon2024 was fun"),

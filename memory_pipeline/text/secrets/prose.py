@@ -223,9 +223,10 @@ _HINT_RE = re.compile(
     "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|códig|codic|ssn|social|driv(?:er'?s|ing)[ -]licen|"
     "otp|combination|combo|answer|account ?(?:n|#)|acct|creds|credential|login|log-in|wi-?fi|wlan|@|konto|cuenta|compte|conto|rekening"
 )
-# The characters the keyword's lookbehind reads, "mot de " before "passe", and the word before
-# "code" ("authentication ", "building ").
-_WINDOW_BEFORE = 16
+# The characters the keyword's lookbehind reads, "mot de " before "passe", the word before
+# "code" ("authentication ", "building "), and the start of a question asking what a password
+# is ("Remind me of the password?").
+_WINDOW_BEFORE = 48
 _WINDOW_AFTER = 4400  # a few words, a verb and a value of up to 4,096 characters
 
 
@@ -419,6 +420,31 @@ def asked_for(previous: str) -> str:
     return last
 
 
+# A sentence that is the value alone, or "it's" and the value: "sunshine", "It's bluebird.",
+# "Sure, it is popcorn!" (not "On the fridge.", "No idea."), after a sentence asking what the
+# password is ("What's the wifi password?", "Remind me of the password?"; not "Did you change the
+# password?", whose answer may be "Tuesday.").
+_ASKS_FOR_IT_RE = re.compile(r"(?i:\b(?:what|which|remind|remember|tell|give|send|share)\b)[^.!?\n]*\Z")
+_PLAIN_REPLY_RE = re.compile(
+    r"[ \t]*(?i:(?:sure|ok|okay)[,!:]?[ \t]+)?(?i:(?:it|that)(?:['’]s|[ \t]+(?:is|was))[ \t]+|its[ \t]+)?"
+    r"(?P<word>[A-Za-z]{4,13})[ \t]*[.!]?[ \t]*\Z"
+)
+
+
+def _plain_reply(text: str, window: str, offset: int) -> tuple[int, int] | None:
+    """Where a plain word stands as the whole answer to a question for a password (``window``,
+    at ``offset`` in ``text``, is the sentence after the one the credential word ends), if the
+    word index knows it only as a noun."""
+    from memory_pipeline.text.secrets.lexicon import only_a_noun
+
+    found = _PLAIN_REPLY_RE.match(window)
+    if found is None or not only_a_noun(found.group("word")):
+        return None
+    start, end = offset + found.start("word"), offset + found.end("word")
+    rest = text[offset + found.end() : offset + found.end() + 1]
+    return (start, end) if not rest.isalnum() else None
+
+
 def apply_near_keyword(text: str, counts) -> str:
     """A credential word in any of many languages, then in the same clause (at most
     ``NEAR_WORDS`` words and ``NEAR_REACH`` characters on) a value ``chosen_secret`` accepts."""
@@ -430,17 +456,24 @@ def apply_near_keyword(text: str, counts) -> str:
         if keyword.start() < done or any(a <= keyword.start() < b for a, b in redacted):
             continue
         window, reach, anywhere = text[keyword.end() : keyword.end() + NEAR_REACH], NEAR_WORDS, False
+        offset = keyword.end()
         if (stop := _CLAUSE_END_RE.search(window)) is not None:
             # (a sentence's end, not a clause's: "for passwords; argon2id if available" hands none over)
             if window[: stop.start()].strip().strip("\"'”’)") == "" and stop.group(0)[0] in ".?!。！？":
                 # The word ends its sentence ("Can you remember my wifi password? It's BlueSky2024!"):
                 # the value may open the next one, as it would follow the word at once.
-                window, reach, anywhere = window[stop.end() :], NEXT_SENTENCE_WORDS, True
+                window, reach, anywhere, offset = window[stop.end() :], NEXT_SENTENCE_WORDS, True, offset + stop.end()
                 if (stop := _CLAUSE_END_RE.search(window)) is not None:
                     window = window[: stop.start() + 1]  # the value may end with the "!" or "." it holds
             else:
                 window = window[: stop.start()]
         password = keyword.group("compound") is not None or PASSWORD_KEYWORD_RE.fullmatch(keyword.group("kw")) is not None
+        if anywhere and password and _ASKS_FOR_IT_RE.search(text, max(0, keyword.start() - _WINDOW_BEFORE), keyword.start()) \
+                and (plain := _plain_reply(text, window, offset)) is not None:
+            counts["password"] += 1
+            pieces += [text[done : plain[0]], placeholder("password", text[plain[0] : plain[1]])]
+            done = plain[1]
+            continue
         # A long hex run is a secret after a word that names one ("private key", "token"), not
         # after a bare "key" (a commit or a content hash is cited beside many words).
         hex_ok = (keyword.group("kw") or "").lower() not in ("key", "schlüssel", "ключ", "키", "キー")
