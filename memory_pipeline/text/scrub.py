@@ -192,9 +192,10 @@ _KEY_OPENS_RE = re.compile(r"(?:^[ \t]*(?:[-*>][ \t]*)?(?:(?:export|set|ENV)[ \t
 
 
 def _plain_password(match: re.Match[str], value: str) -> bool:
-    """A short or plain value a key ending in a password word is given: a thing's name under any operator
-    ("db_password: sunshine", ``lexicon.only_a_noun``), or 4+ characters with a digit, a symbol or
-    mixed case set by "=" or quoted ("password=abc123", ``PASSWORD = "Tr0ub4"``)."""
+    """A short or plain value given to a key that ends in a password word, the key starting a
+    setting: a thing's name ending the line ("db_password: sunshine", ``lexicon.only_a_noun``),
+    or 4+ characters with a digit, a symbol or mixed case set by "=" or quoted
+    ("password=abc123", ``PASSWORD = "Tr0ub4"``)."""
     from memory_pipeline.text.secrets.lexicon import only_a_noun
 
     if match.group("rest"):
@@ -203,9 +204,7 @@ def _plain_password(match: re.Match[str], value: str) -> bool:
     if not _KEY_OPENS_RE.search(text, text.rfind("\n", 0, start) + 1, start):
         return False  # words around an "=" ("the agent and password = tea."), not a setting
     word = value.rstrip(".,!?)")
-    # a thing's name ends its line or clause, as a configuration's value does ("password = agent
-    # see ..." is words around an "=")
-    ends = _VALUE_END_RE.match(match.string, match.end())
+    ends = _VALUE_END_RE.match(text, match.end())  # as a setting's value does
     if ends and word.isascii() and word.isalpha() and 4 <= len(word) < 16 and only_a_noun(word):
         return True
     set_so = match.group("op") in ("=", ":=") or match.group("bare") is None

@@ -205,6 +205,13 @@ PLACEHOLDER = "[REDACTED:{}]"
 PLACEHOLDER_RE = re.compile(r"\[REDACTED:\w+\]")
 _NEWLINES_RE = re.compile(r"\r\n|\r|\n")
 TRAILING_PUNCTUATION = ".,;:!?)]}>"
+# What hands a value over after its name, in the languages the prose rules read: "is", "was
+# changed to", "ist", "lautet", "est", "es", "é", "jest", "это" ...
+HANDOVER_VERBS = (
+    r"(?:is|was|has been|got) (?:set|changed|reset|updated) to|(?:set|changed|reset|updated) to|"
+    r"is now|is|was|ist|war|lautet|lautete|est|était|es|era|é|è|er|är|var|jest|to|je|on|это|"
+    r"now|है|هي|هو|היא|הוא"
+)
 
 
 def placeholder(kind: str, secret: str) -> str:

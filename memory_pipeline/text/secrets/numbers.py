@@ -1,0 +1,119 @@
+"""Numbers and short answers named for what they open or identify: PINs and passcodes, door,
+gate and alarm codes (also named in French, Spanish, Portuguese, Italian, Dutch and German),
+one-time and backup codes, lock combinations, bank account, social security and identity document
+numbers, and the answer to a security question. Each is taken whole where a verb, a colon or its
+own name hands it over ("the PIN for the garage is 4821", "my SSN is 123-45-6789"); digits alone
+elsewhere are dates, prices and counts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory_pipeline.text.secrets.families import HANDOVER_VERBS, TRAILING_PUNCTUATION, redact_group, sub_values
+
+# A PIN is digits only, so it is taken only when a verb or a colon hands it over: "PIN is 4821".
+_HANDED_OVER = rf"[ \t]+(?i:{HANDOVER_VERBS})[ \t]+|[ \t]*[:：=][ \t]*"
+_DIGITS_VALUE = r"(?P<value>\d{4,8}|\d(?: \d){3,7})(?![\d.,:/-]?\d)"  # "4821", or spaced "7 7 3 1"
+# What a PIN or a code opens may stand between it and the verb: "the PIN for the garage is 4821",
+# "the code to my front door is 2468" (at most four words, no digit, within the sentence).
+_WORD = r"[ \t]+[^\s\d.!?:=;,]{1,20}"  # a word with no digit, within the sentence
+_OPENS = rf"(?:[ \t]+(?i:for|to|of|on|für|zur|zum|de|del|du|da|di|pour|para|per|voor|van)(?:{_WORD}){{1,4}}?)?"
+PIN_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?i:pin(?:[ -]?(?:code|number|nummer))?|pass ?code|geheimzahl|PIN码|暗証番号)"
+    rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*(?:是|は|는|은)){_DIGITS_VALUE}"
+)
+# A door, gate or alarm code is a PIN by another name, handed over the same way: "the gate code is
+# 4821", "the code for the garage door is 4821"; so is a one-time code while it is valid.
+_OPENED = r"(?:door|gate|alarm|disarm|lock|unlock|entry|access|keypad|garage|opener|safe|building|lockbox)"
+# ... and in other languages, named after the code: "le code de la porte est 4821", "el código
+# de la puerta principal es 4821", "der Code für die Haustür ist 4821", "der Türcode lautet 4821".
+_OPENED_ABROAD = (
+    r"(?:porte|portail|garage|alarme|immeuble|puerta|port[oó]n|portal|alarma|garaje|edificio|port[aã]o|porta|"
+    r"pr[eé]dio|cancello|portone|allarme|deur|poort|hek|alarm|t[uü]r|haust[uü]r|tor|garagentor|alarmanlage)"
+)
+_CODE_WORD = r"(?:code|c[oó]digo|codice|digicode)"
+_OF_ABROAD = r"(?:(?:de la|de|du|des|del|do|da|della|dello|van de|van het|voor de|f[uü]r (?:die|den|das)|der|zur|zum)[ \t]+|de l['’]|dell['’])"
+ACCESS_CODE_RE = re.compile(
+    rf"(?<![A-Za-z0-9_])(?i:{_OPENED}[ -]?code(?:{_OPENS}(?:{_HANDED_OVER})|[ \t]+)"
+    rf"|code[ \t]+(?:for|to)(?:{_WORD}){{0,3}}?[ \t]+{_OPENED}s?(?:{_HANDED_OVER})"
+    rf"|{_CODE_WORD}[ \t]+{_OF_ABROAD}(?:[^\s\d.!?:=;,]{{1,20}}[ \t]+){{0,2}}?{_OPENED_ABROAD}(?:{_WORD}){{0,2}}?(?:{_HANDED_OVER})"
+    rf"|(?:t[uü]r|tor|alarm|garagen|zugangs|haust[uü]r)code(?:{_HANDED_OVER})){_DIGITS_VALUE}"
+)  # "the gate code is 4821", "door code 4821#" (the code's own name needs no verb)
+ONE_TIME_CODE_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?i:otp|one[ -]time (?:code|password|passcode)|(?:verification|confirmation|login|sign-in|"
+    r"2fa|mfa|two-factor|authentication|security) code)"
+    rf"(?:{_HANDED_OVER}){_DIGITS_VALUE}"
+)
+# A lock's combination, named with what it opens or not: "the combination to the safe is 12-34-56",
+# "padlock combo: 7 21 3", "the combination is 12-34-56" (three to five numbers handed over).
+COMBINATION_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?i:(?:(?:lock|safe|padlock|locker|vault)[ -])?(?:combination|combo)(?:"
+    rf"[ \t]+(?:for|to|of|on)(?:{_WORD}){{0,3}}?[ \t]+(?:lock|safe|padlock|locker|vault)s?)?)"
+    rf"(?:{_HANDED_OVER})(?P<value>\d{{1,3}}(?:[ \t]*[-/ ][ \t]*\d{{1,3}}){{2,4}})(?![\d.,:/-]?\d)"
+)
+# Backup or recovery codes, each holding a digit, one or a list: "my 2FA backup codes are
+# 8421-3390, 1177-2045".
+_CODE = r"(?=[A-Za-z]*\d)[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{3,12})?"
+RECOVERY_CODES_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?i:(?:backup|recovery|2fa|mfa|two-factor)[ -]codes?)"
+    # a separator between two codes, never none: two codes glued could be cut apart countless ways
+    rf"(?:[ \t]+(?i:are|were)[ \t]+(?:[:\-][ \t]*)?|{_HANDED_OVER}|[ \t]+)(?P<value>{_CODE}(?:(?:[ \t]*[,;][ \t]*|[ \t]+)(?:and[ \t]+)?{_CODE})*+)(?![\w-])"
+)
+# A bank account's number, named as one: "my account number is 000123456789" (an IBAN has its own
+# rule, by its country's layout).
+BANK_ACCOUNT_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?i:(?:bank |checking |savings |current )?(?:account|acct)[ -]?(?:number|no\.?|nr\.?|#)"
+    r"|kontonummer|número de cuenta|numéro de compte|numero di conto|rekeningnummer|número da conta)"
+    r"(?:[ \t]+(?i:is|was|:)[ \t]*|[ \t]*[:#=][ \t]*|[ \t]+)"
+    r"(?P<value>\d(?:[ -]?\d){5,16})(?![\d-])"
+)
+# How a number named for what it is ("SSN", "passport number") is handed over: a verb, a colon,
+# "#" or "=", or a bare space.
+_NAMED_HANDOVER = rf"(?:[ \t]+(?i:{HANDOVER_VERBS})[ \t]+|[ \t]*[:#=][ \t]*|[ \t]+)"
+# A US social security number, named as one: "my SSN is 123-45-6789", "social security number: 123 45 6789".
+SSN_RE = re.compile(
+    # "social" alone ("my social is 078-05-1120") only before the number in its dashed shape
+    r"(?<![A-Za-z0-9_])(?i:ssn|social security(?: number| no\.?)?"
+    r"|social(?=(?:[ \t]+(?:is|was)[ \t]+|[ \t]*:[ \t]*)\d{3}-\d{2}-\d{4}(?![\d-])))"
+    rf"{_NAMED_HANDOVER}"
+    r"(?P<value>\d{3}([ -]?)\d{2}\2\d{4})(?![\d-])"
+)
+# An identity document's number, named as one: "my passport number is X1234567", "driver's license
+# no. D1234567". Capitals and digits with at least one digit, so "passport is expired" stays.
+ID_DOCUMENT_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?i:(?P<passport>passport)|(?P<licence>driv(?:er'?s|ing)[ -]licen[cs]e))"
+    r"(?i:[ -](?:number|no\.?|nr\.?|#))?"
+    + _NAMED_HANDOVER
+    + r"(?P<value>(?=[A-Z]*\d)[A-Z0-9]{6,18})(?![\w-])"
+)
+# The answer to a security question, which recovers an account as a password does: "the answer to
+# my security question is Fluffy", "security answer: 'blue whale'".
+SECURITY_ANSWER_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?i:security (?:question )?answer|secret answer|answer to (?:my|the|your|his|her|our) "
+    r"(?:security|secret) question)(?:[ \t]+(?i:is|was)[ \t]+|[ \t]*:[ \t]*)"
+    r"(?!\[REDACTED)(?:(?P<q>[\"'`“‘])(?!\[REDACTED)(?P<quoted>[^\"'`”’\n]{1,100})[\"'`”’]|(?P<value>(?!(?i:the|a|an|my|in|on|stored|saved)\b)[^\s\"'`]{2,64}))"
+)
+
+
+def apply_named_numbers(text: str, counts) -> str:
+    """Every rule above whose words ``text`` holds (a window around a credential word)."""
+    low = text.lower()
+    for pattern, kind, words in (
+        (PIN_RE, "pin", ("pin", "passcode", "pass code", "geheimzahl", "暗証")),
+        (ACCESS_CODE_RE, "access_code", ("code", "códig", "codic")),
+        (ONE_TIME_CODE_RE, "one_time_code", ("otp", "code", "one")),
+        (COMBINATION_RE, "combination", ("combin", "combo")),
+        (RECOVERY_CODES_RE, "recovery_code", ("code",)),
+        (SSN_RE, "ssn", ("ssn", "social")),
+        (BANK_ACCOUNT_RE, "bank_account", ("account", "acct", "konto", "cuenta", "compte", "conto", "rekening")),
+    ):
+        if any(word in low for word in words):
+            text = sub_values(pattern, text, lambda m, g, kind=kind: redact_group(m, g, kind, counts), "value")
+    if "answer" in low:
+        text = sub_values(SECURITY_ANSWER_RE, text, lambda m, g: redact_group(
+            m, g, "security_answer", counts, len(m.group(g).rstrip(TRAILING_PUNCTUATION))), "quoted", "value")
+    if "passport" in low or "licen" in low:
+        text = sub_values(ID_DOCUMENT_RE, text, lambda m, g: redact_group(
+            m, g, "passport" if m.group("passport") else "driving_licence", counts), "value")
+    return text
