@@ -193,10 +193,10 @@ _KEY_OPENS_RE = re.compile(r"(?:^[ \t]*(?:[-*>][ \t]*)?(?:(?:export|set|ENV)[ \t
 
 def _plain_password(match: re.Match[str], value: str) -> bool:
     """A short or plain value given to a key that ends in a password word, the key starting a
-    setting: a thing's name ending the line ("db_password: sunshine", ``lexicon.only_a_noun``),
+    setting: a thing's name ending the line ("db_password: sunshine", ``lexicon.plain_noun``),
     or 4+ characters with a digit, a symbol or mixed case set by "=" or quoted
     ("password=abc123", ``PASSWORD = "Tr0ub4"``)."""
-    from memory_pipeline.text.secrets.lexicon import only_a_noun
+    from memory_pipeline.text.secrets.lexicon import plain_noun
 
     if match.group("rest"):
         return False  # the key names something of the password's ("password_algorithm = argon2")
@@ -205,7 +205,7 @@ def _plain_password(match: re.Match[str], value: str) -> bool:
         return False  # words around an "=" ("the agent and password = tea."), not a setting
     word = value.rstrip(".,!?)")
     ends = _VALUE_END_RE.match(text, match.end())  # as a setting's value does
-    if ends and word.isascii() and word.isalpha() and 4 <= len(word) < 16 and only_a_noun(word):
+    if ends and plain_noun(word):
         return True
     set_so = match.group("op") in ("=", ":=") or match.group("bare") is None
     return set_so and looks_like_password(value.rstrip(TRAILING_PUNCTUATION))

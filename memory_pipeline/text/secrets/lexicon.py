@@ -57,3 +57,9 @@ def only_a_noun(word: str) -> bool:
         return False
     return word not in irregular and not any(
         word.endswith(old) and word[: len(word) - len(old)] + new in index["verb"] for old, new in rules)
+
+
+def plain_noun(word: str) -> bool:
+    """A word of 4-15 ASCII letters that the index knows only as a noun (``only_a_noun``): what a
+    plain password handed over looks like."""
+    return 4 <= len(word) <= 15 and word.isascii() and word.isalpha() and only_a_noun(word)

@@ -257,13 +257,12 @@ _PLAIN_WORD_END_RE = re.compile(r"$|[\r\n\"\\]|[ \t]+(?i:and|but|so|or|because)\
 def _plain_word_handed_over(match: re.Match[str], value: str, stripped: str) -> bool:
     """A plain word or 4-8 digits as a password: "my password is sunshine", "Password: bluebird",
     "her voicemail password is 2468". The word must be one only a thing's name is
-    (``lexicon.only_a_noun``): "weak", "expired", "reset", "there", "default" or an unknown word
+    (``lexicon.plain_noun``): "weak", "expired", "reset", "there", "default" or an unknown word
     describe a password or stand for none."""
     kw = match.group("kw") or match.group("compound") or ""
     # (a passcode of digits is a PIN, ``PIN_RE``)
     digits = stripped.isascii() and stripped.isdigit() and "code" not in kw.lower()
-    word = 4 <= len(stripped) < RUN_TOGETHER_LETTERS and stripped.isascii() and stripped.isalpha()
-    if not (word or digits and len(stripped) <= 8):
+    if not (stripped.isascii() and stripped.isalpha() or digits and 4 <= len(stripped) <= 8):
         return False
     if not _PLAIN_WORD_KEYWORD_RE.fullmatch(kw) or not _PLAIN_WORD_MID_RE.fullmatch(match.group("mid")):
         return False
@@ -272,9 +271,9 @@ def _plain_word_handed_over(match: re.Match[str], value: str, stripped: str) -> 
         return False
     if value == stripped and not _PLAIN_WORD_END_RE.match(text, match.end("bare")):
         return False  # "the password is garbage collected", "... is dragon-themed"
-    from memory_pipeline.text.secrets.lexicon import only_a_noun
+    from memory_pipeline.text.secrets.lexicon import plain_noun
 
-    return digits or only_a_noun(stripped)
+    return digits or plain_noun(stripped)
 
 
 def _run_together(value: str) -> bool:
@@ -331,7 +330,7 @@ def asked_for(previous: str) -> str:
 _ASKS_FOR_IT_RE = re.compile(r"(?i:\b(?:what|which|remind|remember|tell|give|send|share)\b)[^.!?\n]*\Z")
 _PLAIN_REPLY_RE = re.compile(
     r"[ \t]*(?i:(?:sure|ok|okay)[,!:]?[ \t]+)?(?i:(?:it|that)(?:['’]s|[ \t]+(?:is|was))[ \t]+|its[ \t]+)?"
-    r"(?P<word>[A-Za-z]{4,13})[ \t]*[.!]?[ \t]*\Z"
+    r"(?P<word>[A-Za-z]+)[ \t]*[.!]?[ \t]*\Z"
 )
 
 
@@ -339,10 +338,10 @@ def _plain_reply(text: str, window: str, offset: int) -> tuple[int, int] | None:
     """Where a plain word stands as the whole answer to a question for a password (``window``,
     at ``offset`` in ``text``, is the sentence after the one the credential word ends), if the
     word index knows it only as a noun."""
-    from memory_pipeline.text.secrets.lexicon import only_a_noun
+    from memory_pipeline.text.secrets.lexicon import plain_noun
 
     found = _PLAIN_REPLY_RE.match(window)
-    if found is None or not only_a_noun(found.group("word")):
+    if found is None or not plain_noun(found.group("word")):
         return None
     start, end = offset + found.start("word"), offset + found.end("word")
     rest = text[offset + found.end() : offset + found.end() + 1]
