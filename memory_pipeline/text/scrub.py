@@ -42,6 +42,7 @@ from memory_pipeline.text.secrets.families import (
     spans_around,
     sub_values_in,
 )
+from memory_pipeline.text.secrets.lexicon import plain_noun
 from memory_pipeline.text.secrets.phrases import apply_seed_phrases
 from memory_pipeline.text.secrets.prose import apply_named_after, apply_prose, asked_for
 
@@ -196,8 +197,6 @@ def _plain_password(match: re.Match[str], value: str) -> bool:
     setting: a thing's name ending the line ("db_password: sunshine", ``lexicon.plain_noun``),
     or 4+ characters with a digit, a symbol or mixed case set by "=" or quoted
     ("password=abc123", ``PASSWORD = "Tr0ub4"``)."""
-    from memory_pipeline.text.secrets.lexicon import plain_noun
-
     if match.group("rest"):
         return False  # the key names something of the password's ("password_algorithm = argon2")
     text, start = match.string, match.start("kw")

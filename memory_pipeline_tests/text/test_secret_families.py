@@ -88,6 +88,7 @@ LOOKALIKES = [
     "the answer is 42; the passcode expires in 2024; the combination of flavors was 3-4-5 stars",
     "the password is 12 characters long; my password expires in 2024; the password policy is 2024",
     "boarding pass is AB12CD34; season pass is 2025; the pass is free; my social is great",
+    "email me at jane@x.com / Tuesday works; jane@x.com / phone",
     # words around an "=", and settings about a password rather than of it
     "the agent and password = tea. password_algorithm = argon2\npassword_length = 12\npassport: sunshine",
     'password: required\n"password": "required"\npassword = getpass\npassword = None',
@@ -213,6 +214,9 @@ def test_numbers_named_for_what_they_open_and_passwords_given_other_ways(text, s
         ("The password for the garage is pudding and it works", "The password for the garage is [REDACTED:password] and it works"),
         ("the password was changed to Baseball, don't tell", "the password was changed to [REDACTED:password], don't tell"),
         ('{"role": "user", "content": "my password is dragon"}', '{"role": "user", "content": "my password is [REDACTED:password]"}'),
+        # after its user or e-mail address, ending the pair
+        ("Netflix: jane@x.com / popcorn", "Netflix: jane@x.com / [REDACTED:password]"),
+        ("- Wi-Fi: HomeNet / bluebird", "- Wi-Fi: HomeNet / [REDACTED:password]"),
     ],
 )
 def test_a_plain_word_handed_over_as_a_password(text, scrubbed):

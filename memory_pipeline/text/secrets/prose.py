@@ -40,6 +40,7 @@ from memory_pipeline.text.secrets.families import (
     sub_values,
     sub_values_in,
 )
+from memory_pipeline.text.secrets.lexicon import plain_noun
 from memory_pipeline.text.secrets.numbers import apply_named_numbers
 
 # --- Prose ---------------------------------------------------------------------------------------
@@ -201,7 +202,8 @@ def _apply_prose(text: str, counts) -> str:
         # and a number is what many passwords are ("Hunter2024")
         if is_template(value) or any(c in value for c in "/@[]\\") or _not_a_value(value, word_number_ok=True):
             return None
-        if not looks_like_password(value):
+        if not (looks_like_password(value) or _PLAIN_WORD_END_RE.match(match.string, match.end(group))
+                and plain_noun(value)):  # "Netflix: jane@x.com / popcorn", the pair's end
             return None
         return redact_group(match, group, "password", counts, len(value))
 
@@ -271,8 +273,6 @@ def _plain_word_handed_over(match: re.Match[str], value: str, stripped: str) -> 
         return False
     if value == stripped and not _PLAIN_WORD_END_RE.match(text, match.end("bare")):
         return False  # "the password is garbage collected", "... is dragon-themed"
-    from memory_pipeline.text.secrets.lexicon import plain_noun
-
     return digits or plain_noun(stripped)
 
 
@@ -338,8 +338,6 @@ def _plain_reply(text: str, window: str, offset: int) -> tuple[int, int] | None:
     """Where a plain word stands as the whole answer to a question for a password (``window``,
     at ``offset`` in ``text``, is the sentence after the one the credential word ends), if the
     word index knows it only as a noun."""
-    from memory_pipeline.text.secrets.lexicon import plain_noun
-
     found = _PLAIN_REPLY_RE.match(window)
     if found is None or not plain_noun(found.group("word")):
         return None
