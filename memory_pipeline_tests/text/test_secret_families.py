@@ -89,6 +89,8 @@ LOOKALIKES = [
     "the password is 12 characters long; my password expires in 2024; the password policy is 2024",
     "boarding pass is AB12CD34; season pass is 2025; the pass is free; my social is great",
     "email me at jane@x.com / Tuesday works; jane@x.com / phone",
+    "the tax id is pending; the tax ID is 12 pages; tax id 2024; NHS number is on the letter; a PIN 2 digits",
+    "health insurance card 12 months; Since 2019 I've had the same tax ID; the PIN 4 times; syntax 123456",
     # words around an "=", and settings about a password rather than of it
     "the agent and password = tea. password_algorithm = argon2\npassword_length = 12\npassport: sunshine",
     'password: required\n"password": "required"\npassword = getpass\npassword = None',
@@ -194,6 +196,13 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         # the answer to a security question recovers an account as a password does
         ("The answer to my security question is Fluffy", "The answer to my security question is [REDACTED:security_answer]"),
         ("security answer: 'blue whale'", "security answer: '[REDACTED:security_answer]'"),
+        ("my employee ID is 44821 and badge PIN 9087", "my employee ID is 44821 and badge PIN [REDACTED:pin]"),
+        # identity, health, insurance and tax numbers named as such
+        ("My driver's license number is D1234-5678-9012", "My driver's license number is [REDACTED:driving_licence]"),
+        ("my NHS number is 943 476 5919", "my NHS number is [REDACTED:national_id]"),
+        ("my tax ID (SIN) is 046 454 286", "my tax ID (SIN) is [REDACTED:national_id]"),
+        ("National Insurance number: QQ 12 34 56 C", "National Insurance number: [REDACTED:national_id]"),
+        ("Medicare number 1EG4-TE5-MK73", "Medicare number [REDACTED:national_id]"),
         # a door's code named in the language of the house
         ("Le code de la porte est 4821", "Le code de la porte est [REDACTED:access_code]"),
         ("el código de la puerta principal es 4821.", "el código de la puerta principal es [REDACTED:access_code]."),
@@ -330,6 +339,8 @@ HOSTILE = {
     "a code's door abroad": "código de la " + "puerta " * 2000 + "es x",
     "plain words handed over": "password: sunshine " * 2000,
     "security answers": "answer to my security question is " * 1000 + "x",
+    "national ids": "NHS number is " + "A1 " * 3000 + "- " + "tax ID (" * 500,
+    "document numbers": "passport number " + "A1-" * 3000,
 }
 
 

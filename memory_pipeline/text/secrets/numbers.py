@@ -21,7 +21,8 @@ _WORD = r"[ \t]+[^\s\d.!?:=;,]{1,20}"  # a word with no digit, within the senten
 _OPENS = rf"(?:[ \t]+(?i:for|to|of|on|für|zur|zum|de|del|du|da|di|pour|para|per|voor|van)(?:{_WORD}){{1,4}}?)?"
 PIN_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:pin(?:[ -]?(?:code|number|nummer))?|pass ?code|geheimzahl|PIN码|暗証番号)"
-    rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*(?:是|は|는|은)){_DIGITS_VALUE}"
+    # "PIN" in capitals names what follows without a verb too: "badge PIN 9087"
+    rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*(?:是|は|는|은)|(?<=PIN)[ \t]+){_DIGITS_VALUE}"
 )
 # A door, gate or alarm code is a PIN by another name, handed over the same way: "the gate code is
 # 4821", "the code for the garage door is 4821"; so is a one-time code while it is valid.
@@ -80,13 +81,33 @@ SSN_RE = re.compile(
     r"(?P<value>\d{3}([ -]?)\d{2}\2\d{4})(?![\d-])"
 )
 # An identity document's number, named as one: "my passport number is X1234567", "driver's license
-# no. D1234567". Capitals and digits with at least one digit, so "passport is expired" stays.
+# no. D1234567", "D1234-5678-9012". Capitals and digits with at least one digit, so "passport is
+# expired" stays.
+_DOCUMENT_NUMBER = r"(?=[A-Z0-9-]*\d)(?:[A-Z0-9]{1,9}(?:-[A-Z0-9]{2,9}){1,3}|[A-Z0-9]{6,18})(?![\w-])"
 ID_DOCUMENT_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:(?P<passport>passport)|(?P<licence>driv(?:er'?s|ing)[ -]licen[cs]e))"
     r"(?i:[ -](?:number|no\.?|nr\.?|#))?"
     + _NAMED_HANDOVER
-    + r"(?P<value>(?=[A-Z]*\d)[A-Z0-9]{6,18})(?![\w-])"
+    + rf"(?P<value>{_DOCUMENT_NUMBER})"
 )
+# A national health, insurance or tax number, named as one: "my NHS number is 943 476 5919", "tax
+# ID (SIN) is 046 454 286", "National Insurance number: QQ 12 34 56 C".
+NATIONAL_ID_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?:(?i:nhs|national insurance|social insurance|medicare|medicaid|health insurance|"
+    r"tax(?:payer)? id(?:entification)?|steuer-?id(?:entifikationsnummer)?|aadhaar|personnummer)"
+    r"(?i:[ -](?:number|no\.?|nr\.?|#|card))?)(?:[ \t]*\([^)\n]{1,20}\))?"
+    + _NAMED_HANDOVER
+    + r"(?P<value>[A-Z0-9]{1,12}(?:[ -][A-Z0-9]{1,12}){0,4})(?![\w-])"
+)
+
+
+def _national_id(match: re.Match[str], group: str, counts) -> str | None:
+    """Six letters and digits or more, four of them digits ("QQ 12 34 56 C", "1EG4-TE5-MK73");
+    "12 pages" or "2024" is no such number."""
+    value = match.group(group)
+    if sum(c.isdigit() for c in value) < 4 or sum(c.isalnum() for c in value) < 6:
+        return None
+    return redact_group(match, group, "national_id", counts)
 # The answer to a security question, which recovers an account as a password does: "the answer to
 # my security question is Fluffy", "security answer: 'blue whale'".
 SECURITY_ANSWER_RE = re.compile(
@@ -113,6 +134,8 @@ def apply_named_numbers(text: str, counts) -> str:
     if "answer" in low:
         text = sub_values(SECURITY_ANSWER_RE, text, lambda m, g: redact_group(
             m, g, "security_answer", counts, len(m.group(g).rstrip(TRAILING_PUNCTUATION))), "quoted", "value")
+    if any(word in low for word in ("nhs", "insurance", "medica", "tax", "steuer", "aadhaar", "personnummer")):
+        text = sub_values(NATIONAL_ID_RE, text, lambda m, g: _national_id(m, g, counts), "value")
     if "passport" in low or "licen" in low:
         text = sub_values(ID_DOCUMENT_RE, text, lambda m, g: redact_group(
             m, g, "passport" if m.group("passport") else "driving_licence", counts), "value")
