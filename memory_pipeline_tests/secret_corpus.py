@@ -48,7 +48,7 @@ NEEDS_LABEL = frozenset({
     "creds_user_password", "email_password_pair", "password_named_after", "password_changed_from",
     "password_contraction", "app_password",
     # a plain word as a password, digits as a passcode, a door's code abroad, a security answer
-    "plain_word_password", "passcode_digits", "door_code_french", "security_answer",
+    "plain_word_password", "passcode_digits", "door_code_french", "security_answer", "nhs_number",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -248,6 +248,8 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("passcode_digits", (s := g(6, string.digits),), f"My iPhone passcode is {s}."),
         ("door_code_french", (s := g(4, string.digits),), f"Le code de la porte est {s}, à ce soir"),
         ("security_answer", (s := g(8, string.ascii_lowercase).capitalize(),), f"the answer to my security question is {s}"),
+        ("nhs_number", (s := " ".join((g(3, string.digits), g(3, string.digits), g(4, string.digits))),),
+         f"my NHS number is {s}, the GP asked for it"),
         ("braintree", (s := f"access_token$production${g(16, string.ascii_lowercase + string.digits)}${g(32, LOWER_HEX)}",),
          f"BT_ACCESS_TOKEN={s}"),
         ("pgp_private_key", (pem_body,), f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{pem_body}\n-----END PGP PRIVATE KEY BLOCK-----"),
