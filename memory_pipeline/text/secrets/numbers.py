@@ -69,6 +69,8 @@ BANK_ACCOUNT_RE = re.compile(
     r"(?:[ \t]+(?i:is|was|:)[ \t]*|[ \t]*[:#=][ \t]*|[ \t]+)"
     r"(?P<value>\d(?:[ -]?\d){5,16})(?![\d-])"
 )
+# A value handed over by "is", "was" or a colon alone.
+_IS_OR_COLON = r"(?:[ \t]+(?i:is|was)[ \t]+|[ \t]*:[ \t]*)"
 # How a number named for what it is ("SSN", "passport number") is handed over: a verb, a colon,
 # "#" or "=", or a bare space.
 _NAMED_HANDOVER = rf"(?:[ \t]+(?i:{HANDOVER_VERBS})[ \t]+|[ \t]*[:#=][ \t]*|[ \t]+)"
@@ -76,7 +78,7 @@ _NAMED_HANDOVER = rf"(?:[ \t]+(?i:{HANDOVER_VERBS})[ \t]+|[ \t]*[:#=][ \t]*|[ \t
 SSN_RE = re.compile(
     # "social" alone ("my social is 078-05-1120") only before the number in its dashed shape
     r"(?<![A-Za-z0-9_])(?i:ssn|social security(?: number| no\.?)?"
-    r"|social(?=(?:[ \t]+(?:is|was)[ \t]+|[ \t]*:[ \t]*)\d{3}-\d{2}-\d{4}(?![\d-])))"
+    rf"|social(?={_IS_OR_COLON}\d{{3}}-\d{{2}}-\d{{4}}(?![\d-])))"
     rf"{_NAMED_HANDOVER}"
     r"(?P<value>\d{3}([ -]?)\d{2}\2\d{4})(?![\d-])"
 )
@@ -99,6 +101,13 @@ NATIONAL_ID_RE = re.compile(
     + _NAMED_HANDOVER
     + r"(?P<value>[A-Z0-9]{1,12}(?:[ -][A-Z0-9]{1,12}){0,4})(?![\w-])"
 )
+# The answer to a security question, which recovers an account as a password does: "the answer to
+# my security question is Fluffy", "security answer: 'blue whale'".
+SECURITY_ANSWER_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?i:security (?:question )?answer|secret answer|answer to (?:my|the|your|his|her|our) "
+    rf"(?:security|secret) question){_IS_OR_COLON}"
+    r"(?!\[REDACTED)(?:(?P<q>[\"'`“‘])(?!\[REDACTED)(?P<quoted>[^\"'`”’\n]{1,100})[\"'`”’]|(?P<value>(?!(?i:the|a|an|my|in|on|stored|saved)\b)[^\s\"'`]{2,64}))"
+)
 
 
 def _national_id(match: re.Match[str], group: str, counts) -> str | None:
@@ -108,13 +117,6 @@ def _national_id(match: re.Match[str], group: str, counts) -> str | None:
     if sum(c.isdigit() for c in value) < 4 or sum(c.isalnum() for c in value) < 6:
         return None
     return redact_group(match, group, "national_id", counts)
-# The answer to a security question, which recovers an account as a password does: "the answer to
-# my security question is Fluffy", "security answer: 'blue whale'".
-SECURITY_ANSWER_RE = re.compile(
-    r"(?<![A-Za-z0-9_])(?i:security (?:question )?answer|secret answer|answer to (?:my|the|your|his|her|our) "
-    r"(?:security|secret) question)(?:[ \t]+(?i:is|was)[ \t]+|[ \t]*:[ \t]*)"
-    r"(?!\[REDACTED)(?:(?P<q>[\"'`“‘])(?!\[REDACTED)(?P<quoted>[^\"'`”’\n]{1,100})[\"'`”’]|(?P<value>(?!(?i:the|a|an|my|in|on|stored|saved)\b)[^\s\"'`]{2,64}))"
-)
 
 
 def apply_named_numbers(text: str, counts) -> str:

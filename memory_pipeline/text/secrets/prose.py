@@ -346,6 +346,26 @@ def _plain_reply(text: str, window: str, offset: int) -> tuple[int, int] | None:
     return (start, end) if not rest.isalnum() else None
 
 
+def _chosen_value(text: str, keyword: re.Match[str], window: str, reach: int, anywhere: bool,
+                  password: bool) -> tuple[int, int] | None:
+    """Where, in ``text``, the first of the window's ``reach`` words that ``chosen_secret`` (or,
+    after a word naming a secret, a long hex run) accepts stands, run to the end of its token."""
+    # A long hex run is a secret after a word that names one ("private key", "token"), not
+    # after a bare "key" (a commit or a content hash is cited beside many words).
+    hex_ok = (keyword.group("kw") or "").lower() not in ("key", "schlüssel", "ключ", "키", "キー")
+    for n, word in enumerate(window.split()[:reach]):
+        if "[REDACTED:" in word:
+            return None  # the word's value was found already (by this rule, on an earlier pass, or another)
+        runs = _ASCII_RUN_RE.findall(word)
+        value = max(runs, key=len, default="").strip(TRAILING_PUNCTUATION + "(*=").rstrip(".,;:")
+        if not (chosen_secret(value, first=(n == 0 or anywhere) and password) or hex_ok and _HEX_SECRET_RE.fullmatch(value)):
+            continue
+        at = text.index(value, keyword.end())
+        # The window may have cut a long token: the value runs to its end.
+        return at, max(at + len(value), len(_ASCII_RUN_RE.match(text, at).group(0).rstrip(TRAILING_PUNCTUATION)) + at)
+    return None
+
+
 def apply_near_keyword(text: str, counts) -> str:
     """A credential word in any of many languages, then in the same clause (at most
     ``NEAR_WORDS`` words and ``NEAR_REACH`` characters on) a value ``chosen_secret`` accepts."""
@@ -369,30 +389,16 @@ def apply_near_keyword(text: str, counts) -> str:
             else:
                 window = window[: stop.start()]
         password = keyword.group("compound") is not None or PASSWORD_KEYWORD_RE.fullmatch(keyword.group("kw")) is not None
-        if anywhere and password and _ASKS_FOR_IT_RE.search(text, max(0, keyword.start() - _WINDOW_BEFORE), keyword.start()) \
-                and (plain := _plain_reply(text, window, offset)) is not None:
-            counts["password"] += 1
-            pieces += [text[done : plain[0]], placeholder("password", text[plain[0] : plain[1]])]
-            done = plain[1]
-            continue
-        # A long hex run is a secret after a word that names one ("private key", "token"), not
-        # after a bare "key" (a commit or a content hash is cited beside many words).
-        hex_ok = (keyword.group("kw") or "").lower() not in ("key", "schlüssel", "ключ", "키", "キー")
-        for n, word in enumerate(window.split()[:reach]):
-            if "[REDACTED:" in word:
-                break  # the word's value was found already (by this rule, on an earlier pass, or another)
-            runs = _ASCII_RUN_RE.findall(word)
-            value = max(runs, key=len, default="").strip(TRAILING_PUNCTUATION + "(*=").rstrip(".,;:")
-            if not (chosen_secret(value, first=(n == 0 or anywhere) and password) or hex_ok and _HEX_SECRET_RE.fullmatch(value)):
-                continue
-            at = text.index(value, keyword.end())
-            # The window may have cut a long token: the value runs to its end.
-            end = max(at + len(value), len(_ASCII_RUN_RE.match(text, at).group(0).rstrip(TRAILING_PUNCTUATION)) + at)
+        found = None
+        if anywhere and password and _ASKS_FOR_IT_RE.search(text, max(0, keyword.start() - _WINDOW_BEFORE), keyword.start()):
+            found = _plain_reply(text, window, offset)
+        found = found or _chosen_value(text, keyword, window, reach, anywhere, password)
+        if found is not None:
+            at, end = found
             kind = "password" if password else "secret"
             counts[kind] += 1
             pieces += [text[done:at], placeholder(kind, text[at:end])]
             done = end
-            break
     if not pieces:
         return text
     return "".join(pieces) + text[done:]
