@@ -49,9 +49,13 @@ NEEDS_LABEL = frozenset({
     "password_contraction", "app_password",
     # a plain word as a password, digits as a passcode, a door's code abroad, a security answer
     "plain_word_password", "passcode_digits", "door_code_french", "security_answer", "nhs_number",
+    # a made-up word as a password, a wireless network's key, a mother's maiden name
+    "made_up_password", "wifi_key_plain_word", "maiden_name",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
+# ... and words no dictionary holds (the scrubber knows them by their absence from its index).
+MADE_UP_WORDS = ("qwerty", "letmein", "changeme", "iloveyou", "asdfgh", "zxcvbnm", "qazwsx", "trustno")
 
 
 # Passwords said in a sentence, in other languages and scripts: the format's name, then the
@@ -248,6 +252,9 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("passcode_digits", (s := g(6, string.digits),), f"My iPhone passcode is {s}."),
         ("door_code_french", (s := g(4, string.digits),), f"Le code de la porte est {s}, à ce soir"),
         ("security_answer", (s := g(8, string.ascii_lowercase).capitalize(),), f"the answer to my security question is {s}"),
+        ("made_up_password", (s := g.rng.choice(MADE_UP_WORDS),), f"the router admin password is {s} and nobody changed it"),
+        ("wifi_key_plain_word", (s := g.rng.choice(PLAIN_WORDS),), f"Our wifi key is {s}."),
+        ("maiden_name", (s := g(7, string.ascii_lowercase).capitalize(),), f"my mother's maiden name is {s}, for the bank"),
         ("nhs_number", (s := " ".join((g(3, string.digits), g(3, string.digits), g(4, string.digits))),),
          f"my NHS number is {s}, the GP asked for it"),
         ("braintree", (s := f"access_token$production${g(16, string.ascii_lowercase + string.digits)}${g(32, LOWER_HEX)}",),

@@ -42,12 +42,12 @@ from memory_pipeline.text.secrets.families import (
     spans_around,
     sub_values_in,
 )
-from memory_pipeline.text.secrets.lexicon import plain_noun
+from memory_pipeline.text.secrets.lexicon import plain_word
 from memory_pipeline.text.secrets.phrases import apply_seed_phrases
 from memory_pipeline.text.secrets.prose import apply_named_after, apply_prose, asked_for
 
 CUSTOM = "custom"
-SCRUB_VERSION = 8
+SCRUB_VERSION = 9
 """Bump when scrubbing finds more: indexed files and extracted typed memories are read again, so a
 secret an earlier version let through leaves the stored memory at the next run."""
 
@@ -194,9 +194,9 @@ _KEY_OPENS_RE = re.compile(r"(?:^[ \t]*(?:[-*>][ \t]*)?(?:(?:export|set|ENV)[ \t
 
 def _plain_password(match: re.Match[str], value: str) -> bool:
     """A short or plain value given to a key that ends in a password word, the key starting a
-    setting: a thing's name ending the line ("db_password: sunshine", ``lexicon.plain_noun``),
-    or 4+ characters with a digit, a symbol or mixed case set by "=" or quoted
-    ("password=abc123", ``PASSWORD = "Tr0ub4"``)."""
+    setting: a thing's name or a made-up word ending the line ("db_password: sunshine", "pass:
+    changeme", ``lexicon.plain_word``), or 4+ characters with a digit, a symbol or mixed case set
+    by "=" or quoted ("password=abc123", ``PASSWORD = "Tr0ub4"``)."""
     if match.group("rest"):
         return False  # the key names something of the password's ("password_algorithm = argon2")
     text, start = match.string, match.start("kw")
@@ -204,7 +204,7 @@ def _plain_password(match: re.Match[str], value: str) -> bool:
         return False  # words around an "=" ("the agent and password = tea."), not a setting
     word = value.rstrip(".,!?)")
     ends = _VALUE_END_RE.match(text, match.end())  # as a setting's value does
-    if ends and plain_noun(word):
+    if ends and plain_word(word):
         return True
     set_so = match.group("op") in ("=", ":=") or match.group("bare") is None
     return set_so and looks_like_password(value.rstrip(TRAILING_PUNCTUATION))

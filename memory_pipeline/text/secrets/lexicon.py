@@ -33,19 +33,40 @@ def _tables_path() -> Path | None:
 
 
 @lru_cache(maxsize=1)
+def _read() -> dict:
+    import srsly
+
+    path = _tables_path()
+    return srsly.msgpack_loads(path.read_bytes()) if path is not None else {}
+
+
+@lru_cache(maxsize=1)
 def _tables() -> tuple[dict[str, frozenset[str]], frozenset[str], tuple[tuple[str, str], ...]]:
     """The words of each part of speech (``adj``, ``adv``, ``noun``, ``verb``) in lower case, the
     irregular forms of verbs ("gone", "wedding") and the suffix rules of their regular forms
     ("-ing" -> "", "-ed" -> "e"); all empty where the model's tables cannot be read."""
-    import srsly
-
-    path = _tables_path()
-    tables = srsly.msgpack_loads(path.read_bytes()) if path is not None else {}
+    tables = _read()
     index = tables.get("lemma_index", {})
     verb = POS_IDS["verb"]
     return ({pos: frozenset(index.get(key, ())) for pos, key in POS_IDS.items()},
             frozenset(tables.get("lemma_exc", {}).get(verb, {})),
             tuple((old, new) for old, new in tables.get("lemma_rules", {}).get(verb, ())))
+
+
+@lru_cache(maxsize=1)
+def _any_form() -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+    """Every word of the index and every irregular form of any part of speech ("children",
+    "better"), and the suffix rules of them all ("-ies" -> "y", "-est" -> "")."""
+    tables = _read()
+    index, exceptions, rules = (tables.get(key, {}) for key in ("lemma_index", "lemma_exc", "lemma_rules"))
+    words = frozenset().union(*(index.get(key, ()) for key in POS_IDS.values()),
+                              *(exceptions.get(key, {}) for key in POS_IDS.values()))
+    return words, tuple({(old, new) for key in POS_IDS.values() for old, new in rules.get(key, ())})
+
+
+def _known(word: str) -> bool:
+    words, rules = _any_form()
+    return word in words or any(word.endswith(old) and word[: len(word) - len(old)] + new in words for old, new in rules)
 
 
 def only_a_noun(word: str) -> bool:
@@ -63,3 +84,30 @@ def plain_noun(word: str) -> bool:
     """A word of 4-15 ASCII letters that the index knows only as a noun (``only_a_noun``): what a
     plain password handed over looks like."""
     return 4 <= len(word) <= 15 and word.isascii() and word.isalpha() and only_a_noun(word)
+
+
+# Word formation that describes: the endings of a participle or a quality ("hardcoded", "pwned",
+# "guessable", "useless"), and the prefixes that make a known word a state ("unset", "autofilled").
+_DESCRIBING_ENDINGS = ("ed", "able", "ible", "ing", "ly", "less", "ful", "ness")
+_PREFIXES = ("un", "non", "mis", "auto", "re", "pre", "de", "en", "over", "under")
+# whose it is ("the password is yours"): pronouns the index of content words lacks
+_POSSESSIVES = frozenset(("ours", "yours", "theirs", "hers"))
+
+
+def made_up(word: str) -> bool:
+    """A word of 4-15 lower-case ASCII letters that the index knows in no form and that English
+    word formation does not make of known words: "qwerty", "letmein", "changeme", not "hardcoded",
+    "unset", "plaintext" or "getpass" (two known words of three letters or more run together, as
+    names and identifiers are), nor a word the index holds ("weak", "there")."""
+    if not (4 <= len(word) <= 15 and word.isascii() and word.isalpha() and word.islower()):
+        return False
+    if _known(word) or word in _POSSESSIVES or word.endswith(_DESCRIBING_ENDINGS):
+        return False
+    return not any(_known(word[cut:]) and (word[:cut] in _PREFIXES or cut >= 3 and _known(word[:cut]))
+                   for cut in range(2, len(word) - 2))
+
+
+def plain_word(word: str) -> bool:
+    """What a plain password handed over looks like: a thing's name (``plain_noun``) or a made-up
+    word (``made_up``)."""
+    return plain_noun(word) or made_up(word)

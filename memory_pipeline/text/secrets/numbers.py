@@ -1,7 +1,7 @@
 """Numbers and short answers named for what they open or identify: PINs and passcodes, door,
 gate and alarm codes (also named in French, Spanish, Portuguese, Italian, Dutch and German),
 one-time and backup codes, lock combinations, bank account, social security and identity document
-numbers, and the answer to a security question. Each is taken whole where a verb, a colon or its
+numbers, and the answer to a security question (a mother's maiden name too). Each is taken whole where a verb, a colon or its
 own name hands it over ("the PIN for the garage is 4821", "my SSN is 123-45-6789"); digits alone
 elsewhere are dates, prices and counts.
 """
@@ -102,11 +102,12 @@ NATIONAL_ID_RE = re.compile(
     + r"(?P<value>[A-Z0-9]{1,12}(?:[ -][A-Z0-9]{1,12}){0,4})(?![\w-])"
 )
 # The answer to a security question, which recovers an account as a password does: "the answer to
-# my security question is Fluffy", "security answer: 'blue whale'".
+# my security question is Fluffy", "security answer: 'blue whale'", and the question every bank
+# asks, "my mother's maiden name is Okafor".
 SECURITY_ANSWER_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:security (?:question )?answer|secret answer|answer to (?:my|the|your|his|her|our) "
-    rf"(?:security|secret) question){_IS_OR_COLON}"
-    r"(?!\[REDACTED)(?:(?P<q>[\"'`“‘])(?!\[REDACTED)(?P<quoted>[^\"'`”’\n]{1,100})[\"'`”’]|(?P<value>(?!(?i:the|a|an|my|in|on|stored|saved)\b)[^\s\"'`]{2,64}))"
+    rf"(?:security|secret) question|(?:mother|mom|mum)['’]?s maiden name){_IS_OR_COLON}"
+    r"(?!\[REDACTED)(?:(?i:it['’]s|it is)[ \t]+)?(?:(?P<q>[\"'`“‘])(?!\[REDACTED)(?P<quoted>[^\"'`”’\n]{1,100})[\"'`”’]|(?P<value>(?!(?i:the|a|an|my|in|on|stored|saved)\b)(?:[^\s\"'`]|(?<=\w)['’](?=\w)){2,64}))"
 )
 
 
@@ -133,7 +134,7 @@ def apply_named_numbers(text: str, counts) -> str:
     ):
         if any(word in low for word in words):
             text = sub_values(pattern, text, lambda m, g, kind=kind: redact_group(m, g, kind, counts), "value")
-    if "answer" in low:
+    if "answer" in low or "maiden" in low:
         text = sub_values(SECURITY_ANSWER_RE, text, lambda m, g: redact_group(
             m, g, "security_answer", counts, len(m.group(g).rstrip(TRAILING_PUNCTUATION))), "quoted", "value")
     if any(word in low for word in ("nhs", "insurance", "medica", "tax", "steuer", "aadhaar", "personnummer")):

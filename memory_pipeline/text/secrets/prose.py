@@ -40,7 +40,7 @@ from memory_pipeline.text.secrets.families import (
     sub_values,
     sub_values_in,
 )
-from memory_pipeline.text.secrets.lexicon import plain_noun
+from memory_pipeline.text.secrets.lexicon import plain_noun, plain_word
 from memory_pipeline.text.secrets.numbers import apply_named_numbers
 
 # --- Prose ---------------------------------------------------------------------------------------
@@ -139,7 +139,7 @@ _HINT_RE = re.compile(
     "heslo|jelsz|parol|şifre|sifre|lozinka|geslo|κωδικ|συνθημ|парол|лозин|密|口令|パスワード|暗証|비밀번호|"
     "암호|كلمة|סיסמ|رمز|पासवर्ड|รหัส|mật khẩu|kata sandi|katalaluan|key|secret|token|clé|chiave|"
     "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|códig|codic|ssn|social|driv(?:er'?s|ing)[ -]licen|"
-    "otp|combination|combo|answer|nhs|national insurance|social insurance|health insurance|medica|tax id|taxpayer|steuer|aadhaar|personnummer|account ?(?:n|#)|acct|creds|credential|login|log-in|wi-?fi|wlan|@|konto|cuenta|compte|conto|rekening"
+    "otp|combination|combo|answer|maiden|nhs|national insurance|social insurance|health insurance|medica|tax id|taxpayer|steuer|aadhaar|personnummer|account ?(?:n|#)|acct|creds|credential|login|log-in|wi-?fi|wlan|@|konto|cuenta|compte|conto|rekening"
 )
 # The characters the keyword's lookbehind reads, "mot de " before "passe", the word before
 # "code" ("authentication ", "building "), and the start of a question asking what a password
@@ -168,7 +168,7 @@ def _apply_prose(text: str, counts) -> str:
         phrase = quoted and "phrase" in (match.group("kw") or "").lower()
         if is_template(value) or "://" in value or not stripped or (any(c.isspace() for c in stripped) and not phrase):
             return None
-        password = match.group("compound") is not None or PASSWORD_KEYWORD_RE.fullmatch(match.group("kw")) is not None
+        password = _password_word(match)
         if password:
             ok = (looks_like_password(stripped) or (quoted and len(stripped) >= 6) or _run_together(stripped)
                   or group == "bare" and _plain_word_handed_over(match, value, stripped))
@@ -203,7 +203,7 @@ def _apply_prose(text: str, counts) -> str:
         if is_template(value) or any(c in value for c in "/@[]\\") or _not_a_value(value, word_number_ok=True):
             return None
         if not (looks_like_password(value) or _PLAIN_WORD_END_RE.match(match.string, match.end(group))
-                and plain_noun(value)):  # "Netflix: jane@x.com / popcorn", the pair's end
+                and plain_word(value)):  # "Netflix: jane@x.com / popcorn", the pair's end
             return None
         return redact_group(match, group, "password", counts, len(value))
 
@@ -214,6 +214,23 @@ def _apply_prose(text: str, counts) -> str:
 
     text = apply_named_numbers(text, counts)
     return apply_near_keyword(text, counts)
+
+
+# The key of a wireless network is its password: "the wifi key is X", "WPA2 key: X".
+_WIRELESS_BEFORE_RE = re.compile(r"(?i:wi-?fi|wlan|wpa[23]?|wep|wireless|network)[ \t-]*\Z")
+
+
+def _wireless_key(match: re.Match[str]) -> bool:
+    kw = match.group("kw")
+    return (kw is not None and kw.lower() == "key"
+            and _WIRELESS_BEFORE_RE.search(match.string, max(0, match.start("kw") - 12), match.start("kw")) is not None)
+
+
+def _password_word(match: re.Match[str]) -> bool:
+    """Whether the credential word ``match`` found names a password (not a token or a key), or the
+    key of a wireless network, which is one."""
+    return (match.group("compound") is not None or PASSWORD_KEYWORD_RE.fullmatch(match.group("kw")) is not None
+            or _wireless_key(match))
 
 
 def _redact_both(match: re.Match[str], counts) -> str | None:
@@ -258,22 +275,22 @@ _PLAIN_WORD_END_RE = re.compile(r"$|[\r\n\"\\]|[ \t]+(?i:and|but|so|or|because)\
 
 def _plain_word_handed_over(match: re.Match[str], value: str, stripped: str) -> bool:
     """A plain word or 4-8 digits as a password: "my password is sunshine", "Password: bluebird",
-    "her voicemail password is 2468". The word must be one only a thing's name is
-    (``lexicon.plain_noun``): "weak", "expired", "reset", "there", "default" or an unknown word
-    describe a password or stand for none."""
+    "her voicemail password is 2468", "the password is qwerty". The word must be a thing's name or
+    a made-up word (``lexicon.plain_word``): "weak", "expired", "reset", "there", "default" or
+    "hardcoded" describe a password or stand for none."""
     kw = match.group("kw") or match.group("compound") or ""
     # (a passcode of digits is a PIN, ``PIN_RE``)
     digits = stripped.isascii() and stripped.isdigit() and "code" not in kw.lower()
     if not (stripped.isascii() and stripped.isalpha() or digits and 4 <= len(stripped) <= 8):
         return False
-    if not _PLAIN_WORD_KEYWORD_RE.fullmatch(kw) or not _PLAIN_WORD_MID_RE.fullmatch(match.group("mid")):
+    if not (_PLAIN_WORD_KEYWORD_RE.fullmatch(kw) or _wireless_key(match)) or not _PLAIN_WORD_MID_RE.fullmatch(match.group("mid")):
         return False
     text = match.string
     if not _PLAIN_WORD_HANDOVER_RE.fullmatch(text, match.end("mid"), match.start("bare")):
         return False
     if value == stripped and not _PLAIN_WORD_END_RE.match(text, match.end("bare")):
         return False  # "the password is garbage collected", "... is dragon-themed"
-    return digits or plain_noun(stripped)
+    return digits or plain_word(stripped)
 
 
 def _run_together(value: str) -> bool:
@@ -388,7 +405,7 @@ def apply_near_keyword(text: str, counts) -> str:
                     window = window[: stop.start() + 1]  # the value may end with the "!" or "." it holds
             else:
                 window = window[: stop.start()]
-        password = keyword.group("compound") is not None or PASSWORD_KEYWORD_RE.fullmatch(keyword.group("kw")) is not None
+        password = _password_word(keyword)
         found = None
         if anywhere and password and _ASKS_FOR_IT_RE.search(text, max(0, keyword.start() - _WINDOW_BEFORE), keyword.start()):
             found = _plain_reply(text, window, offset)
