@@ -152,6 +152,10 @@ class QueryInfo:
     asks_kind: str | None = None
 
 
+# A possessive or a contraction's ending: "Caroline's" is Caroline, "I've" is I (no name).
+_CONTRACTION_RE = re.compile(r"['’](?:s|ve|m|d|ll|re|t)\Z", re.IGNORECASE)
+
+
 def meaningful_words(text: str) -> list[str]:
     """Lower-cased words that are not stopwords (the trivial-message filter counts these)."""
     out = []
@@ -168,7 +172,7 @@ def named_people(text: str) -> list[str]:
     names: list[str] = []
     for sentence in re.split(r"(?<=[.?!])\s+", text.strip()):
         for i, match in enumerate(_WORD_RE.finditer(sentence)):
-            word = match.group().rstrip("'s") if match.group().endswith("'s") else match.group()
+            word = _CONTRACTION_RE.sub("", match.group())  # "Caroline's", "I've"
             lower = word.lower()
             if not word[:1].isupper() or lower in STOPWORDS or lower in _MONTHS:
                 continue

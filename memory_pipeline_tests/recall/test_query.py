@@ -33,6 +33,11 @@ def test_named_people_skip_question_words_months_and_acronyms():
     assert named_people("Did Jon's bakery open?") == ["Jon"]
 
 
+def test_named_people_keep_a_name_ending_in_s_and_take_no_contraction_for_one():
+    assert named_people("Where did Chris's sister and Jess's dog go?") == ["Chris", "Jess"]
+    assert named_people("I've been feeling nostalgic lately. I'm sure I'd go.") == []
+
+
 @pytest.mark.parametrize(
     "question, asks",
     [("When did Bob move?", True), ("What year did the plan start?", True), ("How long ago was it?", True),
