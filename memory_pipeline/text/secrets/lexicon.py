@@ -90,18 +90,20 @@ def plain_noun(word: str) -> bool:
 # "guessable", "useless"), and the prefixes that make a known word a state ("unset", "autofilled").
 _DESCRIBING_ENDINGS = ("ed", "able", "ible", "ing", "ly", "less", "ful", "ness")
 _PREFIXES = ("un", "non", "mis", "auto", "re", "pre", "de", "en", "over", "under")
-# whose it is ("the password is yours"): pronouns the index of content words lacks
-_POSSESSIVES = frozenset(("ours", "yours", "theirs", "hers"))
 
 
 def made_up(word: str) -> bool:
     """A word of 4-15 lower-case ASCII letters that the index knows in no form and that English
     word formation does not make of known words: "qwerty", "letmein", "changeme", not "hardcoded",
     "unset", "plaintext" or "getpass" (two known words of three letters or more run together, as
-    names and identifiers are), nor a word the index holds ("weak", "there")."""
-    if not (4 <= len(word) <= 15 and word.isascii() and word.isalpha() and word.islower()):
-        return False
-    if _known(word) or word in _POSSESSIVES or word.endswith(_DESCRIBING_ENDINGS):
+    names and identifiers are), nor a word the index holds ("weak", "there") or a function word
+    ("this", "yours")."""
+    if not (4 <= len(word) <= 15 and word.isascii() and word.isalpha() and word.islower()) or len(set(word)) < 3:
+        return False  # (a mask, "xxxx", is no word)
+    from memory_pipeline.text.summarize import STOPWORDS  # the module imports this package
+
+    # (the index holds content words: "this", "yours", "whom" are none)
+    if _known(word) or word in STOPWORDS or word.endswith(_DESCRIBING_ENDINGS):
         return False
     return not any(_known(word[cut:]) and (word[:cut] in _PREFIXES or cut >= 3 and _known(word[:cut]))
                    for cut in range(2, len(word) - 2))
