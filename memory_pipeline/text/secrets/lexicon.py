@@ -66,7 +66,8 @@ def _any_form() -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
 
 def _known(word: str) -> bool:
     words, rules = _any_form()
-    return word in words or any(word.endswith(old) and word[: len(word) - len(old)] + new in words for old, new in rules)
+    return word in words or any(
+        word.endswith(old) and word[: len(word) - len(old)] + new in words for old, new in rules)
 
 
 def only_a_noun(word: str) -> bool:

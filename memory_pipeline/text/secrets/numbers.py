@@ -1,9 +1,9 @@
 """Numbers and short answers named for what they open or identify: PINs and passcodes, door,
 gate and alarm codes (also named in French, Spanish, Portuguese, Italian, Dutch and German),
 one-time and backup codes, lock combinations, bank account, social security and identity document
-numbers, and the answer to a security question (a mother's maiden name too). Each is taken whole where a verb, a colon or its
-own name hands it over ("the PIN for the garage is 4821", "my SSN is 123-45-6789"); digits alone
-elsewhere are dates, prices and counts.
+numbers, and the answer to a security question (a mother's maiden name too). Each is taken whole
+where a verb, a colon or its own name hands it over ("the PIN for the garage is 4821", "my SSN is
+123-45-6789"); digits alone elsewhere are dates, prices and counts.
 """
 
 from __future__ import annotations

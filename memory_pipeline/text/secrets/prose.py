@@ -283,7 +283,9 @@ def _plain_word_handed_over(match: re.Match[str], value: str, stripped: str) -> 
     digits = stripped.isascii() and stripped.isdigit() and "code" not in kw.lower()
     if not (stripped.isascii() and stripped.isalpha() or digits and 4 <= len(stripped) <= 8):
         return False
-    if not (_PLAIN_WORD_KEYWORD_RE.fullmatch(kw) or _wireless_key(match)) or not _PLAIN_WORD_MID_RE.fullmatch(match.group("mid")):
+    if not (_PLAIN_WORD_KEYWORD_RE.fullmatch(kw) or _wireless_key(match)):
+        return False
+    if not _PLAIN_WORD_MID_RE.fullmatch(match.group("mid")):
         return False
     text = match.string
     if not _PLAIN_WORD_HANDOVER_RE.fullmatch(text, match.end("mid"), match.start("bare")):
