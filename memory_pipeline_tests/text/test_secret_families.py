@@ -267,6 +267,14 @@ def test_the_word_index_is_read_by_the_model_s_own_names():
     assert [only_a_noun(w) for w in ("sunshine", "weak", "reset", "meeting", "there", "qwerty")] == [True] + [False] * 5
 
 
+def test_without_the_word_index_no_word_is_taken_for_a_made_up_one(monkeypatch):
+    from memory_pipeline.text.secrets import lexicon
+
+    assert lexicon.made_up("qwerty") and not lexicon.made_up("weak")
+    monkeypatch.setattr(lexicon, "_any_form", lambda: (frozenset(), ()))
+    assert not lexicon.made_up("qwerty") and not lexicon.made_up("weak")
+
+
 @pytest.mark.parametrize(
     "text",
     [

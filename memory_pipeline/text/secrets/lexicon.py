@@ -101,6 +101,8 @@ def made_up(word: str) -> bool:
     ("this", "yours")."""
     if not (4 <= len(word) <= 15 and word.isascii() and word.isalpha() and word.islower()) or len(set(word)) < 3:
         return False  # (a mask, "xxxx", is no word)
+    if not _any_form()[0]:
+        return False  # the model's tables cannot be read: every word would be unknown
     from memory_pipeline.text.summarize import STOPWORDS  # the module imports this package
 
     # (the index holds content words: "this", "yours", "whom" are none)
