@@ -254,7 +254,8 @@ _RULES: tuple[_Rule, ...] = (
     # The code on the back, when it is handed over by its name. Neither rule starts right after
     # a placeholder, which an earlier rule may have put where a key was glued to it.
     _Rule("card_code", re.compile(
-        r"(?=[Cc])(?<![\w\]-])(?i:cvv2?|cvc2?|csc|card security code)[ \t]*(?:is|:|=|#)?[ \t]*(\d{3,4})(?!\d)"
+        r"(?=[CcSs])(?<![\w\]-])(?i:cvv2?|cvc2?|csc|card security code"
+        r"|security code on the back(?: of (?:the|my|your|his|her) card)?)[ \t]*(?:is|:|=|#)?[ \t]*(\d{3,4})(?!\d)"
     ), 1),
     _Rule("slack_webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}")),
     _Rule("anthropic_key", re.compile(r"sk-ant-" + _TOKEN + r"{20,}"), 0, _standalone),

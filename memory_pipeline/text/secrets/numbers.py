@@ -93,11 +93,12 @@ ID_DOCUMENT_RE = re.compile(
     + rf"(?P<value>{_DOCUMENT_NUMBER})"
 )
 # A national health, insurance or tax number, named as one: "my NHS number is 943 476 5919", "tax
-# ID (SIN) is 046 454 286", "National Insurance number: QQ 12 34 56 C".
+# ID (SIN) is 046 454 286", "National Insurance number: QQ 12 34 56 C", "my SIN is 046 454 286"
+# (Canada's social insurance number, in capitals: "sin" is a word).
 NATIONAL_ID_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?:(?i:nhs|national insurance|social insurance|medicare|medicaid|health insurance|"
     r"tax(?:payer)? id(?:entification)?|steuer-?id(?:entifikationsnummer)?|aadhaar|personnummer)"
-    r"(?i:[ -](?:number|no\.?|nr\.?|#|card))?)(?:[ \t]*\([^)\n]{1,20}\))?"
+    r"(?i:[ -](?:number|no\.?|nr\.?|#|card))?|SIN(?![a-z]))(?:[ \t]*\([^)\n]{1,20}\))?"
     + _NAMED_HANDOVER
     + r"(?P<value>[A-Z0-9]{1,12}(?:[ -][A-Z0-9]{1,12}){0,4})(?![\w-])"
 )
@@ -137,7 +138,7 @@ def apply_named_numbers(text: str, counts) -> str:
     if "answer" in low or "maiden" in low:
         text = sub_values(SECURITY_ANSWER_RE, text, lambda m, g: redact_group(
             m, g, "security_answer", counts, len(m.group(g).rstrip(TRAILING_PUNCTUATION))), "quoted", "value")
-    if any(word in low for word in ("nhs", "insurance", "medica", "tax", "steuer", "aadhaar", "personnummer")):
+    if any(word in low for word in ("nhs", "insurance", "medica", "tax", "steuer", "aadhaar", "personnummer")) or "SIN" in text:
         text = sub_values(NATIONAL_ID_RE, text, lambda m, g: _national_id(m, g, counts), "value")
     if "passport" in low or "licen" in low:
         text = sub_values(ID_DOCUMENT_RE, text, lambda m, g: redact_group(
