@@ -139,8 +139,9 @@ _HINT_RE = re.compile(
     "heslo|jelsz|parol|şifre|sifre|lozinka|geslo|κωδικ|συνθημ|парол|лозин|密|口令|パスワード|暗証|비밀번호|"
     "암호|كلمة|סיסמ|رمز|पासवर्ड|รหัส|mật khẩu|kata sandi|katalaluan|key|secret|token|clé|chiave|"
     "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|códig|codic|ssn|social|driv(?:er'?s|ing)[ -]licen|"
-    "otp|combination|combo|answer|maiden|\\bsin\\b|nhs|national insurance|social insurance|health insurance|medica|tax id|taxpayer|steuer|aadhaar|personnummer|account ?(?:n|#)|acct|creds|credential|login|log-in|wi-?fi|wlan|@|konto|cuenta|compte|conto|rekening"
+    "otp|combination|combo|answer|maiden|nhs|national insurance|social insurance|health insurance|medica|tax id|taxpayer|steuer|aadhaar|personnummer|account ?(?:n|#)|acct|creds|credential|login|log-in|wi-?fi|wlan|@|konto|cuenta|compte|conto|rekening"
 )
+_HINT_OR_SIN_RE = re.compile(f"(?i:{_HINT_RE.pattern})|SIN(?![a-z])")
 # The characters the keyword's lookbehind reads, "mot de " before "passe", the word before
 # "code" ("authentication ", "building "), and the start of a question asking what a password
 # is ("Remind me of the password?").
@@ -153,7 +154,10 @@ def apply_prose(text: str, counts) -> str:
     lowered = text.lower()
     if len(lowered) != len(text):  # a few characters change length when lower-cased
         return _apply_prose(text, counts)
-    spans = spans_around(lowered, _HINT_RE, _WINDOW_BEFORE, _WINDOW_AFTER)
+    # "SIN" is a credential word in capitals only ("sin" is a word): looked for case by case
+    # where the text holds it, which makes the search for credential words slower.
+    finder, haystack = (_HINT_OR_SIN_RE, text) if "SIN" in text else (_HINT_RE, lowered)
+    spans = spans_around(haystack, finder, _WINDOW_BEFORE, _WINDOW_AFTER)
     return rewrite_spans(text, spans, lambda piece: _apply_prose(piece, counts))
 
 
