@@ -138,7 +138,8 @@ def apply_named_numbers(text: str, counts) -> str:
     if "answer" in low or "maiden" in low:
         text = sub_values(SECURITY_ANSWER_RE, text, lambda m, g: redact_group(
             m, g, "security_answer", counts, len(m.group(g).rstrip(TRAILING_PUNCTUATION))), "quoted", "value")
-    if any(word in low for word in ("nhs", "insurance", "medica", "tax", "steuer", "aadhaar", "personnummer")) or "SIN" in text:
+    national = ("nhs", "insurance", "medica", "tax", "steuer", "aadhaar", "personnummer")
+    if any(word in low for word in national) or "SIN" in text:
         text = sub_values(NATIONAL_ID_RE, text, lambda m, g: _national_id(m, g, counts), "value")
     if "passport" in low or "licen" in low:
         text = sub_values(ID_DOCUMENT_RE, text, lambda m, g: redact_group(

@@ -225,9 +225,10 @@ _WIRELESS_BEFORE_RE = re.compile(r"(?i:wi-?fi|wlan|wpa[23]?|wep|wireless|network
 
 
 def _wireless_key(match: re.Match[str]) -> bool:
-    kw = match.group("kw")
-    return (kw is not None and kw.lower() == "key"
-            and _WIRELESS_BEFORE_RE.search(match.string, max(0, match.start("kw") - 12), match.start("kw")) is not None)
+    kw, at = match.group("kw"), match.start("kw")
+    if kw is None or kw.lower() != "key":
+        return False
+    return _WIRELESS_BEFORE_RE.search(match.string, max(0, at - 12), at) is not None
 
 
 def _password_word(match: re.Match[str]) -> bool:
