@@ -192,6 +192,9 @@ _VALUE_END_RE = re.compile(r"[ \t]*(?:$|[\r\n,;}\]\\])", re.M)
 _KEY_OPENS_RE = re.compile(r"(?:^[ \t]*(?:[-*>][ \t]*)?(?:(?:export|set|ENV)[ \t]+)?\\?[\"']?|[,{][ \t]*\\?[\"']?)[\w.-]*\Z", re.M)
 
 
+_KEY_REACH = 256  # characters of a setting's line before its password word: indent, "export", name
+
+
 def _plain_password(match: re.Match[str], value: str) -> bool:
     """A short or plain value given to a key that ends in a password word, the key starting a
     setting: a thing's name or a made-up word ending the line ("db_password: sunshine", "pass:
@@ -200,7 +203,8 @@ def _plain_password(match: re.Match[str], value: str) -> bool:
     if match.group("rest"):
         return False  # the key names something of the password's ("password_algorithm = argon2")
     text, start = match.string, match.start("kw")
-    if not _KEY_OPENS_RE.search(text, text.rfind("\n", 0, start) + 1, start):
+    # (the key's opening and name end at the keyword: a bounded look back keeps a long line linear)
+    if not _KEY_OPENS_RE.search(text, max(text.rfind("\n", 0, start) + 1, start - _KEY_REACH), start):
         return False  # words around an "=" ("the agent and password = tea."), not a setting
     word = value.rstrip(".,!?)")
     ends = _VALUE_END_RE.match(text, match.end())  # as a setting's value does

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
 
+from memory_pipeline.text.secrets.lexicon import plain_word
 from memory_pipeline.text.secrets.lookalikes import not_a_secret, public_block_spans
 
 # --- Vendor prefixes ----------------------------------------------------------------------------
@@ -157,6 +158,13 @@ USER_PASSWORD_RE = re.compile(
     r"|\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n]{0,200}?[ \t]-p(?P<q>[\"']?)(?P<glued>[^\s\"']{4,200})"
     r"|\bsshpass[ \t]+-p[ \t]*[\"']?(?P<sshpass>[^\s\"']{4,200})"
     r"|\blogin[ \t]+\S{1,64}[ \t]+password[ \t]+(?P<netrc>[^\s\"']{4,200})"
+)
+# A user's field and then a password's, "pass" or "pw" naming the second: "user: admin pass: admin",
+# "user=admin pass=hunter", "login: jdoe, pw: sunshine" (alone, "pass" is also a ticket, a road or
+# a verb).
+USER_PASS_FIELDS_RE = re.compile(
+    r"(?<![\w-])(?i:user(?:name)?|login)[ \t]*[:=][ \t]*[^\s,;:=\"'`]{1,64}[ \t]*[,;]?[ \t]+"
+    r"(?i:pass|pw|pwd)[ \t]*[:=][ \t]*(?P<value>[^\s,;\"'`]{3,200})"
 )
 URL_TOKEN_RE = re.compile(r"://(?P<value>[^\s:/?#@\[\]\"'<>]{16,256})@(?=[\w\[])")
 
@@ -370,6 +378,17 @@ def apply_labelled(text: str, counts) -> str:
 
     if "-u" in text or "--user" in text or "-p" in text or "password" in text or "-AsPlainText" in text:
         text = sub_values(USER_PASSWORD_RE, text, user_password, "value", "login", "plain", "glued", "sshpass", "netrc")
+
+    def fields(match: re.Match[str], group: str) -> str | None:
+        value = match.group(group).rstrip(TRAILING_PUNCTUATION)
+        digits = value.isdigit() and len(value) >= 4
+        if is_template(value) or not (looks_like_password(value) or plain_word(value) or digits):
+            return None
+        return redact_group(match, group, "password", counts, len(value))
+
+    low = text.lower()
+    if ("user" in low or "login" in low) and ("pass" in low or "pw" in low):
+        text = sub_values(USER_PASS_FIELDS_RE, text, fields, "value")
     return text
 
 
