@@ -204,7 +204,8 @@ def _plain_password(match: re.Match[str], value: str) -> bool:
         return False  # the key names something of the password's ("password_algorithm = argon2")
     text, start = match.string, match.start("kw")
     # (the key's opening and name end at the keyword: a bounded look back keeps a long line linear)
-    if not _KEY_OPENS_RE.search(text, max(text.rfind("\n", 0, start) + 1, start - _KEY_REACH), start):
+    reach = max(0, start - _KEY_REACH)
+    if not _KEY_OPENS_RE.search(text, max(text.rfind("\n", reach, start) + 1, reach), start):
         return False  # words around an "=" ("the agent and password = tea."), not a setting
     word = value.rstrip(".,!?)")
     ends = _VALUE_END_RE.match(text, match.end())  # as a setting's value does
