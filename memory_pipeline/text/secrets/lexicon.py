@@ -64,10 +64,14 @@ def _any_form() -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
     return words, tuple({(old, new) for key in POS_IDS.values() for old, new in rules.get(key, ())})
 
 
+def _by_rule(word: str, rules: tuple[tuple[str, str], ...], lemmas: frozenset[str]) -> bool:
+    """Whether a suffix rule makes ``word`` a form of one of ``lemmas`` ("cities" -> "city")."""
+    return any(word.endswith(old) and word[: len(word) - len(old)] + new in lemmas for old, new in rules)
+
+
 def _known(word: str) -> bool:
     words, rules = _any_form()
-    return word in words or any(
-        word.endswith(old) and word[: len(word) - len(old)] + new in words for old, new in rules)
+    return word in words or _by_rule(word, rules, words)
 
 
 def only_a_noun(word: str) -> bool:
@@ -77,14 +81,18 @@ def only_a_noun(word: str) -> bool:
     word = word.lower()
     if word not in index["noun"] or any(word in index[pos] for pos in ("adj", "adv", "verb")):
         return False
-    return word not in irregular and not any(
-        word.endswith(old) and word[: len(word) - len(old)] + new in index["verb"] for old, new in rules)
+    return word not in irregular and not _by_rule(word, rules, index["verb"])
+
+
+def _letters(word: str) -> bool:
+    """4-15 ASCII letters: the shape of a plain password."""
+    return 4 <= len(word) <= 15 and word.isascii() and word.isalpha()
 
 
 def plain_noun(word: str) -> bool:
     """A word of 4-15 ASCII letters that the index knows only as a noun (``only_a_noun``): what a
     plain password handed over looks like."""
-    return 4 <= len(word) <= 15 and word.isascii() and word.isalpha() and only_a_noun(word)
+    return _letters(word) and only_a_noun(word)
 
 
 # Word formation that describes: the endings of a participle or a quality ("hardcoded", "pwned",
@@ -99,7 +107,7 @@ def made_up(word: str) -> bool:
     "unset", "plaintext" or "getpass" (two known words of three letters or more run together, as
     names and identifiers are), nor a word the index holds ("weak", "there") or a function word
     ("this", "yours")."""
-    if not (4 <= len(word) <= 15 and word.isascii() and word.isalpha() and word.islower()) or len(set(word)) < 3:
+    if not (_letters(word) and word.islower()) or len(set(word)) < 3:
         return False  # (a mask, "xxxx", is no word)
     if not _any_form()[0]:
         return False  # the model's tables cannot be read: every word would be unknown
