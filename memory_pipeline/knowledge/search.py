@@ -144,7 +144,7 @@ def relation_counts(store: LanceBase, tenants: list[str], when: datetime | None 
         return {"total": 0, "valid_now": 0, "by_predicate": {}, "entities": _read(store, ENTITIES, tenants).height}
     when = when or datetime.now(UTC)
     valid = sum(valid_at(r, when) for r in relations.select("valid_from", "valid_to").iter_rows(named=True))
-    counts = relations.group_by("predicate").len().sort("len", descending=True)
+    counts = relations.group_by("predicate").len().sort(["len", "predicate"], descending=[True, False])
     return {
         "total": relations.height,
         "valid_now": valid,

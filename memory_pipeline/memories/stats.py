@@ -9,11 +9,14 @@ from memory_pipeline.knowledge.search import relation_counts
 from memory_pipeline.memories.operations import MemoryOperationError, check_type
 from memory_pipeline.memories.store import INGESTION_SOURCES, MEMORY_TYPES, OPERATIONS, TypedMemoryStore
 from memory_pipeline.store.base import sql_in
-from memory_pipeline.store.tables import MEMORY_AUDIT
+from memory_pipeline.recall.index.kept_reads import read_tenants
+from memory_pipeline.store.tables import MEMORIES, MEMORY_AUDIT
 
 
 def typed_memory_stats(store: TypedMemoryStore, tenants: list[str]) -> dict:
-    frame = store.memory_rows(tenants, vectors=True)
+    """Read as recall reads a tenant (``recall.index.kept_reads``): a new process counts a small
+    tenant's rows from the files kept at the tables' versions, without LanceDB."""
+    frame = read_tenants(store.uri, MEMORIES, tenants, ["memory_type", "source", "vector"])
     by_type = {t: 0 for t in MEMORY_TYPES}
     by_source = {s: 0 for s in INGESTION_SOURCES}
     with_vec = 0
@@ -23,11 +26,8 @@ def typed_memory_stats(store: TypedMemoryStore, tenants: list[str]) -> dict:
         for s, n in frame.group_by("source").len().iter_rows():
             by_source[s] = n
         with_vec = frame.height - frame["vector"].null_count()
-    ops = {}
-    if store.has(MEMORY_AUDIT):
-        audit = store.read(MEMORY_AUDIT, sql_in("tenant", tenants), ["op"])
-        if audit.height:
-            ops = dict(audit.group_by("op").len().iter_rows())
+    audit = read_tenants(store.uri, MEMORY_AUDIT, tenants, ["op"])
+    ops = dict(audit.group_by("op").len().iter_rows()) if audit.height else {}
     return {
         "tenants": tenants,
         "memories": frame.height,

@@ -1,5 +1,5 @@
 """The commands that show a tenant's rows (``memories query``, ``memories search``, ``memories
-entity``, ``episodes``) read them as recall reads a tenant: kept at the table's version.
+entity``, ``episodes``, ``memories stats``) read them as recall reads a tenant: kept at the table's version.
 
 Proves: once read, a new process answers each of them without importing LanceDB, with what the
 tables hold; a memory stored, updated or forgotten since is seen by the next read (the table moved),
@@ -36,6 +36,7 @@ COMMANDS = (
     ["memories", "search", "phone calls", *WHO, "--json"],
     ["memories", "entity", "Marco", "--as-of", "2026-11-20", *WHO, "--json"],
     ["episodes", *WHO, "--json"],
+    ["memories", "stats", *WHO, "--json"],
 )
 PROBE = """
 import json, sys
@@ -77,27 +78,31 @@ def test_a_new_process_answers_from_kept_reads_and_sees_every_change(service, ro
 
     first, loaded = _answers(root, lance_uri)  # reads the tables through LanceDB, and keeps them
     assert loaded
-    query, search, entity, episodes = first
+    query, search, entity, episodes, stats = first
     assert {m["id"] for m in query} == {kept["id"], moved["id"]}
     assert search[0]["id"] == kept["id"] and search[0]["has_embedding"]
     assert [m["id"] for m in entity["memories"]] == [moved["id"]]
     assert [e["session_id"] for e in episodes] == ["s2", "s1", "s0"]
+    assert (stats["memories"], stats["with_embedding"], stats["audit"]) == (2, 2, {"store": 2})
+    assert {t: n for t, n in stats["by_type"].items() if n} == {"preference": 1, "fact": 1}
 
     again, loaded = _answers(root, lance_uri)
     assert not loaded and again == first
-    # Every column of the memories is kept apart from recall's read of fewer of them.
+    # Every column of the memories is kept apart from recall's and the counts' reads of fewer of them.
     folder = index_files.tenant_files(lance_uri, "memories", ALICE.key).tenant_dir
-    assert len(list(folder.glob(f"{kept_reads.KEPT}.*.arrow"))) == 3
+    assert len(list(folder.glob(f"{kept_reads.KEPT}.*.arrow"))) == 4
 
     service.update_memory(moved["id"], content="Marco Bellini is no longer the account manager")
     service.forget_memory(kept["id"], reason="asked to forget")
     added = service.store_memory("goal", "Renew the Growth plan by March", occurred_at="2026-11-14T09:00")
-    (query, search, entity, episodes), _ = _answers(root, lance_uri)
+    (query, search, entity, episodes, stats), _ = _answers(root, lance_uri)
     assert {m["id"]: m["content"] for m in query} == {
         moved["id"]: "Marco Bellini is no longer the account manager", added["id"]: "Renew the Growth plan by March"}
     assert kept["id"] not in {m["id"] for m in search}
     assert [m["content"] for m in entity["memories"]] == ["Marco Bellini is no longer the account manager"]
     assert len(episodes) == 3
+    assert (stats["memories"], stats["audit"]) == (2, {"store": 3, "update": 1, "forget": 1})
+    assert {t: n for t, n in stats["by_type"].items() if n} == {"fact": 1, "goal": 1}
 
 
 def test_a_large_tenants_hits_are_read_by_id(service, monkeypatch):
