@@ -11,7 +11,7 @@ import typer
 
 from memory_pipeline.cli import options, runs
 from memory_pipeline.cli.app import BadInput, app
-from memory_pipeline.cli.output import print_json, print_records, say, summary_table, superseded_label
+from memory_pipeline.cli.output import print_json, print_records, quoted, say, summary_table, superseded_label
 from memory_pipeline.cli.tenants import require_tenant, select_tenants
 
 memories_app = typer.Typer(no_args_is_help=True, help="Typed memories: extraction, search, queries, the knowledge graph, bulletins.")
@@ -122,7 +122,7 @@ def search_command(
 ) -> None:
     """Hybrid recall over typed memories (vector + full text)."""
     hits = _service(agent, user).recall(query, memory_type=memory_type, k=limit, min_score=min_score)
-    _print_memories(hits, f"memories of {agent}/{user} for {query!r}", as_json)
+    _print_memories(hits, f"memories of {agent}/{user} for {quoted(query)}", as_json)
 
 
 @memories_app.command("query")

@@ -45,6 +45,12 @@ def say(text: str) -> None:
     console().print(text, markup=False, highlight=False, soft_wrap=True)
 
 
+def quoted(text: str, limit: int = 80) -> str:
+    """What a person asked, quoted in a line about it: at most ``limit`` characters of it, so a
+    pasted page comes back as its start and an ellipsis, not as the page again."""
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
 def summary_table(title: str, columns: Sequence[str], rows: Iterable[Sequence], **table_options) -> None:
     from rich.table import Table
     from rich.text import Text

@@ -7,7 +7,7 @@ import typer
 
 from memory_pipeline.cli import options
 from memory_pipeline.cli.app import BadInput, app
-from memory_pipeline.cli.output import console, print_json, print_records, say, superseded_label
+from memory_pipeline.cli.output import console, print_json, print_records, quoted, say, superseded_label
 from memory_pipeline.cli.tenants import GLOBAL_USER, require_tenant
 
 
@@ -58,9 +58,9 @@ def search_command(
         return
     who = f"{agent}/{reader or GLOBAL_USER}"
     if not results:
-        say(f"no memory of {who} scores above the minimum for {query!r}")
+        say(f"no memory of {who} scores above the minimum for {quoted(query)}")
         return
-    print_records(f"recall for {who}: {query!r}", [(
+    print_records(f"recall for {who}: {quoted(query)}", [(
         "  ".join(p for p in (f"{i}.", f"{r.score:.3f}", (r.when or "").removesuffix(" UTC"), r.source, r.citation) if p),
         _label(r) + r.snippet[:400],
     ) for i, r in enumerate(results, 1)])
@@ -173,7 +173,7 @@ def grep_command(
         print_json(result.to_dict())
         return
     if not result.matches:
-        say(f"no line of {result.files_searched} file(s) matches {pattern!r}")
+        say(f"no line of {result.files_searched} file(s) matches {quoted(pattern)}")
         return
     for match in result.matches:
         when = f" ({match.when})" if match.when else ""

@@ -161,3 +161,14 @@ def test_json_is_offered_by_every_command_that_prints_data():
     assert commands
     without = sorted(name for name, opts in commands.items() if "--json" not in opts)
     assert without == ["demo", "mcp"]  # a show for people, and a server speaking MCP on stdout
+
+
+def test_a_pasted_page_is_quoted_by_its_start(world):
+    """A query of 20,000 characters (or a pattern of 300, grep's limit) comes back in the answer's
+    line as its start and an ellipsis (before, the whole of it was printed again)."""
+    page = "zqxj " * 4_000
+    for args in (("search", page, *ALICE, "--min-score", "0.99"), ("memories", "search", page, *ALICE),
+                 ("grep", page[:300], *ALICE)):
+        result = world.invoke(*args)
+        assert result.exit_code == 0, (args[:2], result.output[:300])
+        assert len(result.stdout) < 400 and "zqxj zqxj" in result.stdout and "…'" in result.stdout, result.stdout[:500]
