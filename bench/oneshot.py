@@ -13,17 +13,18 @@ each timed from launch to exit, with its peak RSS and CPU seconds (``wait4``):
   loads every cycle, made from ``MEMORIES`` typed memories of every type (dated, some due within
   weeks), as the last one made is kept (``memories/context_file.py``); ``context_made``: the
   same with the kept file removed before each run, so it is made from the tables;
-- ``memories_query`` and ``memories_search``: ``memory-pipeline memories query`` (the newest 20)
-  and ``memories search "<words of a stored memory>"``, answered from the tenant's reads kept at the
-  tables' versions (``recall/index/kept_reads.py``);
+- ``memories_query``, ``memories_search`` and ``memories_stats``: ``memory-pipeline memories query``
+  (the newest 20), ``memories search "<words of a stored memory>"`` and ``memories stats`` (the
+  counts by type and source, the graph's and the audit's), answered from the tenant's reads kept at
+  the tables' versions (``recall/index/kept_reads.py``);
 - ``help``: ``memory-pipeline --help``, the CLI's own start-up, the baseline ``search`` and
   ``context`` are divided by;
 - ``python``: ``python -c pass``, the interpreter alone;
 - for reference, what every query process paid before: ``import lancedb``, and loading the model
   through sentence-transformers to encode one query (``--reference-runs`` of each).
 
-The commands run interleaved (search, context, context_made, memories_query, memories_search, help,
-python, search, ...) so the machine's drift falls on
+The commands run interleaved (search, context, context_made, memories_query, memories_search,
+memories_stats, help, python, search, ...) so the machine's drift falls on
 all alike; medians are reported. One search first (not timed) finds the tables as an ingest left
 them and writes the tenant's persisted indices and kept reads, as the first query after an ingest
 does; its time is reported apart.
@@ -191,12 +192,15 @@ def main() -> None:
         shown = json.loads(run(memories, env)["stdout"])
         assert len(shown) == 20, "fewer typed memories than asked"
 
+        stats = [*cli, "memories", "stats", "-a", AGENT, "-u", user, "--json"]
+        run(stats, env)  # reads the counted columns and the audit through LanceDB, and keeps the reads
+
         def recall_memories(i: int) -> list[str]:
             words = " ".join(shown[i % len(shown)]["content"].split()[:4])
             return [*cli, "memories", "search", words, "-a", AGENT, "-u", user, "--json"]
 
         timed: dict[str, list[dict]] = {name: [] for name in (
-            "search", "context", "context_made", "memories_query", "memories_search", "help", "python")}
+            "search", "context", "context_made", "memories_query", "memories_search", "memories_stats", "help", "python")}
         for i in range(args.runs):
             timed["search"].append(run(search(queries[i]), env))
             assert json.loads(timed["search"][-1]["stdout"]), f"no result for {queries[i]!r}"
@@ -209,6 +213,8 @@ def main() -> None:
             assert json.loads(timed["memories_query"][-1]["stdout"]) == shown, "the typed memories changed"
             timed["memories_search"].append(run(recall_memories(i), env))
             assert json.loads(timed["memories_search"][-1]["stdout"]), "no typed memory found"
+            timed["memories_stats"].append(run(stats, env))
+            assert json.loads(timed["memories_stats"][-1]["stdout"])["memories"] == MEMORIES, "not every memory counted"
             timed["help"].append(run([*cli, "--help"], env))
             timed["python"].append(run([sys.executable, "-c", "pass"], env))
         report["processes"] = {name: summary(samples) for name, samples in timed.items()}
@@ -228,6 +234,7 @@ def main() -> None:
     search_s, help_s = report["processes"]["search"], report["processes"]["help"]
     context_s, made_s = report["processes"]["context"], report["processes"]["context_made"]
     shown_s, found_s = report["processes"]["memories_query"], report["processes"]["memories_search"]
+    counted_s = report["processes"]["memories_stats"]
     report["ratios"] = {
         "search_vs_help_wall": round(search_s["wall_s"] / help_s["wall_s"], 2),
         "search_vs_help_cpu": round(search_s["cpu_s"] / help_s["cpu_s"], 2),
@@ -235,6 +242,7 @@ def main() -> None:
         "context_kept_vs_made_cpu": round(context_s["cpu_s"] / made_s["cpu_s"], 2),
         "memories_query_vs_help_wall": round(shown_s["wall_s"] / help_s["wall_s"], 2),
         "memories_search_vs_search_wall": round(found_s["wall_s"] / search_s["wall_s"], 2),
+        "memories_stats_vs_help_wall": round(counted_s["wall_s"] / help_s["wall_s"], 2),
         "search_vs_python_wall": round(search_s["wall_s"] / report["processes"]["python"]["wall_s"], 2),
     }
     report["targets"] = {
@@ -243,6 +251,7 @@ def main() -> None:
         "context_wall_s": [context_s["wall_s"], TARGET_WALL_S, context_s["wall_s"] <= TARGET_WALL_S],
         "memories_query_wall_s": [shown_s["wall_s"], TARGET_WALL_S, shown_s["wall_s"] <= TARGET_WALL_S],
         "memories_search_wall_s": [found_s["wall_s"], TARGET_WALL_S, found_s["wall_s"] <= TARGET_WALL_S],
+        "memories_stats_wall_s": [counted_s["wall_s"], TARGET_WALL_S, counted_s["wall_s"] <= TARGET_WALL_S],
         "mcp_first_answer_s": [report["mcp"]["first_answer_s"], TARGET_MCP_S, report["mcp"]["first_answer_s"] <= TARGET_MCP_S],
     }
     report["bench_process_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
