@@ -8,7 +8,6 @@ from datetime import datetime
 from memory_pipeline.knowledge.search import relation_counts
 from memory_pipeline.memories.operations import MemoryOperationError, check_type
 from memory_pipeline.memories.store import INGESTION_SOURCES, MEMORY_TYPES, OPERATIONS, TypedMemoryStore
-from memory_pipeline.store.base import sql_in
 from memory_pipeline.recall.index.kept_reads import read_tenants
 from memory_pipeline.store.tables import MEMORIES, MEMORY_AUDIT
 
@@ -61,16 +60,18 @@ def audit_entries(
         raise MemoryOperationError(f"unknown audit action {unknown[0]!r}: use one of {', '.join(OPERATIONS)}")
     if not isinstance(limit, int) or not 1 <= limit <= MAX_AUDIT_ROWS:
         raise MemoryOperationError(f"limit must be from 1 to {MAX_AUDIT_ROWS}, got {limit!r}")
-    if not store.has(MEMORY_AUDIT) or not tenants:
+    types = [check_type(t) for t in memory_types or []]
+    if not tenants:
         return []
-    where = [sql_in("tenant", tenants)]
-    if ops:
-        where.append(sql_in("op", ops))
-    if memory_types:
-        where.append(sql_in("memory_type", [check_type(t) for t in memory_types]))
-    frame = store.read(MEMORY_AUDIT, " AND ".join(where))
+    # Read as ``typed_memory_stats`` reads it: a small tenant's audit from the file kept at the
+    # table's version, without LanceDB.
+    frame = read_tenants(store.uri, MEMORY_AUDIT, tenants)
     import polars as pl  # here, not at the top: the MCP server imports this module to start (polars: 0.15 CPU s)
 
+    if ops:
+        frame = frame.filter(pl.col("op").is_in(ops))
+    if types:
+        frame = frame.filter(pl.col("memory_type").is_in(types))
     if since is not None:
         frame = frame.filter(pl.col("at") >= since)
     if until is not None:

@@ -1,5 +1,5 @@
 """The commands that show a tenant's rows (``memories query``, ``memories search``, ``memories
-entity``, ``episodes``, ``memories stats``) read them as recall reads a tenant: kept at the table's version.
+entity``, ``episodes``, ``memories stats``, ``memory audit``) read them as recall reads a tenant: kept at the table's version.
 
 Proves: once read, a new process answers each of them without importing LanceDB, with what the
 tables hold; a memory stored, updated or forgotten since is seen by the next read (the table moved),
@@ -37,6 +37,7 @@ COMMANDS = (
     ["memories", "entity", "Marco", "--as-of", "2026-11-20", *WHO, "--json"],
     ["episodes", *WHO, "--json"],
     ["memories", "stats", *WHO, "--json"],
+    ["memory", "audit", *WHO, "--op", "store", "--op", "forget", "--json"],
 )
 PROBE = """
 import json, sys
@@ -78,13 +79,14 @@ def test_a_new_process_answers_from_kept_reads_and_sees_every_change(service, ro
 
     first, loaded = _answers(root, lance_uri)  # reads the tables through LanceDB, and keeps them
     assert loaded
-    query, search, entity, episodes, stats = first
+    query, search, entity, episodes, stats, audit = first
     assert {m["id"] for m in query} == {kept["id"], moved["id"]}
     assert search[0]["id"] == kept["id"] and search[0]["has_embedding"]
     assert [m["id"] for m in entity["memories"]] == [moved["id"]]
     assert [e["session_id"] for e in episodes] == ["s2", "s1", "s0"]
     assert (stats["memories"], stats["with_embedding"], stats["audit"]) == (2, 2, {"store": 2})
     assert {t: n for t, n in stats["by_type"].items() if n} == {"preference": 1, "fact": 1}
+    assert [(a["op"], a["memory_id"]) for a in audit] == [("store", moved["id"]), ("store", kept["id"])]
 
     again, loaded = _answers(root, lance_uri)
     assert not loaded and again == first
@@ -95,7 +97,7 @@ def test_a_new_process_answers_from_kept_reads_and_sees_every_change(service, ro
     service.update_memory(moved["id"], content="Marco Bellini is no longer the account manager")
     service.forget_memory(kept["id"], reason="asked to forget")
     added = service.store_memory("goal", "Renew the Growth plan by March", occurred_at="2026-11-14T09:00")
-    (query, search, entity, episodes, stats), _ = _answers(root, lance_uri)
+    (query, search, entity, episodes, stats, audit), _ = _answers(root, lance_uri)
     assert {m["id"]: m["content"] for m in query} == {
         moved["id"]: "Marco Bellini is no longer the account manager", added["id"]: "Renew the Growth plan by March"}
     assert kept["id"] not in {m["id"] for m in search}
@@ -103,6 +105,8 @@ def test_a_new_process_answers_from_kept_reads_and_sees_every_change(service, ro
     assert len(episodes) == 3
     assert (stats["memories"], stats["audit"]) == (2, {"store": 3, "update": 1, "forget": 1})
     assert {t: n for t, n in stats["by_type"].items() if n} == {"fact": 1, "goal": 1}
+    assert [(a["op"], a["memory_id"]) for a in audit] == [
+        ("store", added["id"]), ("forget", kept["id"]), ("store", moved["id"]), ("store", kept["id"])]
 
 
 def test_a_large_tenants_hits_are_read_by_id(service, monkeypatch):
