@@ -51,6 +51,8 @@ NEEDS_LABEL = frozenset({
     "plain_word_password", "passcode_digits", "door_code_french", "security_answer", "nhs_number",
     # a made-up word as a password, a wireless network's key, a mother's maiden name
     "made_up_password", "wifi_key_plain_word", "maiden_name",
+    # a passcode named with no verb, an app password in dashed groups
+    "meeting_passcode", "app_password_dashed",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -255,6 +257,10 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("made_up_password", (s := g.rng.choice(MADE_UP_WORDS),), f"the router admin password is {s} and nobody changed it"),
         ("wifi_key_plain_word", (s := g.rng.choice(PLAIN_WORDS),), f"Our wifi key is {s}."),
         ("maiden_name", (s := g(7, string.ascii_lowercase).capitalize(),), f"my mother's maiden name is {s}, for the bank"),
+        ("meeting_passcode", (s := g(6, string.digits),),
+         f"Join: Meeting ID {g(3, string.digits)} {g(4, string.digits)} {g(4, string.digits)} Passcode {s}"),
+        ("app_password_dashed", (s := "-".join(g(4, string.ascii_lowercase) for _ in range(4)),),
+         f"set up Mail with the app-specific password {s} and it synced"),
         ("nhs_number", (s := " ".join((g(3, string.digits), g(3, string.digits), g(4, string.digits))),),
          f"my NHS number is {s}, the GP asked for it"),
         ("braintree", (s := f"access_token$production${g(16, string.ascii_lowercase + string.digits)}${g(32, LOWER_HEX)}",),

@@ -21,8 +21,9 @@ _WORD = r"[ \t]+[^\s\d.!?:=;,]{1,20}"  # a word with no digit, within the senten
 _OPENS = rf"(?:[ \t]+(?i:for|to|of|on|für|zur|zum|de|del|du|da|di|pour|para|per|voor|van)(?:{_WORD}){{1,4}}?)?"
 PIN_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:pin(?:[ -]?(?:code|number|nummer))?|pass ?code|geheimzahl|PIN码|暗証番号)"
-    # "PIN" in capitals names what follows without a verb too: "badge PIN 9087"
-    rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*(?:是|は|는|은)|(?<=PIN)[ \t]+){_DIGITS_VALUE}"
+    # "PIN" in capitals names what follows without a verb too: "badge PIN 9087", and so does a
+    # passcode ("Meeting ID 845 2231 9981 Passcode 774411")
+    rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*(?:是|は|는|은)|(?:(?<=PIN)|(?<=[Pp]asscode)|(?<=PASSCODE))[ \t]+){_DIGITS_VALUE}"
 )
 # A door, gate or alarm code is a PIN by another name, handed over the same way: "the gate code is
 # 4821", "the code for the garage door is 4821"; so is a one-time code while it is valid.

@@ -102,10 +102,11 @@ LOGIN_PAIR_RE = re.compile(
     r"(?!\[REDACTED)(?P<user>[^\s:/@\"'`]{2,64})|(?<![/\w.+-])(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}))"
     r"(?:[ \t]*/[ \t]*|:(?=\S))(?P<value>[^\s\"'`]{4,200})"
 )
-# Google's app passwords: four groups of four lower-case letters ("abcd efgh ijkl mnop").
+# App passwords: four groups of four lower-case letters, spaced by Google ("abcd efgh ijkl mnop"),
+# dashed by Apple ("abcd-efgh-ijkl-mnop").
 APP_PASSWORD_RE = re.compile(
     r"(?i:app(?:lication)?(?:[ -]specific)?[ -]password)(?:[ \t]+(?i:is|was)[ \t]*|[ \t]*:[ \t]*|[ \t]+)"
-    r"(?P<value>[a-z]{4}(?: [a-z]{4}){3})(?![A-Za-z])"
+    r"(?P<value>[a-z]{4}(?P<gap>[ -])[a-z]{4}(?P=gap)[a-z]{4}(?P=gap)[a-z]{4})(?![A-Za-z-])"
 )
 # A password named after its value: "I use 'ilovemycat' as my password", "Tr0ub4dor&3 is the new
 # wifi password", "I'll use X for the password"; the credential word ends the phrase ("as my
