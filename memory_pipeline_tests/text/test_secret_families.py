@@ -96,6 +96,8 @@ LOOKALIKES = [
     'password: required\n"password": "required"\npassword = getpass\npassword = None',
     # a code named in another language that opens nothing, or no code handed over
     "Le code de la route est 2024. Der Code der Anwendung ist 2000 Zeilen lang. el código de la puerta cambió en 2024",
+    # a password word inside a key's phrase, or a key's passphrase described
+    "the api key for the password manager is weak; the key passphrase is stored in vault; passcode 12 characters",
     # words of the recovery-phrase list, but prose: its short words are in no list
     "Actually the brave family found a simple way to enjoy nature: a picnic near the lake at noon.",
 ]
@@ -210,6 +212,10 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ("el código de la puerta principal es 4821.", "el código de la puerta principal es [REDACTED:access_code]."),
         ("Der Türcode lautet 4821", "Der Türcode lautet [REDACTED:access_code]"),
         ("Il codice dell'allarme è 4821", "Il codice dell'allarme è [REDACTED:access_code]"),
+        # a passcode named with no verb; a compound whose head is a password word
+        ("Meeting ID 845 2231 9981 Passcode 774411", "Meeting ID 845 2231 9981 Passcode [REDACTED:pin]"),
+        ("my SSH key passphrase is blue-falcon-88", "my SSH key passphrase is [REDACTED:password]"),
+        ("app-specific password abcd-efgh-ijkl-mnop for Mail", "app-specific password [REDACTED:password] for Mail"),
     ],
 )
 def test_numbers_named_for_what_they_open_and_passwords_given_other_ways(text, scrubbed):

@@ -234,9 +234,11 @@ def _wireless_key(match: re.Match[str]) -> bool:
 
 def _password_word(match: re.Match[str]) -> bool:
     """Whether the credential word ``match`` found names a password (not a token or a key), or the
-    key of a wireless network, which is one."""
+    key of a wireless network, which is one; or the words between it and the verb end on a password
+    word, the compound's head ("the SSH key passphrase is ...")."""
+    head = (match.groupdict().get("mid") or "").split()[-1:]
     return (match.group("compound") is not None or PASSWORD_KEYWORD_RE.fullmatch(match.group("kw")) is not None
-            or _wireless_key(match))
+            or _wireless_key(match) or bool(head) and PASSWORD_KEYWORD_RE.fullmatch(head[0]) is not None)
 
 
 def _redact_both(match: re.Match[str], counts) -> str | None:
