@@ -53,6 +53,8 @@ NEEDS_LABEL = frozenset({
     "made_up_password", "wifi_key_plain_word", "maiden_name",
     # a passcode named with no verb, an app password in dashed groups
     "meeting_passcode", "app_password_dashed",
+    # a password given to a command: htpasswd, Windows' net user, sudo reading it from echo
+    "htpasswd_batch", "net_user_password", "sudo_stdin",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -261,6 +263,13 @@ def corpus(seed: int = 20261122) -> list[Planted]:
          f"Join: Meeting ID {g(3, string.digits)} {g(4, string.digits)} {g(4, string.digits)} Passcode {s}"),
         ("app_password_dashed", (s := "-".join(g(4, string.ascii_lowercase) for _ in range(4)),),
          f"set up Mail with the app-specific password {s} and it synced"),
+        ("htpasswd_batch", (s := pw(),), f"htpasswd -bc /etc/nginx/.htpasswd ops {s}"),
+        ("net_user_password", (s := pw(),), f"net user svc_backup {s} /add /domain"),
+        ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
+        ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
+         f"my 1Password secret key is in the emergency kit: {s}"),
+        ("bitlocker_recovery_key", (s := "-".join(g(6, string.digits) for _ in range(8)),),
+         f"BitLocker recovery key for the laptop: {s}"),
         ("nhs_number", (s := " ".join((g(3, string.digits), g(3, string.digits), g(4, string.digits))),),
          f"my NHS number is {s}, the GP asked for it"),
         ("braintree", (s := f"access_token$production${g(16, string.ascii_lowercase + string.digits)}${g(32, LOWER_HEX)}",),

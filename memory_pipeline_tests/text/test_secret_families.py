@@ -96,6 +96,8 @@ LOOKALIKES = [
     'password: required\n"password": "required"\npassword = getpass\npassword = None',
     # a code named in another language that opens nothing, or no code handed over
     "Le code de la route est 2024. Der Code der Anwendung ist 2000 Zeilen lang. el código de la puerta cambió en 2024",
+    # commands that take no password, or prompt for it
+    "htpasswd -c .htpasswd bob; net user admin *; net user admin /delete; echo done | sudo tee /etc/x; echo $PASS | sudo -S ls",
     # a password word inside a key's phrase, or a key's passphrase described
     "the api key for the password manager is weak; the key passphrase is stored in vault; passcode 12 characters",
     # words of the recovery-phrase list, but prose: its short words are in no list
@@ -216,6 +218,11 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ("Meeting ID 845 2231 9981 Passcode 774411", "Meeting ID 845 2231 9981 Passcode [REDACTED:pin]"),
         ("my SSH key passphrase is blue-falcon-88", "my SSH key passphrase is [REDACTED:password]"),
         ("app-specific password abcd-efgh-ijkl-mnop for Mail", "app-specific password [REDACTED:password] for Mail"),
+        # a password given to a command
+        ("htpasswd -b .htpasswd bob Bobpass123", "htpasswd -b .htpasswd bob [REDACTED:password]"),
+        ("htpasswd -nb alice S3cretPw!", "htpasswd -nb alice [REDACTED:password]"),
+        ("net user jdoe Winter2025 /domain", "net user jdoe [REDACTED:password] /domain"),
+        ('echo "hunter22" | sudo -S apt update', 'echo "[REDACTED:password]" | sudo -S apt update'),
     ],
 )
 def test_numbers_named_for_what_they_open_and_passwords_given_other_ways(text, scrubbed):

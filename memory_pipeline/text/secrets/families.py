@@ -79,6 +79,8 @@ _VENDOR_PATTERNS: tuple[tuple[str, str], ...] = (
     ("fly_token", r"fm\d_[A-Za-z0-9+/=_\-]{50,}"),
     ("openai_key", r"sk-(?:or-v1-|proj-|svcacct-|admin-)" r"[A-Za-z0-9_\-]{20,}"),
     ("firebase_key", r"AAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}"),
+    ("onepassword_secret_key", r"A3-[A-Z0-9]{6}-[A-Z0-9]{5,6}(?:-[A-Z0-9]{5}){4}"),
+    ("bitlocker_recovery_key", r"\d{6}(?:-\d{6}){7}"),
 )
 VENDOR_RE = re.compile("|".join(f"(?P<v{i}>{pattern})" for i, (_, pattern) in enumerate(_VENDOR_PATTERNS)))
 VENDOR_KINDS = {f"v{i}": kind for i, (kind, _) in enumerate(_VENDOR_PATTERNS)}
@@ -150,7 +152,8 @@ XML_RE = re.compile(
     r"[ \t]*(?P<value>[^<\s]{6,4096})[ \t]*</(?P=tag)>"
 )
 # "curl -u user:pw", "--user user:pw", "mysql -pSecret", "sshpass -p pw", a .netrc line,
-# "docker login -u ci -p pw" (any login command), PowerShell's "ConvertTo-SecureString 'pw' -AsPlainText".
+# "docker login -u ci -p pw" (any login command), PowerShell's "ConvertTo-SecureString 'pw' -AsPlainText",
+# "htpasswd -b .htpasswd bob pw" ("-nb bob pw": no file), Windows' "net user bob pw", "echo pw | sudo -S".
 USER_PASSWORD_RE = re.compile(
     r"(?<![\w-])(?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']{1,64}:(?P<value>[^\s\"']{4,200})"
     r"|(?<![\w-])(?:-u|--username)(?:=|[ \t]+)[^\s:]{1,64}[ \t]+-p(?:=|[ \t]+)[\"']?(?P<login>[^\s\"']{4,200})"
@@ -158,6 +161,10 @@ USER_PASSWORD_RE = re.compile(
     r"|\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n]{0,200}?[ \t]-p(?P<q>[\"']?)(?P<glued>[^\s\"']{4,200})"
     r"|\bsshpass[ \t]+-p[ \t]*[\"']?(?P<sshpass>[^\s\"']{4,200})"
     r"|\blogin[ \t]+\S{1,64}[ \t]+password[ \t]+(?P<netrc>[^\s\"']{4,200})"
+    r"|\bhtpasswd[ \t]+-(?=[a-zA-Z]*b)(?:(?=[a-zA-Z]*n)[a-zA-Z]+|(?![a-zA-Z]*n)[a-zA-Z]+[ \t]+\S{1,200})[ \t]+\S{1,64}"
+    r"[ \t]+[\"']?(?P<htpasswd>[^\s\"']{4,200})"
+    r"|\bnet[ \t]+user[ \t]+\S{1,64}[ \t]+[\"']?(?P<net_user>[^\s\"'/*][^\s\"']{3,200})"
+    r"|\becho[ \t]+[\"']?(?P<sudo>[^\s\"'|]{4,200})[\"']?[ \t]*\|[ \t]*sudo[ \t]+(?:-[A-Za-z]+[ \t]+)*?-[A-Za-z]*S\b"
 )
 # A user's field and then a password's, "pass" or "pw" naming the second: "user: admin pass: admin",
 # "user=admin pass=hunter", "login: jdoe, pw: sunshine" (alone, "pass" is also a ticket, a road or
@@ -376,8 +383,10 @@ def apply_labelled(text: str, counts) -> str:
             return None
         return redact_group(match, group, "password", counts)
 
-    if "-u" in text or "--user" in text or "-p" in text or "password" in text or "-AsPlainText" in text:
-        text = sub_values(USER_PASSWORD_RE, text, user_password, "value", "login", "plain", "glued", "sshpass", "netrc")
+    if ("-u" in text or "--user" in text or "-p" in text or "password" in text or "-AsPlainText" in text
+            or "htpasswd" in text or "net user" in text or "sudo" in text):
+        text = sub_values(USER_PASSWORD_RE, text, user_password, "value", "login", "plain", "glued", "sshpass", "netrc",
+                          "htpasswd", "net_user", "sudo")
 
     def fields(match: re.Match[str], group: str) -> str | None:
         value = match.group(group).rstrip(TRAILING_PUNCTUATION)
