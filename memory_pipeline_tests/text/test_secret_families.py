@@ -96,6 +96,9 @@ LOOKALIKES = [
     'password: required\n"password": "required"\npassword = getpass\npassword = None',
     # a code named in another language that opens nothing, or no code handed over
     "Le code de la route est 2024. Der Code der Anwendung ist 2000 Zeilen lang. el código de la puerta cambió en 2024",
+    # a change of a password's rules, or of something else
+    "I reset my password and set it to expire in 90 days; password policy changed, we set it to v2.1",
+    "my password was too short so I changed it to 12 characters; the API token expired, I set it to rotate2 weekly",
     # commands that take no password, or prompt for it
     "htpasswd -c .htpasswd bob; net user admin *; net user admin /delete; echo done | sudo tee /etc/x; echo $PASS | sudo -S ls",
     # a password word inside a key's phrase, or a key's passphrase described
@@ -218,6 +221,10 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ("Meeting ID 845 2231 9981 Passcode 774411", "Meeting ID 845 2231 9981 Passcode [REDACTED:pin]"),
         ("my SSH key passphrase is blue-falcon-88", "my SSH key passphrase is [REDACTED:password]"),
         ("app-specific password abcd-efgh-ijkl-mnop for Mail", "app-specific password [REDACTED:password] for Mail"),
+        # a change that names the new password by a pronoun, in the word's sentence or the next
+        ("My bank password expired so I changed it to Marigold77! yesterday",
+         "My bank password expired so I changed it to [REDACTED:password]! yesterday"),
+        ("What is the wifi password? I changed it to Bluebird2024.", "What is the wifi password? I changed it to [REDACTED:password]."),
         # a password given to a command
         ("htpasswd -b .htpasswd bob Bobpass123", "htpasswd -b .htpasswd bob [REDACTED:password]"),
         ("htpasswd -nb alice S3cretPw!", "htpasswd -nb alice [REDACTED:password]"),

@@ -373,6 +373,23 @@ def _plain_reply(text: str, window: str, offset: int) -> tuple[int, int] | None:
     return (start, end) if not rest.isalnum() else None
 
 
+# "... password expired, so I changed it to Marigold77!": a change names the new value as the
+# credential word's own verb would, anywhere in the window (the first value's leniency).
+_CHANGED_TO_RE = re.compile(r"(?i:\b(?:changed|set|reset|updated|switched)[ \t]+(?:it|that|this|mine)[ \t]+to[ \t]+)(?P<value>\S+)")
+
+
+def _changed_to(text: str, window: str, offset: int) -> tuple[int, int] | None:
+    """Where the value a change in ``window`` (at ``offset`` in ``text``) names stands, if it looks chosen."""
+    change = _CHANGED_TO_RE.search(window)
+    if change is None:
+        return None
+    value = max(_ASCII_RUN_RE.findall(change.group("value")), key=len, default="").rstrip(TRAILING_PUNCTUATION)
+    if not chosen_secret(value, first=True):
+        return None
+    at = text.index(value, offset + change.start("value"))
+    return at, at + len(value)
+
+
 def _chosen_value(text: str, keyword: re.Match[str], window: str, reach: int, anywhere: bool,
                   password: bool) -> tuple[int, int] | None:
     """Where, in ``text``, the first of the window's ``reach`` words that ``chosen_secret`` (or,
@@ -419,7 +436,8 @@ def apply_near_keyword(text: str, counts) -> str:
         found = None
         if anywhere and password and _ASKS_FOR_IT_RE.search(text, max(0, keyword.start() - _WINDOW_BEFORE), keyword.start()):
             found = _plain_reply(text, window, offset)
-        found = found or _chosen_value(text, keyword, window, reach, anywhere, password)
+        found = found or password and _changed_to(text, window, offset) or _chosen_value(
+            text, keyword, window, reach, anywhere, password)
         if found is not None:
             at, end = found
             kind = "password" if password else "secret"
