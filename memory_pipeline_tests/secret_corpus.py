@@ -54,7 +54,7 @@ NEEDS_LABEL = frozenset({
     # a passcode named with no verb, an app password in dashed groups
     "meeting_passcode", "app_password_dashed",
     # a password given to a command: htpasswd, Windows' net user, sudo reading it from echo
-    "htpasswd_batch", "net_user_password", "sudo_stdin", "password_changed_to_pronoun",
+    "htpasswd_batch", "net_user_password", "sudo_stdin", "password_changed_to_pronoun", "session_cookie",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -264,6 +264,8 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("app_password_dashed", (s := "-".join(g(4, string.ascii_lowercase) for _ in range(4)),),
          f"set up Mail with the app-specific password {s} and it synced"),
         ("htpasswd_batch", (s := pw(),), f"htpasswd -bc /etc/nginx/.htpasswd ops {s}"),
+        ("session_cookie", (s := g(32, LOWER_HEX),),
+         f"curl -H 'Cookie: theme=dark; sessionid={s}' https://app.example.com/api/me"),
         ("password_changed_to_pronoun", (s := g.rng.choice(PLAIN_WORDS).capitalize() + g(2, string.digits),),
          f"my bank password expired last week so I changed it to {s}, same as the old one plus a number"),
         ("net_user_password", (s := pw(),), f"net user svc_backup {s} /add /domain"),

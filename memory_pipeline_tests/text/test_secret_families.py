@@ -99,6 +99,8 @@ LOOKALIKES = [
     # a change of a password's rules, or of something else
     "I reset my password and set it to expire in 90 days; password policy changed, we set it to v2.1",
     "my password was too short so I changed it to 12 characters; the API token expired, I set it to rotate2 weekly",
+    # cookies without a credential, and the word in prose
+    "I cleared the cookie: it was stale. cookie: theme=dark; lang=en-US; Set-Cookie: Path=/; Domain=.example.com",
     # commands that take no password, or prompt for it
     "htpasswd -c .htpasswd bob; net user admin *; net user admin /delete; echo done | sudo tee /etc/x; echo $PASS | sudo -S ls",
     # a password word inside a key's phrase, or a key's passphrase described
@@ -225,6 +227,12 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ("My bank password expired so I changed it to Marigold77! yesterday",
          "My bank password expired so I changed it to [REDACTED:password]! yesterday"),
         ("What is the wifi password? I changed it to Bluebird2024.", "What is the wifi password? I changed it to [REDACTED:password]."),
+        # a UUID named a token with no verb (Heroku's API keys are UUIDs)
+        ("heroku auth token 50c4ef33-cca4-7a7b-2320-beb7e0e8a5b2", "heroku auth token [REDACTED:secret]"),
+        # a cookie header's values, whatever their names
+        ("Cookie: theme=dark; sessionid=8f3kQ9zPx2LmN7vB4cT1", "Cookie: theme=dark; sessionid=[REDACTED:session_cookie]"),
+        ("Set-Cookie: id=a3fWa9Kz81LmQp2Rt7Vx; Expires=Thu, 21 Oct 2021 07:28:00 GMT; Secure",
+         "Set-Cookie: id=[REDACTED:session_cookie]; Expires=Thu, 21 Oct 2021 07:28:00 GMT; Secure"),
         # a password given to a command
         ("htpasswd -b .htpasswd bob Bobpass123", "htpasswd -b .htpasswd bob [REDACTED:password]"),
         ("htpasswd -nb alice S3cretPw!", "htpasswd -nb alice [REDACTED:password]"),

@@ -12,6 +12,9 @@ blocks where the credential's name and its value are two fields apart.
 Values are checked like every other family's (``looks_like_password`` or ``looks_random``), and
 templates (``${var.x}``, ``{{ .Values.x }}``) are left alone.
 
+An HTTP cookie header's values (``Cookie: sessionid=...``) are a session's bearer credentials,
+whatever their names.
+
 A table (Markdown, CSV or tab-separated) whose header names a credential column has that column's
 cells redacted in the rows below it (``apply_tables``).
 
@@ -34,6 +37,7 @@ from memory_pipeline.text.secrets.families import (
     placeholder,
     redact_group,
     spans_around,
+    sub_values,
     sub_values_in,
 )
 
@@ -68,8 +72,29 @@ def _secret_value(value: str) -> bool:
     return looks_like_password(value) or looks_random(value, 8)
 
 
+# An HTTP cookie header: a session's cookie is its bearer credential whatever its name ("Cookie:
+# sessionid=...; csrftoken=...", "Set-Cookie: id=...; Path=/"): each value of 16 or more
+# characters that looks random is one (attributes and flags are shorter or plain).
+_COOKIE_HEADER_RE = re.compile(r"(?i:\b(?:set-)?cookie)[ \t]*:[ \t]*(?P<pairs>[^\n\"'`]{1,4096})")
+_COOKIE_PAIR_RE = re.compile(r"(?:^|;)[ \t]*[^=;\s]{1,64}=(?P<value>[^;\s]{16,4096})")
+
+
+def _cookie_values(match: re.Match[str], group: str, counts) -> str | None:
+    def value(pair: re.Match[str]) -> str:
+        if is_template(pair.group("value")) or not looks_random(pair.group("value"), 16):
+            return pair.group(0)
+        return redact_group(pair, "value", "session_cookie", counts)
+
+    pairs = match.group(group)
+    new = _COOKIE_PAIR_RE.sub(value, pairs)
+    return None if new == pairs else match.group(0)[: match.start(group) - match.start()] + new
+
+
 def apply_config_formats(text: str, counts) -> str:
-    """Redact the password of ``.pgpass`` lines and the value of named credentials."""
+    """Redact the password of ``.pgpass`` lines, the value of named credentials and the values of
+    a cookie header."""
+    if "ookie" in text or "OOKIE" in text:
+        text = sub_values(_COOKIE_HEADER_RE, text, lambda m, g: _cookie_values(m, g, counts), "pairs")
 
     def substitute(match: re.Match[str], group: str) -> str | None:
         value = match.group(group)

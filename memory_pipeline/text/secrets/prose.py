@@ -120,7 +120,7 @@ AS_PASSWORD_HINT_RE = re.compile(rf"\b(?:as|for|is|was|be)[ \t]+\w+[ \t]+(?:[\w-
 # Any credential word and, later in the same clause (a few words on, or glued in a script written
 # without spaces), a value that only a chosen or generated secret looks like.
 KEYWORD_RE = re.compile(_KEYWORD)
-_HEX_SECRET_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}")
+_HEX_SECRET_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")  # or a UUID
 RUN_TOGETHER_LETTERS = 14  # a lower-case password handed over in prose: longer than most words
 NEAR_REACH = 80  # characters after the keyword
 NEAR_WORDS = 8  # words after the keyword
