@@ -81,22 +81,29 @@ def dream_command(
     from datetime import UTC, datetime
 
     from memory_pipeline.config import get_settings
-    from memory_pipeline.consolidation.launch import plan_dreams, run_dreaming
+    from memory_pipeline.consolidation.store import ConsolidationStore
     from memory_pipeline.embedding import EMBEDDER_IDENTITY
-    from memory_pipeline.orchestration.runs import run_partitioned_jobs
+    from memory_pipeline.episodes.dream_rules import plan_dreaming
 
     settings = get_settings()
     named = select_tenants(agent, user, every) if agent or user else None
     if force and named is None:
         raise BadInput("--force dreams named tenants: give --agent/--user")
-    defs, instance = runs.defs(), runs.instance()
     if force:
         keys, waiting = named, {}
     else:
-        keys, waiting = plan_dreams(instance, settings.lancedb_uri, EMBEDDER_IDENTITY[settings.embedder][1], named,
-                                    datetime.now(UTC))
+        found = ConsolidationStore(settings.lancedb_uri, EMBEDDER_IDENTITY[settings.embedder][1]).unpromoted_counts()
+        counts = {tenant: found.get(tenant, 0) for tenant in (sorted(found) if named is None else named)}
+        keys, _, waiting = plan_dreaming(counts, {}, datetime.now(UTC))
     started = time.perf_counter()
     results = []
+    if keys:  # Dagster is loaded only for a tenant to dream: to run it, and to see whether it ran lately
+        from memory_pipeline.consolidation.launch import plan_dreams, run_dreaming
+        from memory_pipeline.orchestration.runs import run_partitioned_jobs
+
+        defs, instance = runs.defs(), runs.instance()
+        if not force:
+            keys, waiting = plan_dreams(instance, counts, datetime.now(UTC))
     if keys:
         with runs.progress("dreaming", len(keys), "tenants") as bars:
             for key in keys:

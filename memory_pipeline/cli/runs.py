@@ -150,13 +150,15 @@ def summarize(results: list, tenants: list[str], started: float, extra: dict | N
     Without -v (Dagster's console logger off), the runs' warnings are printed on stderr here, so
     a skipped file or an LLM fallback is never silent."""
     from memory_pipeline.cli.app import flags
-    from memory_pipeline.orchestration.runs import materialization_metadata
 
     if not flags.verbose:
         print_notes(run_notes(results))
 
     assets: dict[str, dict] = {}
     checks: dict[str, bool] = {}
+    if results:  # Dagster's helpers: a command that made no run (nothing to dream) never loads them
+        from memory_pipeline.orchestration.runs import materialization_metadata
+
     for result in results:
         for asset, values in materialization_metadata(result, timings=False).items():
             into = assets.setdefault(asset, {})

@@ -9,9 +9,9 @@ from pathlib import Path
 import dagster as dg
 
 from memory_pipeline.consolidation.assets import scope_config
-from memory_pipeline.consolidation.sensors import ConsolidationRun, plan_consolidation, plan_dreaming, plan_runs
+from memory_pipeline.consolidation.sensors import ConsolidationRun, plan_consolidation, plan_runs
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.episodes.dreaming import THRESHOLD
+from memory_pipeline.episodes.dream_rules import THRESHOLD, plan_dreaming
 from memory_pipeline.orchestration.instance.run_workers import worker_tags
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION
 from memory_pipeline.orchestration.runs import range_tags, register_tenants
@@ -93,13 +93,10 @@ def last_dreams(instance: dg.DagsterInstance, tenants: Sequence[str]) -> dict[st
 
 
 def plan_dreams(
-    instance: dg.DagsterInstance, lancedb_uri: str, dim: int, tenants: Sequence[str] | None, now: datetime,
-    threshold: int = THRESHOLD,
+    instance: dg.DagsterInstance, counts: dict[str, int], now: datetime, threshold: int = THRESHOLD
 ) -> tuple[list[str], dict[str, str]]:
-    """(tenants to dream now, why each other one waits), by the sensor's rules: at least
-    ``threshold`` unpromoted episodes, and no dreaming run of the tenant in the last 10 minutes.
-    ``tenants``: only these (None: every tenant with unpromoted episodes)."""
-    counts = ConsolidationStore(lancedb_uri, dim).unpromoted_counts()
-    asked = sorted(counts) if tenants is None else list(tenants)
-    due, _, waiting = plan_dreaming({t: counts.get(t, 0) for t in asked}, last_dreams(instance, asked), now, threshold)
+    """(tenants to dream now, why each other one waits) of ``counts`` (unpromoted episodes by
+    tenant), by the sensor's rules, the last dreaming runs read from the instance."""
+    ready = [tenant for tenant, count in counts.items() if count >= threshold]
+    due, _, waiting = plan_dreaming(counts, last_dreams(instance, ready), now, threshold)
     return due, waiting

@@ -32,7 +32,7 @@ import dagster as dg
 from memory_pipeline.consolidation.assets import consolidation_job, scope_config
 from memory_pipeline.consolidation.notes_assets import compaction_flush, compaction_flush_job, dreaming_job
 from memory_pipeline.consolidation.store import ConsolidationStore
-from memory_pipeline.episodes.dreaming import THRESHOLD
+from memory_pipeline.episodes.dream_rules import plan_dreaming
 from memory_pipeline.episodes.live_flush import FlushThresholds, plan_flushes
 from memory_pipeline.episodes.sessions import SessionFile, as_session_files, load_session
 from memory_pipeline.orchestration.partitions import SESSION_TENANTS_PARTITION, session_tenant_partitions
@@ -41,7 +41,6 @@ from memory_pipeline.orchestration.sensor_ticks import pipeline_sensor, read_cur
 from memory_pipeline.sources.workspace import scan_workspace
 from memory_pipeline.tenancy import Tenant
 
-DREAM_DEBOUNCE = timedelta(minutes=10)
 MAX_RUNS_PER_TICK = 3
 """Consolidation runs one tick requests when tenants with nothing due can join them: each run is a
 process that loads the models (about 10 s), a tenant with nothing new costs its stat and a few
@@ -219,26 +218,6 @@ def consolidation_sensor(context: dg.SensorEvaluationContext, workspace: Workspa
 def _tenant_of(path: str) -> str:
     agent, _, user = path.split("/")[:3]
     return Tenant(agent, user).key
-
-
-def plan_dreaming(
-    counts: dict[str, int], cursor: dict[str, float], now: datetime, threshold: int = THRESHOLD
-) -> tuple[list[str], dict[str, float], dict[str, str]]:
-    """(tenants to dream now, new cursor, why each other tenant with episodes waits)."""
-    due, waiting = [], {}
-    new_cursor = dict(cursor)
-    stamp = now.timestamp()
-    for tenant, count in sorted(counts.items()):
-        if count < threshold:
-            waiting[tenant] = f"{count} unpromoted episodes, fewer than {threshold}"
-            continue
-        last = cursor.get(tenant)
-        if last is not None and stamp - last < DREAM_DEBOUNCE.total_seconds():
-            waiting[tenant] = f"requested {int(stamp - last)} s ago, debounced for {int(DREAM_DEBOUNCE.total_seconds())} s"
-            continue
-        due.append(tenant)
-        new_cursor[tenant] = stamp
-    return due, new_cursor, waiting
 
 
 @pipeline_sensor(dreaming_job, 60)

@@ -29,7 +29,6 @@ from memory_pipeline.text.scrub import scrub_secrets
 from memory_pipeline.text.summarize import shorten
 
 MAX_EPISODES = 10
-THRESHOLD = 5
 MARKER = "<!-- memory_pipeline:dreaming (generated; lines are merged by later runs, edits elsewhere) -->"
 PREFERENCES = "Preferences"
 PROJECT_FACTS = "Project facts"

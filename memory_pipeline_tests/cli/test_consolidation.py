@@ -3,13 +3,17 @@ workspace. ``consolidate`` launches one run over every tenant it consolidates (n
 the partitions), consolidates only the days asked for and, by default, only sessions not
 consolidated yet (``--again``: all of them, to the same rows); its summary adds each asset's
 figures up over the runs and the tenants and leaves timings and flags out; ``dream`` keeps the sensor's rules (5 unpromoted
-episodes, 10 minutes between a tenant's runs) unless ``--force``, reports what the dreaming run
-promoted and wrote, and indexes the dreamed document so a search finds it at once.
+episodes, 10 minutes between a tenant's runs) unless ``--force``, says why a tenant waits without
+loading Dagster, reports what the dreaming run promoted and wrote, and indexes the dreamed document
+so a search finds it at once.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,7 +26,7 @@ from memory_pipeline.consolidation.launch import plan_dreams
 from memory_pipeline.consolidation.notes_assets import dreaming, dreaming_job
 from memory_pipeline.l0.assets import l0_assets, l0_index_job
 from memory_pipeline_tests.cli_env import cli_app, run
-from memory_pipeline_tests.helpers import make_resources
+from memory_pipeline_tests.helpers import REPO, make_resources
 from memory_pipeline_tests.helpers.consolidation import ALICE, store_for
 
 pytestmark = pytest.mark.slow
@@ -64,6 +68,8 @@ def test_consolidate_adds_figures_up_over_runs_then_dream_reports_the_promotion(
 
     waits = json.loads(run(app, "dream", *WHO, "--json"))
     assert (waits["tenants"], waits["runs"], waits["waiting"]) == ([], [], {ALICE: "2 unpromoted episodes, fewer than 5"})
+    # ... which a new process tells without loading Dagster (it would only to run or debounce one)
+    assert _dream_in_a_new_process(sample_root, lance_uri, dagster_home) == (waits["waiting"], False)
     assert run(app, "dream", *WHO).splitlines() == [
         f"{ALICE} not dreamed: 2 unpromoted episodes, fewer than 5 (--force to dream it anyway)", "no tenant to dream"]
 
@@ -80,8 +86,32 @@ def test_consolidate_adds_figures_up_over_runs_then_dream_reports_the_promotion(
     # Within 10 minutes of the last dreaming run, a tenant with enough new episodes still waits.
     json.loads(run(app, "consolidate", *WHO, "--day", "2026-11-04", "--json"))
     with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
-        due, waiting = plan_dreams(instance, lance_uri, 64, [ALICE], datetime.now(UTC), threshold=1)
+        counts = {ALICE: store_for(lance_uri).unpromoted_counts()[ALICE]}
+        due, waiting = plan_dreams(instance, counts, datetime.now(UTC), threshold=1)
+    assert counts[ALICE] >= 1
     assert due == [] and waiting[ALICE].startswith("requested ") and waiting[ALICE].endswith(" s ago, debounced for 600 s")
+
+
+_DREAM_PROBE = """
+import json, sys
+from memory_pipeline.cli import main
+sys.argv = ["memory-pipeline", "dream", "--all", "--json"]
+try:
+    main()
+except SystemExit as exit:
+    assert not exit.code, exit.code
+print(json.dumps("dagster" in sys.modules))
+"""
+
+
+def _dream_in_a_new_process(root, lance_uri, dagster_home) -> tuple[dict, bool]:
+    """``dream --all``'s tenants waiting, and whether it imported Dagster, in a new process."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MEMORY_PIPELINE_ROOT": str(root), "MEMORY_PIPELINE_LANCEDB_URI": lance_uri,
+           "MEMORY_PIPELINE_EMBEDDER": "hash", "DAGSTER_HOME": str(dagster_home)}
+    done = subprocess.run([sys.executable, "-c", _DREAM_PROBE], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    summary, loaded = done.stdout.strip().rsplit("\n", 1)
+    return json.loads(summary)["waiting"], json.loads(loaded)
 
 
 def test_consolidate_with_nothing_completed_says_so(app):
