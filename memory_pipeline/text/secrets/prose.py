@@ -375,19 +375,13 @@ def _plain_reply(text: str, window: str, offset: int) -> tuple[int, int] | None:
 
 # "... password expired, so I changed it to Marigold77!": a change names the new value as the
 # credential word's own verb would, anywhere in the window (the first value's leniency).
-_CHANGED_TO_RE = re.compile(r"(?i:\b(?:changed|set|reset|updated|switched)[ \t]+(?:it|that|this|mine)[ \t]+to[ \t]+)(?P<value>\S+)")
+_CHANGED_TO_RE = re.compile(r"(?i:\b(?:changed|set|reset|updated|switched)[ \t]+(?:it|that|this|mine)[ \t]+to)[ \t]")
 
 
-def _changed_to(text: str, window: str, offset: int) -> tuple[int, int] | None:
-    """Where the value a change in ``window`` (at ``offset`` in ``text``) names stands, if it looks chosen."""
+def _changed_to(text: str, keyword: re.Match[str], window: str) -> tuple[int, int] | None:
+    """Where the password a change in ``window`` names stands (``_chosen_value`` of the word after it)."""
     change = _CHANGED_TO_RE.search(window)
-    if change is None:
-        return None
-    value = max(_ASCII_RUN_RE.findall(change.group("value")), key=len, default="").rstrip(TRAILING_PUNCTUATION)
-    if not chosen_secret(value, first=True):
-        return None
-    at = text.index(value, offset + change.start("value"))
-    return at, at + len(value)
+    return None if change is None else _chosen_value(text, keyword, window[change.end():], 1, True, True)
 
 
 def _chosen_value(text: str, keyword: re.Match[str], window: str, reach: int, anywhere: bool,
@@ -436,7 +430,7 @@ def apply_near_keyword(text: str, counts) -> str:
         found = None
         if anywhere and password and _ASKS_FOR_IT_RE.search(text, max(0, keyword.start() - _WINDOW_BEFORE), keyword.start()):
             found = _plain_reply(text, window, offset)
-        found = found or password and _changed_to(text, window, offset) or _chosen_value(
+        found = found or password and _changed_to(text, keyword, window) or _chosen_value(
             text, keyword, window, reach, anywhere, password)
         if found is not None:
             at, end = found
