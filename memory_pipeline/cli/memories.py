@@ -181,7 +181,7 @@ def bulletin_command(
     agent: str = options.AGENT,
     user: str = options.USER,
     per_section: int = typer.Option(5, "--per-section", min=1, max=50, help="Items per section."),
-    now: str = typer.Option(None, "--now", help="Pretend it is this time (ISO)."),
+    now: str = typer.Option(None, "--now", help="Read the memory as known at this time (ISO; default now)."),
     as_json: bool = options.JSON,
 ) -> None:
     """A Markdown bulletin for a system prompt."""
@@ -199,7 +199,7 @@ def context_command(
     user: str = options.USER,
     budget: int = typer.Option(None, "--budget", min=50, help="Most tokens it may take (default 1500, or recall's context_token_budget)."),
     recent: int = typer.Option(30, "--recent", min=0, max=30, help="Most recent entries listed (0-30)."),
-    now: str = typer.Option(None, "--now", help="Pretend it is this time (ISO)."),
+    now: str = typer.Option(None, "--now", help="Read the memory as known at this time (ISO; default now)."),
     as_json: bool = options.JSON,
 ) -> None:
     """Working memory: the section an agent loads every cycle (identity, preferences, goals,

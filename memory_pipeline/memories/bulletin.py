@@ -2,8 +2,10 @@
 
 ``memory``: Identity, Active Goals, Preferences, Recent Events, Recent Decisions (up to five
 each, newest first). ``context``: pending todos and time-sensitive items, soonest first, from
-now on. An item said twice (in a session and a note, in the profile and again) is listed once. Both read the user's own memory (a team member falls back to its leader's), and leave out
-plans a later statement moved to another date.
+now on. An item said twice (in a session and a note, in the profile and again) is listed once.
+Both read the user's own memory (a team member falls back to its leader's) as it was known at
+"now" (a past ``now`` leaves out what was said after it), and leave out plans a later statement
+moved to another date.
 """
 
 from __future__ import annotations
@@ -93,30 +95,32 @@ def made_bulletin(
         raise MemoryOperationError(f"per_section must be from 1 to 50, got {per_section}")
     now = (now or now_utc()).astimezone(UTC)
     tz = tz or ZoneInfo("UTC")
-    frame = current_memories(store, scope)
+    frame, said_next = current_memories(store, scope, now)
     heading = title or (scope.primary[0] if scope.primary else "memory")
-    changes = next_change(frame, now)
+    changes = next_change(frame, now, said_next)
     if kind == "memory":
         return _memory(frame, heading, per_section, now, tz), changes
     minute = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
     return _context(frame, heading, per_section, now, tz), min(minute, changes or minute)
 
 
-def next_change(frame: pl.DataFrame, now: datetime) -> datetime | None:
-    """When a section's time filter next reads differently: an item scheduled at t stops being
-    pending or upcoming once t has passed, and comes within the time-sensitive days at t -
-    ``TIME_SENSITIVE_DAYS``; None when no dated item lies ahead."""
-    if not frame.height:
-        return None
+def next_change(frame: pl.DataFrame, now: datetime, said_next: datetime | None = None) -> datetime | None:
+    """When a section next reads differently: an item scheduled at t stops being pending or
+    upcoming once t has passed, and comes within the time-sensitive days at t -
+    ``TIME_SENSITIVE_DAYS``; a statement said after ``now`` enters at ``said_next``. None when
+    nothing lies ahead."""
     ahead = timedelta(days=TIME_SENSITIVE_DAYS)
-    edges = [edge for when in frame["happens_at"].drop_nulls().to_list() for edge in (when, when - ahead) if edge > now]
-    return min(edges, default=None)
+    whens = frame["happens_at"].drop_nulls().to_list() if frame.height else []
+    edges = [edge for when in whens for edge in (when, when - ahead) if edge > now]
+    return min(edges + ([said_next] if said_next else []), default=None)
 
 
-def current_memories(store: TypedMemoryStore, scope: ReadScope) -> pl.DataFrame:
-    """The memories a reader's bulletin or working memory is made of: the first scope holding any
-    (the user's own, else a team member's leader), without what a later statement replaced (a moved
-    plan, an old address)."""
+def current_memories(store: TypedMemoryStore, scope: ReadScope, now: datetime) -> tuple[pl.DataFrame, datetime | None]:
+    """The memories a reader's bulletin or working memory is made of, as known at ``now``: the
+    first scope holding any (the user's own, else a team member's leader), without what was said
+    after ``now`` nor what a statement said by then replaced (a moved plan, an old address); with
+    the first instant after ``now`` at which a statement was said (the memory reads differently
+    then; None when none was)."""
     import polars as pl
 
     frame, tenants = pl.DataFrame(), []
@@ -125,8 +129,16 @@ def current_memories(store: TypedMemoryStore, scope: ReadScope) -> pl.DataFrame:
             frame = memory_frame(store, tenants)
             if frame.height:
                 break
-    gone = superseded(store, tenants) if frame.height else {}
-    return frame.filter(~pl.col("id").is_in(list(gone))) if gone else frame
+    if not frame.height:
+        return frame, None
+    said = pl.when(pl.col("occurred_at").is_not_null() | (pl.col("source") == "markdown")).then(
+        pl.col("occurred_at")).otherwise(pl.col("created_at"))
+    gone = superseded(store, tenants)
+    later = [t for t in frame.select(said)[:, 0].drop_nulls().to_list() if t > now]
+    later += [r["new_said_at"] for r in gone.values() if r["new_said_at"] > now]
+    replaced = [memory_id for memory_id, r in gone.items() if r["new_said_at"] <= now]
+    frame = frame.filter((said.is_null() | (said <= now)) & ~pl.col("id").is_in(replaced))
+    return frame, min(later, default=None)
 
 
 def when_text(value: datetime | None, tz: ZoneInfo) -> str:

@@ -7,6 +7,8 @@ sessions. Every item carries its date and a citation (``facts/<id>``, ``episodes
 ``memory get`` opens and ``memory update`` takes.
 
 Rules, all tested:
+- As known at ``now``: what was said after it (a past ``now``) is left out, sessions completed
+  after it too.
 - Current only: what a later statement replaced (consolidation's supersession records, which
   typed memories read from a replaced statement inherit) is left out, as are todos and goals whose
   date has passed; a recent session holding a replaced statement is marked with the day it was.
@@ -150,9 +152,13 @@ def working_memory(
         raise MemoryOperationError(f"max_recent must be from 0 to {MAX_RECENT}, got {max_recent!r}")
     now = (now or now_utc()).astimezone(UTC)
     tz = tz or ZoneInfo("UTC")
-    frame = current_memories(store, scope)
+    frame, said_next = current_memories(store, scope, now)
+    if episodes is not None and episodes.height:
+        later = episodes.filter(episodes["completed_at"] > now)["completed_at"].min()
+        said_next = min(filter(None, (said_next, later)), default=None)
+        episodes = episodes.filter(episodes["completed_at"] <= now)
     sections, keep_order = _sections(frame, now, tz, max_recent, tiers or {})
-    sections["sessions"] = _sessions(episodes, tz, _timeline(store, episodes))
+    sections["sessions"] = _sessions(episodes, tz, _timeline(store, episodes, now))
     header = f"# Working memory: {title}\n"
     kept, used, full = {key: set() for key, _ in SECTIONS}, count_tokens(header), False
     for key in PRIORITY:
@@ -171,7 +177,8 @@ def working_memory(
         if chosen:
             lines += ["", _heading(key), *chosen]
     markdown = "\n".join(lines) + "\n"
-    return WorkingMemory(title, markdown, items, count_tokens(markdown), token_budget, left_out, next_change(frame, now))
+    return WorkingMemory(title, markdown, items, count_tokens(markdown), token_budget, left_out,
+                         next_change(frame, now, said_next))
 
 
 def _heading(key: str) -> str:
@@ -233,8 +240,9 @@ def _profile_line(row: dict, position: int) -> tuple[int, int]:
     return 0, position if line is None else line
 
 
-def _timeline(store: TypedMemoryStore, episodes: pl.DataFrame | None):
-    """The supersession records of the episodes' tenant, as recall reads them."""
+def _timeline(store: TypedMemoryStore, episodes: pl.DataFrame | None, now: datetime):
+    """The supersession records of the episodes' tenant whose new statement was said by ``now``,
+    as recall reads them."""
     from memory_pipeline.recall.index.kept_reads import read_tenants
     from memory_pipeline.recall.timeline import RECORD_COLUMNS, TenantTimeline
     from memory_pipeline.store.tables import SUPERSESSIONS
@@ -242,7 +250,8 @@ def _timeline(store: TypedMemoryStore, episodes: pl.DataFrame | None):
     if episodes is None or not episodes.height:
         return None
     tenants = episodes["tenant"].unique().to_list()
-    return TenantTimeline(read_tenants(store.uri, SUPERSESSIONS, tenants, RECORD_COLUMNS).to_dicts())
+    records = read_tenants(store.uri, SUPERSESSIONS, tenants, RECORD_COLUMNS).to_dicts()
+    return TenantTimeline([r for r in records if r["new_said_at"] <= now])
 
 
 def _sessions(episodes: pl.DataFrame | None, tz: ZoneInfo, timeline=None) -> list[ContextItem]:

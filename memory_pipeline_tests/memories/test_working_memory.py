@@ -147,8 +147,8 @@ def test_a_profile_line_shows_no_time(typed):
     typed.embed_rows([profile])
     typed.store.upsert_memories([profile])
     typed.store_memory(ALICE, "identity", "Moved to Porto last weekend", occurred_at=day(8), actor="test")
-    typed.store_memory(ALICE, "preference", "Likes short answers", actor="test")
-    lines = working_memory(typed.store, SCOPE, title="support-bot/alice", now=NOW).markdown.splitlines()
+    typed.store_memory(ALICE, "preference", "Likes short answers", actor="test")  # known from now on
+    lines = working_memory(typed.store, SCOPE, title="support-bot/alice").markdown.splitlines()
     assert f"- Lives in Lisbon, Portugal (facts/{profile['id']})" in lines
     assert any(line.startswith("- Moved to Porto last weekend (2026-11-08 09:00; facts/") for line in lines)
     assert any(line.startswith("- Likes short answers (20") for line in lines)
@@ -195,6 +195,28 @@ def test_superseded_and_repeated_memories_are_left_out(typed):
         ("identity", f"facts/{email['id']}"),
         ("soon", f"facts/{new['id']}"),
     ]
+
+
+def test_a_past_now_reads_the_memory_as_it_was_known_then(typed):
+    """``context --now`` in the past listed what was said after it, and left out a plan that only
+    a later statement moved. At a past ``now`` the section holds what had been said by then, and
+    is valid until the next statement is said."""
+    old = typed.store_memory(ALICE, "event", "Cutover on Saturday 21 November", occurred_at=day(1), happens_at=day(21))
+    new = typed.store_memory(ALICE, "event", "Cutover moved to Saturday 5 December", occurred_at=day(18),
+                             happens_at=datetime(2026, 12, 5, tzinfo=UTC))
+    email = typed.store_memory(ALICE, "preference", "Email only, no phone calls", occurred_at=day(12))
+    SupersessionStore(typed.store.uri).replace_tenant(ALICE.key, [{
+        "id": stable_id("supersession", ALICE.key, f"facts/{old['id']}"), "tenant": ALICE.key,
+        "old_ref": f"facts/{old['id']}", "old_kind": "memory", "old_said_at": day(1), "new_ref": f"facts/{new['id']}",
+        "new_kind": "memory", "new_said_at": day(18), "attribute": "cutover", "changed": ["date"], "cues": ["moved"],
+        "score": 0.9, "decided_by": "extractive", "decided_at": day(18), "old_sentence": None,
+    }])
+    cited = lambda at: [(i.section, i.citation) for i in working_memory(typed.store, SCOPE, title="a", now=at).items]  # noqa: E731
+    assert cited(day(10)) == [("soon", f"facts/{old['id']}")]
+    assert cited(day(14)) == [("identity", f"facts/{email['id']}"), ("soon", f"facts/{old['id']}")]
+    assert cited(NOW) == [("identity", f"facts/{email['id']}"), ("soon", f"facts/{new['id']}")]
+    assert working_memory(typed.store, SCOPE, title="a", now=day(10)).valid_until == day(12)
+    assert working_memory(typed.store, SCOPE, title="a", now=day(14)).valid_until == day(18)
 
 
 def test_an_empty_memory_is_a_heading_and_bad_budgets_are_refused(typed):
