@@ -43,11 +43,12 @@ from memory_pipeline.text.secrets.families import (
     sub_values_in,
 )
 from memory_pipeline.text.secrets.lexicon import plain_word
+from memory_pipeline.text.secrets.logins import apply_logins
 from memory_pipeline.text.secrets.phrases import apply_seed_phrases
 from memory_pipeline.text.secrets.prose import apply_named_after, apply_prose, asked_for
 
 CUSTOM = "custom"
-SCRUB_VERSION = 10
+SCRUB_VERSION = 11
 """Bump when scrubbing finds more: indexed files and extracted typed memories are read again, so a
 secret an earlier version let through leaves the stored memory at the next run."""
 
@@ -378,6 +379,7 @@ def scrub_secrets(text: str, extra_patterns: Sequence[str] = (), after: str = ""
     text = apply_seed_phrases(text, counts)
     text = apply_prose(text, counts)
     text = apply_named_after(text, counts)
+    text = apply_logins(text, counts)
     text = apply_aws_pairs(text, counts)
     text = apply_random_tokens(text, counts)
     for pattern in extras:

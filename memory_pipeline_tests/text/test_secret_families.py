@@ -238,6 +238,12 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ("htpasswd -nb alice S3cretPw!", "htpasswd -nb alice [REDACTED:password]"),
         ("net user jdoe Winter2025 /domain", "net user jdoe [REDACTED:password] /domain"),
         ('echo "hunter22" | sudo -S apt update', 'echo "[REDACTED:password]" | sudo -S apt update'),
+        # a password given to log in with, and no credential word; a code named with words between
+        ("use Tr1ckyPass! to log in to the router", "use [REDACTED:password] to log in to the router"),
+        ("log in as admin with Xk9#mP2qL", "log in as admin with [REDACTED:password]"),
+        ("you can sign in with Summer2024! now", "you can sign in with [REDACTED:password] now"),
+        ("log in to the NAS with nasAdmin#2023.", "log in to the NAS with [REDACTED:password]."),
+        ("the alarm panel master code is 9921#", "the alarm panel master code is [REDACTED:access_code]#"),
     ],
 )
 def test_numbers_named_for_what_they_open_and_passwords_given_other_ways(text, scrubbed):
@@ -317,6 +323,10 @@ def test_without_the_word_index_no_word_is_taken_for_a_made_up_one(monkeypatch):
         "my wifi key is weak", "the API key is sunshine", "the wifi key is on the fridge",
         "her mother's maiden name was the same as mine", "The password is this.", "password: xxxx",
         "the sin is 046 454 286", "SIN 2024 list", "user: admin pass: n/a", "user: alice passes: 3",
+        # what one logs in with that is no password; a code of a kind no lock opens
+        "Sign in with Google to continue", "log in with Office365 credentials", "sign in with YubiKey5C",
+        "Try logging in with jsmith@example.com", "I logged in using my laptop at 9pm", "unlock it with 4471",
+        "the building permit code 2021 applies",
     ],
 )
 def test_words_that_describe_a_password_stay(text):
@@ -407,6 +417,7 @@ HOSTILE = {
     "security answers": "answer to my security question is " * 1000 + "x",
     "national ids": "NHS number is " + "A1 " * 3000 + "- " + "tax ID (" * 500,
     "document numbers": "passport number " + "A1-" * 3000,
+    "logins": "log in to the " * 2000 + "with Xk9#mP2qL use " * 1000,
 }
 
 

@@ -38,6 +38,8 @@ _CODE_WORD = r"(?:code|c[oó]digo|codice|digicode)"
 _OF_ABROAD = r"(?:(?:de la|de|du|des|del|do|da|della|dello|van de|van het|voor de|f[uü]r (?:die|den|das)|der|zur|zum)[ \t]+|de l['’]|dell['’])"
 ACCESS_CODE_RE = re.compile(
     rf"(?<![A-Za-z0-9_])(?i:{_OPENED}[ -]?code(?:{_OPENS}(?:{_HANDED_OVER})|[ \t]+)"
+    # up to two words between, handed over: "the alarm panel master code is 9921#"
+    rf"|{_OPENED}(?:[ \t]+[^\s\d.!?:=;,]{{1,20}}){{1,2}}[ \t]+code{_OPENS}(?:{_HANDED_OVER})"
     rf"|code[ \t]+(?:for|to)(?:{_WORD}){{0,3}}?[ \t]+{_OPENED}s?(?:{_HANDED_OVER})"
     rf"|{_CODE_WORD}[ \t]+{_OF_ABROAD}(?:[^\s\d.!?:=;,]{{1,20}}[ \t]+){{0,2}}?{_OPENED_ABROAD}(?:{_WORD}){{0,2}}?(?:{_HANDED_OVER})"
     rf"|(?:t[uü]r|tor|alarm|garagen|zugangs|haust[uü]r)code(?:{_HANDED_OVER})){_DIGITS_VALUE}"
