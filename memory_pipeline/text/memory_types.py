@@ -32,7 +32,7 @@ from memory_pipeline.text.statements import load_nlp, statements
 from memory_pipeline.text.summarize import split_sentences
 
 MAX_CONTENT = 400
-EXTRACTOR_VERSION = "patterns-12"
+EXTRACTOR_VERSION = "patterns-13"
 # A transcript sentence below these holds no memory: greetings, compliments, reactions ("I love
 # that!"); what a speaker explicitly asks to keep (a todo, a preference, a decision) needs less, but
 # it must name something ("Yeah, I love to." does not: ``Features.substance``).
@@ -54,7 +54,11 @@ _OFFERED = r"(?:(?:both|all|each|some|any|one) of )?(?:those|these|that|this|you
 RULES: tuple[tuple[str, float, re.Pattern], ...] = tuple(
     (kind, confidence, re.compile(pattern, re.I))
     for kind, confidence, pattern in (
-        ("todo", 0.85, r"\bremind (?:me|\w+) (?:to|on|about)\b|\bset a reminder\b|\bdon'?t let me forget\b|\bto-?do\b"
+        # a reminder asked for ("remind me to", "can you remind me about"), not one things give
+        # ("moments like these remind me to", "a tattoo to remind me about it")
+        ("todo", 0.85, r"(?:^|[,;:]\s*)(?:(?:also|and|oh|hey|just|please|pls|so|ok|okay),?\s+){0,2}remind (?:me|us|\w+) (?:to|on|about)\b"
+                       r"|\b(?:(?:can|could|would|will) you|you to)(?: please| also| just)? remind (?:me|us|\w+) (?:to|on|about)\b"
+                       r"|\bset a reminder\b|\bdon'?t let me forget\b|\bto-?do\b"
                        r"|\bI(?:'ll| will) (?:send|ask|email|call|check|follow up|get back|invite)\b"
                        rf"(?! out {_OFFERED})"
                        # items named after the label ("Open items: renew the cert"), not a mention of

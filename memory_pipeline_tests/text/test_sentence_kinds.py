@@ -25,7 +25,8 @@ ANSWERS = {
         "We replaced Jenkins with GitHub Actions.", "Tuesday it is.",
     ),
     ("todo", ACTION, ACTION): ("I'll send the rollout checklist by Friday.", "Open items: renew the TLS cert by Friday.",
-                               "I'll check out Schitt's Creek tonight."),
+                               "I'll check out Schitt's Creek tonight.", "I need you to remind me to check with the director.",
+                               "Also remind me about the Apollo review."),
     ("goal", ACTION, ACTION): ("We need to get the word out about the fundraiser.",),
     ("identity", FACT, None): (
         "I moved to Denver last month.", "From 1 December my manager is Tomás Ribeiro.",
@@ -47,12 +48,16 @@ ANSWERS = {
     ("routine", FACT, None): ("I drive to the office every day.",),
     (None, FACT, None): ("Rui Santos owns the loader and it peaks at 1,600 req/min.",),
     # A request for the open items now is none of them (it was typed a todo); a liking of what the
-    # other speaker just offered is a reaction, not a taste, and checking it out a thanks, not a todo.
+    # other speaker just offered is a reaction, not a taste, and checking it out a thanks, not a todo;
+    # a reminder is a todo when it is asked for.
     (None, None, None): ("I'll never forget that day.", "Here it is.", "Keep going with it!",
                          "Last thing: list my open items with dates, please.",
                          "I like those suggestions, especially the brass lamps.", "I love the idea of a cream-colored mat!",
                          "I like both of those pitches, can you combine them?", "I love the sound of these recipes!",
-                         "I'll check out those websites and apps."),
+                         "I'll check out those websites and apps.",
+                         # a reminder things give, not one asked for (these were typed todos)
+                         "Even made a tattoo to remind myself about it.",
+                         "I use sticky notes to remind myself to do the breathing exercises."),
 }
 SENTENCES = [(sentence, *answer) for answer, sentences in ANSWERS.items() for sentence in sentences]
 
