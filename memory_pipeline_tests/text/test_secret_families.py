@@ -205,6 +205,7 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         # the answer to a security question recovers an account as a password does
         ("The answer to my security question is Fluffy", "The answer to my security question is [REDACTED:security_answer]"),
         ("security answer: 'blue whale'", "security answer: '[REDACTED:security_answer]'"),
+        ("my secret answer for the bank is Springfield", "my secret answer for the bank is [REDACTED:security_answer]"),
         ("my employee ID is 44821 and badge PIN 9087", "my employee ID is 44821 and badge PIN [REDACTED:pin]"),
         # identity, health, insurance and tax numbers named as such
         ("My driver's license number is D1234-5678-9012", "My driver's license number is [REDACTED:driving_licence]"),

@@ -106,11 +106,11 @@ NATIONAL_ID_RE = re.compile(
     + r"(?P<value>[A-Z0-9]{1,12}(?:[ -][A-Z0-9]{1,12}){0,4})(?![\w-])"
 )
 # The answer to a security question, which recovers an account as a password does: "the answer to
-# my security question is Fluffy", "security answer: 'blue whale'", and the question every bank
-# asks, "my mother's maiden name is Okafor".
+# my security question is Fluffy", "security answer: 'blue whale'", "my secret answer for the bank
+# is Springfield", and the question every bank asks, "my mother's maiden name is Okafor".
 SECURITY_ANSWER_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:security (?:question )?answer|secret answer|answer to (?:my|the|your|his|her|our) "
-    rf"(?:security|secret) question|(?:mother|mom|mum)['’]?s maiden name){_IS_OR_COLON}"
+    rf"(?:security|secret) question|(?:mother|mom|mum)['’]?s maiden name){_OPENS}{_IS_OR_COLON}"
     r"(?!\[REDACTED)(?:(?i:it['’]s|it is)[ \t]+)?(?:(?P<q>[\"'`“‘])(?!\[REDACTED)(?P<quoted>[^\"'`”’\n]{1,100})[\"'`”’]|(?P<value>(?!(?i:the|a|an|my|in|on|stored|saved)\b)(?:[^\s\"'`]|(?<=\w)['’](?=\w)){2,64}))"
 )
 
