@@ -62,26 +62,30 @@ def parse_duration(value: str) -> timedelta:
     return timedelta(**{_UNITS[match.group(2).lower()]: int(match.group(1))})
 
 
+# Times a bound may name: a window or a day added to one stays within what a datetime holds.
+_YEARS = (1000, 8999)
+
+
 def parse_bound(value: str | datetime | date | None, tz: ZoneInfo, end: bool = False) -> datetime | None:
     """A time bound: ISO datetime (naive = the user's local time) or date (a whole local day)."""
     if value is None or value == "":
         return None
-    if isinstance(value, datetime):
-        return (value if value.tzinfo else value.replace(tzinfo=tz)).astimezone(UTC)
-    if isinstance(value, date):
-        day = value
-    else:
+    moment, day = (value, None) if isinstance(value, datetime) else (None, value) if isinstance(value, date) else (None, None)
+    if moment is None and day is None:
         text = str(value).strip()
         try:
             if len(text) == 10:
                 day = date.fromisoformat(text)
             else:
-                parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-                return (parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)).astimezone(UTC)
+                moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
             raise MemoryOperationError(
                 f"time {value!r} is not ISO-8601: use 2026-11-10 or 2026-11-10T09:30 (local) or ...+00:00"
             ) from None
+    if not _YEARS[0] <= (moment or day).year <= _YEARS[1]:
+        raise MemoryOperationError(f"time {str(value)!r} is outside the years {_YEARS[0]}-{_YEARS[1]}")
+    if moment is not None:
+        return (moment if moment.tzinfo else moment.replace(tzinfo=tz)).astimezone(UTC)
     if end:
         day = day + timedelta(days=1)  # a date-only upper bound includes that whole day
     return datetime(day.year, day.month, day.day, tzinfo=tz).astimezone(UTC)

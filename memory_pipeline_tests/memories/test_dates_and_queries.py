@@ -147,6 +147,9 @@ def test_type_filter_sort_and_limit(typed):
         ({"max_results": 0}, "max_results"),
         ({"memory_type": "mood"}, "unknown memory_type"),
         ({"occurred_from": "last tuesday"}, "not ISO-8601"),
+        # a day past what a window added to it can hold (it was an OverflowError)
+        ({"occurred_to": "9999-12-31"}, "outside the years 1000-8999"),
+        ({"occurred_from": "0001-01-01T00:00"}, "outside the years 1000-8999"),
     ],
 )
 def test_bad_filters_say_what_is_wrong(typed, kwargs, message):
