@@ -273,6 +273,10 @@ def test_numbers_named_for_what_they_open_and_passwords_given_other_ways(text, s
         # a wireless network's key is its password
         ("the wifi key is sunshine", "the wifi key is [REDACTED:password]"),
         ("the wifi key is Bluebird2024", "the wifi key is [REDACTED:password]"),
+        # ... named earlier in the sentence, and of more digits than a PIN
+        ("our wifi is HomeNet and the key is Bluebird2024", "our wifi is HomeNet and the key is [REDACTED:password]"),
+        ("my wifi network is TP-Link_5G and the key is 8812345678",
+         "my wifi network is TP-Link_5G and the key is [REDACTED:password]"),
         # a mother's maiden name answers the question banks ask
         ("Mom's maiden name: O'Brien", "Mom's maiden name: [REDACTED:security_answer]"),
         ("security answer: it's 'blue whale'", "security answer: it's '[REDACTED:security_answer]'"),
@@ -328,6 +332,7 @@ def test_without_the_word_index_no_word_is_taken_for_a_made_up_one(monkeypatch):
         "Sign in with Google to continue", "log in with Office365 credentials", "sign in with YubiKey5C",
         "Try logging in with jsmith@example.com", "I logged in using my laptop at 9pm", "unlock it with 4471",
         "the building permit code 2021 applies",
+        "the wifi was down so the key is to restart the router", "the password is 20 characters long",
     ],
 )
 def test_words_that_describe_a_password_stay(text):

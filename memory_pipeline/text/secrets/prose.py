@@ -221,15 +221,18 @@ def _apply_prose(text: str, counts) -> str:
     return apply_near_keyword(text, counts)
 
 
-# The key of a wireless network is its password: "the wifi key is X", "WPA2 key: X".
-_WIRELESS_BEFORE_RE = re.compile(r"(?i:wi-?fi|wlan|wpa[23]?|wep|wireless|network)[ \t-]*\Z")
+# The key of a wireless network is its password: "the wifi key is X", "WPA2 key: X", and "the
+# key" of a wireless network named earlier in its sentence ("my wifi is HomeNet and the key is X").
+_WIRELESS_BEFORE_RE = re.compile(
+    r"(?i:wi-?fi|wlan|wpa[23]?|wep|wireless|network)[ \t-]*\Z|(?i:\b(?:wi-?fi|wlan|wpa[23]?|wireless)\b)[^.!?\n]*\Z"
+)
 
 
 def _wireless_key(match: re.Match[str]) -> bool:
     kw, at = match.group("kw"), match.start("kw")
     if kw is None or kw.lower() != "key":
         return False
-    return _WIRELESS_BEFORE_RE.search(match.string, max(0, at - 12), at) is not None
+    return _WIRELESS_BEFORE_RE.search(match.string, max(0, at - 60), at) is not None
 
 
 def _password_word(match: re.Match[str]) -> bool:
@@ -282,14 +285,14 @@ _PLAIN_WORD_END_RE = re.compile(r"$|[\r\n\"\\]|[ \t]+(?i:and|but|so|or|because)\
 
 
 def _plain_word_handed_over(match: re.Match[str], value: str, stripped: str) -> bool:
-    """A plain word or 4-8 digits as a password: "my password is sunshine", "Password: bluebird",
-    "her voicemail password is 2468", "the password is qwerty". The word must be a thing's name or
+    """A plain word or 4-16 digits as a password: "my password is sunshine", "Password: bluebird",
+    "her voicemail password is 2468", "the wifi key is 8812345678", "the password is qwerty". The word must be a thing's name or
     a made-up word (``lexicon.plain_word``): "weak", "expired", "reset", "there", "default" or
     "hardcoded" describe a password or stand for none."""
     kw = match.group("kw") or match.group("compound") or ""
     # (a passcode of digits is a PIN, ``PIN_RE``)
     digits = stripped.isascii() and stripped.isdigit() and "code" not in kw.lower()
-    if not (stripped.isascii() and stripped.isalpha() or digits and 4 <= len(stripped) <= 8):
+    if not (stripped.isascii() and stripped.isalpha() or digits and 4 <= len(stripped) <= 16):
         return False
     if not (_PLAIN_WORD_KEYWORD_RE.fullmatch(kw) or _wireless_key(match)):
         return False
