@@ -219,6 +219,20 @@ def test_a_past_now_reads_the_memory_as_it_was_known_then(typed):
     assert working_memory(typed.store, SCOPE, title="a", now=day(14)).valid_until == day(18)
 
 
+def test_a_past_now_leaves_out_the_sessions_completed_after_it(typed):
+    import polars as pl
+
+    episodes = pl.DataFrame({
+        "id": ["e1", "e2"], "tenant": [ALICE.key] * 2, "path": [f"support-bot/sessions/alice/s{n}.jsonl" for n in (1, 2)],
+        "start_line": [1, 1], "end_line": [9, 9], "l0_abstract": ["Alice asked about rate limits.", "Alice planned the cutover."],
+        "completed_at": [day(5), day(15)],
+    })
+    made = lambda at: working_memory(typed.store, SCOPE, title="a", now=at, episodes=episodes)  # noqa: E731
+    assert [i.citation for i in made(day(10)).items] == ["episodes/e1"]
+    assert made(day(10)).valid_until == day(15)
+    assert [i.citation for i in made(NOW).items] == ["episodes/e2", "episodes/e1"]
+
+
 def test_an_empty_memory_is_a_heading_and_bad_budgets_are_refused(typed):
     assert working_memory(typed.store, SCOPE, title="a", now=NOW).markdown == "# Working memory: a\n"
     with pytest.raises(MemoryOperationError, match="token_budget must be a whole number of at least 50, got 10"):
