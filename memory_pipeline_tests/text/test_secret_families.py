@@ -241,6 +241,7 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ('echo "hunter22" | sudo -S apt update', 'echo "[REDACTED:password]" | sudo -S apt update'),
         # a password given to log in with, and no credential word; a code named with words between
         ("use Tr1ckyPass! to log in to the router", "use [REDACTED:password] to log in to the router"),
+        ("login for the portal: jdoe, Spring#2025", "login for the portal: jdoe, [REDACTED:password]"),
         ("log in as admin with Xk9#mP2qL", "log in as admin with [REDACTED:password]"),
         ("you can sign in with Summer2024! now", "you can sign in with [REDACTED:password] now"),
         ("log in to the NAS with nasAdmin#2023.", "log in to the NAS with [REDACTED:password]."),
@@ -333,6 +334,7 @@ def test_without_the_word_index_no_word_is_taken_for_a_made_up_one(monkeypatch):
         "Try logging in with jsmith@example.com", "I logged in using my laptop at 9pm", "unlock it with 4471",
         "the building permit code 2021 applies",
         "the wifi was down so the key is to restart the router", "the password is 20 characters long",
+        "Does it support the latest WiFi standard, 802.11ax?", "login: jdoe, then click Submit",
     ],
 )
 def test_words_that_describe_a_password_stay(text):

@@ -96,11 +96,13 @@ CHANGED_FROM_RE = re.compile(
     r"(?i:changed|reset|updated|switched)[ \t]+from[ \t]+(?P<old>[^\s\"'`]{4,200})[ \t]+to[ \t]+(?P<new>[^\s\"'`]{4,200})"
 )
 # A user and a password given together in prose: "creds are admin:Sup3rS3cret!", "login: bob /
-# hunter2", "jane@example.com / Rainbow#2024" (on a command line: ``secrets.families.USER_PASSWORD_RE``).
+# hunter2", "login for the portal: jdoe, Spring#2025", "jane@example.com / Rainbow#2024" (on a
+# command line: ``secrets.families.USER_PASSWORD_RE``).
 LOGIN_PAIR_RE = re.compile(
-    r"(?:(?<![A-Za-z0-9_])(?i:creds|credentials|logins?|log-in|wi-?fi|wlan)(?:[ \t]+(?i:is|are|was|were)[ \t]*|[ \t]*[:=][ \t]*|[ \t]+)"
-    r"(?!\[REDACTED)(?P<user>[^\s:/@\"'`]{2,64})|(?<![/\w.+-])(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}))"
-    r"(?:[ \t]*/[ \t]*|:(?=\S))(?P<value>[^\s\"'`]{4,200})"
+    r"(?:(?<![A-Za-z0-9_])(?i:creds|credentials|logins?|log-in|wi-?fi|wlan)(?:[ \t]+(?i:for|to|on|at)(?:[ \t]+[^\s:,]{1,30}){1,3}?)?"
+    r"(?:(?P<handed>[ \t]+(?i:is|are|was|were)[ \t]*|[ \t]*[:=][ \t]*)|[ \t]+)"
+    r"(?!\[REDACTED)(?P<user>[^\s:/@\"'`,]{2,64})|(?<![/\w.+-])(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}))"
+    r"(?:[ \t]*/[ \t]*|:(?=\S)|(?(handed),[ \t]*|(?!)))(?P<value>[^\s\"'`]{4,200})"  # a comma after "login:" or "login is" only
 )
 # App passwords: four groups of four lower-case letters, spaced by Google ("abcd efgh ijkl mnop"),
 # dashed by Apple ("abcd-efgh-ijkl-mnop").
