@@ -2,9 +2,10 @@
 in to the router", "log in as admin with Xk9#mP2qL", "sign in with Summer2024!".
 
 Without the word only a value a person chose or a generator made is taken (``chosen_login``): it
-mixes letters and digits, and holds a symbol, a digit between letters of a mixed-case word, or
-enough randomness. "Sign in with Google", "log in with Office365", "log in with your email" and
-"unlock it with the code from the app" stay as they are.
+mixes letters and digits, and holds a symbol, a digit before a lower-case letter inside a
+mixed-case word ("Tr1ckyPass", not "YubiKey5C"), or enough randomness. "Sign in with Google",
+"log in with Office365", "log in with your email" and "unlock it with the code from the app" stay
+as they are.
 """
 
 from __future__ import annotations
