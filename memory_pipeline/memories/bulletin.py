@@ -123,6 +123,8 @@ def current_memories(store: TypedMemoryStore, scope: ReadScope, now: datetime) -
     then; None when none was)."""
     import polars as pl
 
+    from memory_pipeline.memories.recall_source import said_at
+
     frame, tenants = pl.DataFrame(), []
     for tenants in (scope.primary, scope.fallback):
         if tenants:
@@ -131,13 +133,13 @@ def current_memories(store: TypedMemoryStore, scope: ReadScope, now: datetime) -
                 break
     if not frame.height:
         return frame, None
-    said = pl.when(pl.col("occurred_at").is_not_null() | (pl.col("source") == "markdown")).then(
-        pl.col("occurred_at")).otherwise(pl.col("created_at"))
+    said = [said_at(*row) for row in frame.select("occurred_at", "created_at", "source").iter_rows()]
     gone = superseded(store, tenants)
-    later = [t for t in frame.select(said)[:, 0].drop_nulls().to_list() if t > now]
+    later = [t for t in said if t is not None and t > now]
     later += [r["new_said_at"] for r in gone.values() if r["new_said_at"] > now]
     replaced = [memory_id for memory_id, r in gone.items() if r["new_said_at"] <= now]
-    frame = frame.filter((said.is_null() | (said <= now)) & ~pl.col("id").is_in(replaced))
+    known = pl.Series([t is None or t <= now for t in said], dtype=pl.Boolean)
+    frame = frame.filter(known & ~pl.col("id").is_in(replaced))
     return frame, min(later, default=None)
 
 

@@ -70,8 +70,13 @@ def parse_bound(value: str | datetime | date | None, tz: ZoneInfo, end: bool = F
     """A time bound: ISO datetime (naive = the user's local time) or date (a whole local day)."""
     if value is None or value == "":
         return None
-    moment, day = (value, None) if isinstance(value, datetime) else (None, value) if isinstance(value, date) else (None, None)
-    if moment is None and day is None:
+    moment: datetime | None = None
+    day: date | None = None
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, date):
+        day = value
+    else:
         text = str(value).strip()
         try:
             if len(text) == 10:

@@ -288,9 +288,9 @@ _PLAIN_WORD_END_RE = re.compile(r"$|[\r\n\"\\]|[ \t]+(?i:and|but|so|or|because)\
 
 def _plain_word_handed_over(match: re.Match[str], value: str, stripped: str) -> bool:
     """A plain word or 4-16 digits as a password: "my password is sunshine", "Password: bluebird",
-    "her voicemail password is 2468", "the wifi key is 8812345678", "the password is qwerty". The word must be a thing's name or
-    a made-up word (``lexicon.plain_word``): "weak", "expired", "reset", "there", "default" or
-    "hardcoded" describe a password or stand for none."""
+    "her voicemail password is 2468", "the wifi key is 8812345678", "the password is qwerty". The
+    word must be a thing's name or a made-up word (``lexicon.plain_word``): "weak", "expired",
+    "reset", "there", "default" or "hardcoded" describe a password or stand for none."""
     kw = match.group("kw") or match.group("compound") or ""
     # (a passcode of digits is a PIN, ``PIN_RE``)
     digits = stripped.isascii() and stripped.isdigit() and "code" not in kw.lower()
