@@ -290,10 +290,10 @@ def prose(size: int) -> str:
 
 
 def test_prose_scrubs_unchanged_in_time_linear_in_its_size():
-    text = prose(1_000_000)
+    text = prose(400_000)
     assert scrub_secrets(text) == ScrubResult(text, {})
     # Linear gives ~4 for 4x the text; a pattern that backtracks over a line gives ~16.
-    assert growth(scrub_secrets, prose, 250_000) < 8
+    assert growth(scrub_secrets, prose, 100_000) < 8
 
 
 def _base64_blob(size: int) -> str:
@@ -307,8 +307,8 @@ def _minified_json(size: int) -> str:
 
 @pytest.mark.parametrize("make", [_base64_blob, _minified_json], ids=["base64-blob", "minified-json"])
 def test_pathological_long_lines_scrub_in_linear_time(make):
-    """One line of a megabyte (an inline image, minified JSON) must not make a pattern backtrack."""
-    assert growth(scrub_secrets, make, 100_000) < 8
+    """One long line (an inline image, minified JSON) must not make a pattern backtrack."""
+    assert growth(scrub_secrets, make, 50_000) < 8
 
 
 @settings(max_examples=300, deadline=None)
