@@ -49,11 +49,6 @@ def sample(pipeline):
     return pipeline[:2]
 
 
-def _leaves(citation: str, tenant: Tenant, settings) -> list[tuple[str, str]]:
-    unit = expand(citation, agent=tenant.agent_id, user=tenant.user_id, depth=None, settings=settings)
-    return [(leaf.citation, leaf.kind) for leaf in unit.leaves()]
-
-
 def _line_text(citation: str, tenant: Tenant, settings) -> str:
     return get(citation, agent=tenant.agent_id, user=tenant.user_id, settings=settings).text
 
@@ -88,11 +83,10 @@ def test_every_typed_memory_and_relation_reaches_its_statement(sample):
         row_tenant = next(m["tenant"] for m in [*memories, *relations] if unit.endswith(m["id"]))
         tenant = Tenant.from_key(row_tenant)
         kind = "turn" if ref.split("#")[0].endswith(".jsonl") else "note_lines"
-        leaves = _leaves(unit, tenant, settings)
-        assert leaves == [(ref, kind)], unit
-        expanded = expand(unit, agent=tenant.agent_id, user=tenant.user_id, depth=None, settings=settings)
+        leaves = expand(unit, agent=tenant.agent_id, user=tenant.user_id, depth=None, settings=settings).leaves()
+        assert [(leaf.citation, leaf.kind) for leaf in leaves] == [(ref, kind)], unit
         if kind == "note_lines":
-            assert expanded.leaves()[0].text == _line_text(ref, tenant, settings)
+            assert leaves[0].text == _line_text(ref, tenant, settings)
 
 
 def test_every_consolidation_check_runs_on_its_own(pipeline):
