@@ -57,6 +57,8 @@ NEEDS_LABEL = frozenset({
     "htpasswd_batch", "net_user_password", "sudo_stdin", "password_changed_to_pronoun", "session_cookie",
     # a password given to log in with and no credential word, a code named with words between
     "login_no_credential_word", "alarm_code_words_between",
+    # a locker's code, a door code in dashed digits handed over as a change
+    "locker_code", "door_code_changed_dashed",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -273,6 +275,8 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("net_user_password", (s := pw(),), f"net user svc_backup {s} /add /domain"),
         ("login_no_credential_word", (s := pw(),), f"use {s} to log in to the router, the admin page is at 192.168.1.1"),
         ("alarm_code_words_between", (s := g(4, string.digits),), f"the alarm panel master code is {s}# if it beeps"),
+        ("locker_code", (s := g(4, string.digits),), f"My gym locker code: {s}"),
+        ("door_code_changed_dashed", (s := "-".join(g(4, string.digits)),), f"The door code changed, it's now {s}."),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

@@ -224,6 +224,8 @@ TRAILING_PUNCTUATION = ".,;:!?)]}>"
 # changed to", "ist", "lautet", "est", "es", "é", "jest", "это" ...
 HANDOVER_VERBS = (
     r"(?:is|was|has been|got) (?:set|changed|reset|updated) to|(?:set|changed|reset|updated) to|"
+    # "the door code changed, it's now 4491"
+    r"(?:has |was |got )?(?:changed|reset|updated)[,;]? (?:it['’]s|it is)(?: now)?|"
     r"is now|is|was|ist|war|lautet|lautete|est|était|es|era|é|è|er|är|var|jest|to|je|on|это|"
     r"now|है|هي|هو|היא|הוא"
 )

@@ -14,7 +14,7 @@ from memory_pipeline.text.secrets.families import HANDOVER_VERBS, TRAILING_PUNCT
 
 # A PIN is digits only, so it is taken only when a verb or a colon hands it over: "PIN is 4821".
 _HANDED_OVER = rf"[ \t]+(?i:{HANDOVER_VERBS})[ \t]+|[ \t]*[:：=][ \t]*"
-_DIGITS_VALUE = r"(?P<value>\d{4,8}|\d(?: \d){3,7})(?![\d.,:/-]?\d)"  # "4821", or spaced "7 7 3 1"
+_DIGITS_VALUE = r"(?P<value>\d{4,8}|\d(?: \d){3,7}|\d(?:-\d){3,7})(?![\d.,:/-]?\d)"  # "4821", "7 7 3 1", "7-7-3-1"
 # What a PIN or a code opens may stand between it and the verb: "the PIN for the garage is 4821",
 # "the code to my front door is 2468" (at most four words, no digit, within the sentence).
 _WORD = r"[ \t]+[^\s\d.!?:=;,]{1,20}"  # a word with no digit, within the sentence
@@ -25,9 +25,10 @@ PIN_RE = re.compile(
     # passcode ("Meeting ID 845 2231 9981 Passcode 774411")
     rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*(?:是|は|는|은)|(?:(?<=PIN)|(?<=[Pp]asscode)|(?<=PASSCODE))[ \t]+){_DIGITS_VALUE}"
 )
-# A door, gate or alarm code is a PIN by another name, handed over the same way: "the gate code is
-# 4821", "the code for the garage door is 4821"; so is a one-time code while it is valid.
-_OPENED = r"(?:door|gate|alarm|disarm|lock|unlock|entry|access|keypad|garage|opener|safe|building|lockbox)"
+# A door, gate, alarm or locker code is a PIN by another name, handed over the same way: "the gate
+# code is 4821", "the code for the garage door is 4821", "locker code: 0923", "the door code changed,
+# it's now 4-4-9-1"; so is a one-time code while it is valid.
+_OPENED = r"(?:door|gate|alarm|disarm|lock|unlock|entry|access|keypad|garage|opener|safe|building|lockbox|locker|mailbox|padlock)"
 # ... and in other languages, named after the code: "le code de la porte est 4821", "el código
 # de la puerta principal es 4821", "der Code für die Haustür ist 4821", "der Türcode lautet 4821".
 _OPENED_ABROAD = (
