@@ -298,8 +298,9 @@ def test_twenty_megabytes_chunk_exactly_in_time_linear_in_their_size():
     chunks = chunk_markdown(text)
     assert len(chunks) > 10_000
     assert_exact_ranges(split_lines(text), chunks)
-    # Linear gives ~4 for 4x the text; re-scanning what was already chunked gives ~16.
-    assert growth(chunk_markdown, realistic_markdown, 1_000_000) < 8
+    # Linear gives ~4 for 4x the text (4.3-5.3 on a quiet machine; 8.1 seen once with both cores
+    # busy, the 4-MB text out of cache); re-scanning what was already chunked gives ~16.
+    assert growth(chunk_markdown, realistic_markdown, 1_000_000) < 10
 
 
 
