@@ -13,7 +13,7 @@ import typer
 
 from memory_pipeline.cli import runs
 from memory_pipeline.cli.app import app
-from memory_pipeline.cli.output import console, print_records, say, summary_table, superseded_label
+from memory_pipeline.cli.output import clip, console, print_records, say, summary_table, superseded_label
 
 
 PREVIEW_CHARS = 2500
@@ -67,7 +67,7 @@ def demo_command(
     say(f"query: {query!r}")
     results = search(query, agent, user)
     print_records("", [("  ".join(p for p in (f"{i}.", f"{r.score:.3f}", (r.when or "").removesuffix(" UTC"), r.citation) if p),
-                        superseded_label(r.superseded) + r.snippet[:300]) for i, r in enumerate(results, 1)])
+                        superseded_label(r.superseded) + clip(r.snippet, 300)) for i, r in enumerate(results, 1)])
     if not results:
         say("no result above the minimum score")
 
@@ -95,7 +95,7 @@ def _consolidation(defs, instance, tenant_keys: list[str], focus: str) -> None:
     for key in tenants:
         episodes = store.episode_rows(key).sort("completed_at")
         summary_table(f"episodes of {key}", ("completed", "written by", "abstract", "topics"), [
-            (f"{r['completed_at']:%Y-%m-%d}", r["produced_by"], r["l0_abstract"][:110], ", ".join(r["key_topics"][:4]))
+            (f"{r['completed_at']:%Y-%m-%d}", r["produced_by"], clip(r["l0_abstract"], 110), ", ".join(r["key_topics"][:4]))
             for r in episodes.iter_rows(named=True)
         ])
 

@@ -11,7 +11,7 @@ import typer
 
 from memory_pipeline.cli import options, runs
 from memory_pipeline.cli.app import BadInput, app
-from memory_pipeline.cli.output import print_json, print_records, quoted, say, summary_table, superseded_label
+from memory_pipeline.cli.output import clip, print_json, print_records, quoted, say, summary_table, superseded_label
 from memory_pipeline.cli.tenants import require_tenant, select_tenants
 
 memories_app = typer.Typer(no_args_is_help=True, help="Typed memories: extraction, search, queries, the knowledge graph, bulletins.")
@@ -51,7 +51,7 @@ def _print_memories(rows: list[dict], title: str, as_json: bool) -> None:
         "  ".join(p for p in (r["id"], r["memory_type"], f"said {_stamp(r.get('occurred_at'))}" if r.get("occurred_at") else "",
                                f"due {_stamp(r.get('happens_at'))}" if r.get("happens_at") else "",
                                f"conf {r['confidence']:.2f}", r["source"], f"score {r['score']:.3f}" if "score" in r else "") if p),
-        superseded_label(r.get("superseded")) + r["content"][:300],
+        superseded_label(r.get("superseded")) + clip(r["content"], 300),
     ) for r in rows])
 
 
@@ -170,7 +170,7 @@ def entity_command(
     if found["neighbours"]:
         say("  neighbours: " + ", ".join(found["neighbours"]))
     for m in found["memories"][:10]:
-        say(f"  [{m['memory_type']}] {m['content'][:160]}")
+        say(f"  [{m['memory_type']}] {clip(m['content'], 160)}")
     if found.get("note"):
         say(f"  {found['note']}")
 

@@ -45,10 +45,24 @@ def say(text: str) -> None:
     console().print(text, markup=False, highlight=False, soft_wrap=True)
 
 
+def clip(text: str, limit: int) -> str:
+    """At most ``limit`` characters of ``text`` for people: a longer text is cut after its last
+    whole word that fits (within the last fifth; a long word or a URL is cut where it reaches the
+    limit) and ends in an ellipsis, so a cut never reads as a word ("Edinburgh" as "Edin")."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    if head[-1:].isalnum() and text[limit - 1].isalnum():  # the cut falls inside a word: back to its start
+        whole_words = head.rsplit(None, 1)[0]
+        if len(whole_words) >= limit * 4 // 5:
+            head = whole_words
+    return head.rstrip() + "…"
+
+
 def quoted(text: str, limit: int = 80) -> str:
     """What a person asked, quoted in a line about it: at most ``limit`` characters of it, so a
     pasted page comes back as its start and an ellipsis, not as the page again."""
-    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+    return repr(clip(text, limit))
 
 
 def summary_table(title: str, columns: Sequence[str], rows: Iterable[Sequence], **table_options) -> None:

@@ -7,7 +7,7 @@ import typer
 
 from memory_pipeline.cli import options
 from memory_pipeline.cli.app import BadInput, app
-from memory_pipeline.cli.output import console, print_json, print_records, quoted, say, superseded_label
+from memory_pipeline.cli.output import clip, console, print_json, print_records, quoted, say, superseded_label
 from memory_pipeline.cli.tenants import GLOBAL_USER, require_tenant
 
 
@@ -62,7 +62,7 @@ def search_command(
         return
     print_records(f"recall for {who}: {quoted(query)}", [(
         "  ".join(p for p in (f"{i}.", f"{r.score:.3f}", (r.when or "").removesuffix(" UTC"), r.source, r.citation) if p),
-        _label(r) + r.snippet[:400],
+        _label(r) + clip(r.snippet, 400),
     ) for i, r in enumerate(results, 1)])
 
 
@@ -149,7 +149,7 @@ def _print_unit(unit, level: int) -> None:
     when = f" ({unit.when})" if unit.when else ""
     console().print(f"{pad}[bold]{unit.kind}[/] {unit.citation}{when}", highlight=False, soft_wrap=True)
     for line in unit.text.splitlines() or [""]:
-        print(f"{pad}  {line[:300]}")
+        print(f"{pad}  {clip(line, 300)}")
     for source in unit.sources:
         _print_unit(source, level + 1)
 

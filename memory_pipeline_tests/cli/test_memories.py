@@ -85,6 +85,20 @@ def test_search_and_query_print_records_or_say_nothing_was_found(app, monkeypatc
     assert run(app, "memories", "query", *who, "--type", "todo") == "memories of research-assistant/carol: nothing found\n"
 
 
+def test_a_long_memory_is_printed_to_a_whole_word_and_an_ellipsis(app, monkeypatch):
+    monkeypatch.setattr(cli_output, "console", lambda: Console(width=1000))  # one line per record
+    who = ["--agent", "research-assistant", "--user", "carol"]
+    long = " ".join(["Carol keeps her field notes on the Edinburgh heat sensors in a shared notebook"] * 6)
+    stored = json.loads(run(app, "memory", "store", long, *who, "--type", "fact", "--json"))
+    lines = run(app, "memories", "query", *who, "--type", "fact").splitlines()
+    shown = lines[next(n for n, line in enumerate(lines) if line.startswith(stored["id"])) + 1].strip()
+    assert shown.endswith("…") and len(shown) <= 300
+    kept = shown.removesuffix("…")
+    assert long.startswith(kept) and long[len(kept)] == " "  # the last word shown is whole
+    as_json = json.loads(run(app, "memories", "query", *who, "--type", "fact", "--json"))
+    assert next(m["content"] for m in as_json if m["id"] == stored["id"]) == long  # programs get it whole
+
+
 def test_graph_the_groups_former_name_still_runs_its_commands_with_a_notice(app):
     who = ["--agent", "research-assistant", "--user", "carol"]
     result = CliRunner().invoke(app, ["graph", "query", *who, "--type", "todo"])
