@@ -22,6 +22,7 @@ from memory_pipeline.recall.scope import path_tenant, recall_scopes
 from memory_pipeline.store.tables import EPISODES, MEMORIES
 
 _CITATION_RE = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
+_LINE_FRAGMENT_RE = re.compile(r"#L[^/#]*$")  # a citation's line range, read where it did not parse
 _RECORD_RE = re.compile(r"^(?P<source>facts|episodes)/(?P<id>[A-Za-z0-9_-]+)$")
 """A typed memory or an episode as search cites it; a file always has a suffix (``.md``)."""
 _RECORDS = {  # cited source -> (table, text column, what it is called in an error)
@@ -207,6 +208,8 @@ def _checked_file(root_path: Path, rel: str, owner) -> Path:
             raise AccessDeniedError(f"{rel!r} is a symlink leading out of its tenant's memory: refused")
     if not full.is_file():
         # The path as cited, never the server's folders: the message may reach an MCP client.
+        if (fragment := _LINE_FRAGMENT_RE.search(rel)) is not None:  # "MEMORY.md#L3-x": the lines are wrong, not the file
+            raise GetError(f"{fragment[0]!r} is no line range: a citation ends in #L<from> or #L<from>-L<to> (e.g. #L3-L7)")
         raise GetError(f"no file {rel!r} in the workspace: check the path against a search citation")
     return full
 

@@ -79,6 +79,9 @@ def test_missing_files_and_bad_ranges_say_what_is_wrong(workspace):
     _, settings = workspace
     with pytest.raises(GetError, match="no file"):
         get("support-bot/users/alice/nope.md", agent="support-bot", user="alice", settings=settings)
+    for cited in ("lines.md#Lx", "lines.md#L3-x", "lines.md#L"):  # a citation mistyped: its range is named
+        with pytest.raises(GetError, match=r"'#L.*' is no line range: a citation ends in #L<from>"):
+            get(f"support-bot/users/alice/memory/{cited}", agent="support-bot", user="alice", settings=settings)
     with pytest.raises(GetError, match="past its end"):
         get("support-bot/users/alice/memory/lines.md", 99, agent="support-bot", user="alice", settings=settings)
     with pytest.raises(GetError, match="from_line"):
