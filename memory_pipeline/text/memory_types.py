@@ -14,7 +14,8 @@ Transcripts: every speaker's sentences are read as statements (``text.statements
 said them, about whom, in which turn), not an assistant's, whose restatements would store every
 fact twice; a memory is stored in the third person ("Jon lost his job") and names its subject, and
 greetings, compliments and questions (low salience) hold none. Markdown: each bullet or paragraph is read with the heading it sits under,
-which types it when the heading says what it holds ("## Preferences", "## Identity").
+which types it when the heading says what it holds ("## Preferences", "## Identity"); a task
+list's item by its box ("- [ ]" a todo, "- [x]" done that day).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from memory_pipeline.text.statements import load_nlp, statements
 from memory_pipeline.text.summarize import split_sentences
 
 MAX_CONTENT = 400
-EXTRACTOR_VERSION = "patterns-13"
+EXTRACTOR_VERSION = "patterns-14"
 # A transcript sentence below these holds no memory: greetings, compliments, reactions ("I love
 # that!"); what a speaker explicitly asks to keep (a todo, a preference, a decision) needs less, but
 # it must name something ("Yeah, I love to." does not: ``Features.substance``).
@@ -118,7 +119,11 @@ _HEADING_TYPES = (
     ("fact", re.compile(r"people|family|context|facts?", re.I)),
 )
 _DATED_NOTE_RE = re.compile(r"(?:^|/)(\d{4}-\d{2}-\d{2})\.md$")
-_MD_NOISE_RE = re.compile(r"\*\*|__|`|^\s*[-*+]\s+|^\s*\d+[.)]\s+")
+_MD_NOISE_RE = re.compile(r"\*\*|__|`|^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+# A task list's item (GitHub-flavoured Markdown): "- [ ] call the plumber" is open, "- [x] renew
+# the passport" done, and so is an item struck through whole ("- ~~book the venue~~").
+_TASK_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[(?P<box>[ xX])\]\s+\S|~~(?P<struck>(?:(?!~~).)+)~~\s*$)")
+OPEN, DONE = "open", "done"
 _CODE_BLOCK_RE = re.compile(r"```.*?(?:```|$)", re.S)
 _TRIVIAL_RE = re.compile(r"^(?:ok(?:ay)?|thanks?(?: you)?|perfect|good|great|fine|hi|hello|yes|no)\b[.!,]?\s*\w{0,12}[.!]?$", re.I)
 
@@ -138,6 +143,7 @@ class Passage:
     salience: float | None = None
     past: bool = False  # a date it names is when a past deed happened (``salience.dated_in_past``)
     substance: bool = True  # it names a thing, a name, a number, a date or an activity (``Features.substance``)
+    task: str | None = None  # a note's task item: OPEN ("- [ ] ...") or DONE ("- [x] ...", struck through)
 
 
 @dataclass(frozen=True)
@@ -246,9 +252,13 @@ def markdown_passages(text: str, path: str, tz: ZoneInfo, written_at: datetime) 
     def flush() -> None:
         if block:
             joined = " ".join(s.strip() for s in block)
+            task = _TASK_RE.match(joined)
+            state = None if task is None else OPEN if task["box"] == " " else DONE
+            if task is not None and task["struck"]:
+                joined = task["struck"]
             cleaned = _MD_NOISE_RE.sub("", joined).replace("**", "").strip()
             if len(cleaned) >= 12:
-                out.append(Passage(cleaned, said_at, "markdown", f"{path}#L{start}", section, dated))
+                out.append(Passage(cleaned, said_at, "markdown", f"{path}#L{start}", section, dated, task=state))
         block.clear()
 
     in_code = False
@@ -322,7 +332,14 @@ def _memory(passage: Passage, said: str, stored: str, heading_type: str | None, 
     if len(said) < 12 or _TRIVIAL_RE.match(said) or said.endswith("?"):
         return None
     when = find_when(said, passage.said_at, tz, relative=passage.dated, past=passage.past)
-    typed = classify(said, heading_type, dated=when is not None)
+    if passage.task == OPEN:  # a box to tick is a todo whatever its words
+        typed = ("todo", 0.9, "an open task item")
+    elif passage.task == DONE:  # a ticked one is no longer to do: what was done that day
+        if not passage.dated:
+            return None  # (a profile's finished task says nothing of when it was done)
+        typed, stored = ("event", 0.8, "a task marked done"), f"Done: {stored}"
+    else:
+        typed = classify(said, heading_type, dated=when is not None)
     if typed is None:
         return None
     kind, confidence, why = typed
@@ -333,7 +350,7 @@ def _memory(passage: Passage, said: str, stored: str, heading_type: str | None, 
             happens_at = when
         elif passage.dated:
             occurred_at = when
-    if kind == "event" and (happens_at is None and occurred_at is None or len(said.split()) < 5):
+    if kind == "event" and passage.task is None and (happens_at is None and occurred_at is None or len(said.split()) < 5):
         return None  # "Several things today." is not an event
     if passage.subject and not re.search(rf"\b{re.escape(passage.subject)}\b", stored):
         stored = f"{passage.subject}: {stored}"  # "Carol: Keep it short." names whom it is about

@@ -82,6 +82,7 @@ class Statement:
     index: int = 0  # a sentence's position in its session
     salience: float = 0.0
     features: Features | None = None
+    task: str | None = None  # a note's task item, open or done (``memory_types.OPEN``, ``DONE``)
 
     @property
     def order(self) -> tuple:

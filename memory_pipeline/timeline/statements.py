@@ -81,7 +81,7 @@ def _note_lines(text: str, path: str, written: datetime, about: str | None) -> l
     for passage in markdown_passages(scrub_secrets(text).text, path, UTC, written):
         line = int(passage.source_ref.rsplit("#L", 1)[1])
         out.append(Statement(passage.source_ref, NOTE, passage.text, passage.said_at, None, path, line,
-                             by_day=passage.dated, undated=not passage.dated, subject=about))
+                             by_day=passage.dated, undated=not passage.dated, subject=about, task=passage.task))
     return out
 
 

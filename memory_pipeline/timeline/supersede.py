@@ -16,6 +16,8 @@ A question, a condition ("if you need more"), an instruction ("open the ticket")
 adds a value ("also", "another") or says one holds ("still") supersedes nothing. Two things that
 happened ("we went to the museum", "we went to the beach") are two events unless a verb says one
 changed.
+An open task of a note ("- [ ] Send Fiona the abstract") is replaced by a later note ticking off the
+same words (``ticked_off``).
 An undated line (a profile or reference document, kept by hand) is never compared with another
 undated one, and is replaced only by a change that says so and names the value it replaces. A
 change recalling a value said before the one it seems to replace ("now 22 Nov (was 15 Nov)")
@@ -42,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory_pipeline.llm.client import LLMClient, LLMError
+from memory_pipeline.text.memory_types import DONE, OPEN
 from memory_pipeline.text.statements import Statement
 from memory_pipeline.timeline.claims import Claim, analyze, without_values
 from memory_pipeline.timeline.compare import (
@@ -55,7 +58,7 @@ from memory_pipeline.timeline.compare import (
 
 log = logging.getLogger(__name__)
 
-RULES_VERSION = 5
+RULES_VERSION = 6
 """Bump when the rules below decide differently: it is part of the digest a tenant's records were
 decided from (``consolidation.supersession``), so its next typed-memory run decides them all again."""
 
@@ -367,6 +370,35 @@ def _possible_pairs(sentences: Sequence[_Sentence], first_said: dict) -> list[tu
 
 def detect(statements: Sequence[Statement], nlp, embedder, llm: LLMClient | None = None) -> list[Supersession]:
     """Each superseded statement with its first successor, oldest first."""
+    first: dict[str, Supersession] = {}
+    # the earliest successor of each: changes, and tasks ticked off
+    for pair in sorted([*_changes(statements, nlp, embedder, llm), *ticked_off(statements)], key=lambda p: p.new.order):
+        first.setdefault(pair.old.ref, pair)
+    return sorted(first.values(), key=lambda p: p.old.order)
+
+
+def _task_words(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(".!;,")
+
+
+def ticked_off(statements: Sequence[Statement]) -> list[Supersession]:
+    """An open task of a note ("- [ ] Send Fiona the abstract") that a later note lists as done in
+    the same words ("- [x] Send Fiona the abstract", or struck through): it is no longer to do."""
+    done: dict[str, list[Statement]] = {}
+    for s in sorted((s for s in statements if s.task == DONE), key=lambda s: s.order):
+        done.setdefault(_task_words(s.text), []).append(s)
+    out = []
+    for s in (s for s in statements if s.task == OPEN):
+        words = _task_words(s.text)
+        later = next((d for d in done.get(words, ()) if d.order > s.order), None)
+        if later is not None:
+            out.append(Supersession(s, later, 1.0, (), ("done",), words[:120], old_sentence=s.text, new_sentence=later.text))
+    return out
+
+
+def _changes(statements: Sequence[Statement], nlp, embedder, llm: LLMClient | None) -> list[Supersession]:
+    """Every pair of a statement and a later one that changed it (``_candidate``), those the LLM
+    endpoint rejects left out."""
     # The people talking are addressed by name ("Thanks, Jon!", "Wow, Mel"): their names, and the
     # short forms of them, are no value.
     speakers = frozenset(s.speaker.casefold() for s in statements if s.speaker)
@@ -409,10 +441,7 @@ def detect(statements: Sequence[Statement], nlp, embedder, llm: LLMClient | None
     pairs = sorted(found.values(), key=lambda p: (p.old.order, p.new.order))
     if llm is not None and pairs:
         pairs = _judged(llm, pairs)
-    first: dict[str, Supersession] = {}
-    for pair in pairs:  # ordered by successor: the first one kept is the earliest
-        first.setdefault(pair.old.ref, pair)
-    return sorted(first.values(), key=lambda p: p.old.order)
+    return pairs
 
 
 def _judged(llm: LLMClient, pairs: list[Supersession]) -> list[Supersession]:
