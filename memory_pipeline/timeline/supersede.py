@@ -44,7 +44,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory_pipeline.llm.client import LLMClient, LLMError
-from memory_pipeline.text.memory_types import DONE, OPEN
 from memory_pipeline.text.statements import Statement
 from memory_pipeline.timeline.claims import Claim, analyze, without_values
 from memory_pipeline.timeline.compare import (
@@ -55,6 +54,7 @@ from memory_pipeline.timeline.compare import (
     same_subject,
     subject_match,
 )
+from memory_pipeline.timeline.tasks import ticked_off
 
 log = logging.getLogger(__name__)
 
@@ -370,30 +370,12 @@ def _possible_pairs(sentences: Sequence[_Sentence], first_said: dict) -> list[tu
 
 def detect(statements: Sequence[Statement], nlp, embedder, llm: LLMClient | None = None) -> list[Supersession]:
     """Each superseded statement with its first successor, oldest first."""
+    ticked = [Supersession(old, new, 1.0, (), ("done",), "task", old_sentence=old.text, new_sentence=new.text)
+              for old, new in ticked_off(statements)]
     first: dict[str, Supersession] = {}
-    # the earliest successor of each: changes, and tasks ticked off
-    for pair in sorted([*_changes(statements, nlp, embedder, llm), *ticked_off(statements)], key=lambda p: p.new.order):
-        first.setdefault(pair.old.ref, pair)
+    for pair in sorted([*_changes(statements, nlp, embedder, llm), *ticked], key=lambda p: p.new.order):
+        first.setdefault(pair.old.ref, pair)  # the earliest successor of each
     return sorted(first.values(), key=lambda p: p.old.order)
-
-
-def _task_words(text: str) -> str:
-    return " ".join(text.casefold().split()).rstrip(".!;,")
-
-
-def ticked_off(statements: Sequence[Statement]) -> list[Supersession]:
-    """An open task of a note ("- [ ] Send Fiona the abstract") that a later note lists as done in
-    the same words ("- [x] Send Fiona the abstract", or struck through): it is no longer to do."""
-    done: dict[str, list[Statement]] = {}
-    for s in sorted((s for s in statements if s.task == DONE), key=lambda s: s.order):
-        done.setdefault(_task_words(s.text), []).append(s)
-    out = []
-    for s in (s for s in statements if s.task == OPEN):
-        words = _task_words(s.text)
-        later = next((d for d in done.get(words, ()) if d.order > s.order), None)
-        if later is not None:
-            out.append(Supersession(s, later, 1.0, (), ("done",), words[:120], old_sentence=s.text, new_sentence=later.text))
-    return out
 
 
 def _changes(statements: Sequence[Statement], nlp, embedder, llm: LLMClient | None) -> list[Supersession]:

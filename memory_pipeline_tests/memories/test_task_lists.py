@@ -15,7 +15,7 @@ from memory_pipeline.memories.assets import typed_memories_job, typed_memory_ass
 from memory_pipeline.tenancy import Tenant
 from memory_pipeline.text.memory_types import DONE, OPEN, markdown_passages
 from memory_pipeline.timeline.statements import tenant_statements
-from memory_pipeline.timeline.supersede import ticked_off
+from memory_pipeline.timeline.tasks import ticked_off
 from memory_pipeline_tests.cli_env import cli_app, run
 from memory_pipeline_tests.helpers import make_resources, write
 
@@ -89,7 +89,7 @@ def test_only_a_later_tick_of_the_same_words_ends_an_open_task(root):
     ))
     write(root, "bot/users/maya/memory/2026-11-19.md", "- [x] Book the venue\n")
     write(root, "bot/users/maya/memory/2026-11-21.md", "- [ ] Book the venue\n")
-    ended = {(p.old.ref, p.new.ref) for p in ticked_off(tenant_statements(root, Tenant("bot", "maya")))}
+    ended = {(old.ref, new.ref) for old, new in ticked_off(tenant_statements(root, Tenant("bot", "maya")))}
     assert ended == {
         ("bot/users/maya/memory/2026-11-20.md#L1", "bot/users/maya/memory/2026-11-23.md#L1"),  # case and a "!" aside
         ("bot/users/maya/MEMORY.md#L1", "bot/users/maya/memory/2026-11-23.md#L2"),  # a profile's task, done since
