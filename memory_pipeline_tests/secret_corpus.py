@@ -59,6 +59,8 @@ NEEDS_LABEL = frozenset({
     "login_no_credential_word", "alarm_code_words_between",
     # a locker's code, a door code in dashed digits handed over as a change
     "locker_code", "door_code_changed_dashed",
+    # "pass" set to a password
+    "pass_set_to",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -277,6 +279,7 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("alarm_code_words_between", (s := g(4, string.digits),), f"the alarm panel master code is {s}# if it beeps"),
         ("locker_code", (s := g(4, string.digits),), f"My gym locker code: {s}"),
         ("door_code_changed_dashed", (s := "-".join(g(4, string.digits)),), f"The door code changed, it's now {s}."),
+        ("pass_set_to", (s := pw(),), f"I set the admin pass to {s} yesterday, tell the on-call."),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

@@ -88,6 +88,8 @@ LOOKALIKES = [
     "the answer is 42; the passcode expires in 2024; the combination of flavors was 3-4-5 stars",
     "the password is 12 characters long; my password expires in 2024; the password policy is 2024",
     "boarding pass is AB12CD34; season pass is 2025; the pass is free; my social is great",
+    "I changed my boarding pass to seat 14C; they switched the pass to Tuesday; we updated the season pass to 2025",
+    "I set the pass to v2.1.3; he set the pass to 2 hours; set the pass to ${ADMIN_PASS}",
     "email me at jane@x.com / Tuesday works; jane@x.com / phone",
     "the tax id is pending; the tax ID is 12 pages; tax id 2024; NHS number is on the letter; a PIN 2 digits",
     "health insurance card 12 months; Since 2019 I've had the same tax ID; the PIN 4 times; syntax 123456",
@@ -202,6 +204,8 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         # digits alone as a password; "pass" with a value only a chosen password looks like
         ("her voicemail password is 2468", "her voicemail password is [REDACTED:password]"),
         ("and the pass is Gr33nDay!", "and the pass is [REDACTED:password]!"),
+        ("I set the admin pass to hunter2 yesterday", "I set the admin pass to [REDACTED:password] yesterday"),
+        ("we changed the wifi pass to Maple2024.", "we changed the wifi pass to [REDACTED:password]."),
         # the answer to a security question recovers an account as a password does
         ("The answer to my security question is Fluffy", "The answer to my security question is [REDACTED:security_answer]"),
         ("security answer: 'blue whale'", "security answer: '[REDACTED:security_answer]'"),

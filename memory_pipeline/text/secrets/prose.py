@@ -90,6 +90,12 @@ PASSWORD_KEYWORD_RE = re.compile(rf"(?:{_PASSWORD_WORDS}|{_COMPOUND_WORDS})[^\W\
 BARE_PASSWORD_RE = re.compile(
     r"(?<![\w:\-])(?i:password|passwort|passcode|passwd|pwd|(?P<short>pass))(?:[ \t]+(?i:is|was))?[ \t]+(?P<value>[^\s\"'`]{8,200})"
 )  # ("the pass is Gr33nDay!": "pass" takes a value only a chosen password looks like)
+# "pass" set or changed to a value: "I set the admin pass to hunter2", "we changed the wifi pass to
+# Maple2024" (alone "pass" is also a ticket, a road or a verb: the value must look chosen).
+SET_PASS_RE = re.compile(
+    r"(?<![\w-])(?i:set|changed|reset|updated|switched)[ \t]+(?:(?i:the|my|our|your|his|her|their)[ \t]+)?"
+    r"(?:[\w-]+[ \t]+){0,2}?(?i:pass)[ \t]+(?i:to)[ \t]+(?P<value>[^\s\"'`]{4,200})"
+)
 # A changed password names the old one and the new: "my password was changed from Tulip55 to Daisy66".
 CHANGED_FROM_RE = re.compile(
     rf"(?<![A-Za-z0-9_])(?i:{_PASSWORD_WORDS}){_FEW_WORDS}[ \t]+(?i:(?:was|has been|got|is)[ \t]+)?"
@@ -198,8 +204,17 @@ def _apply_prose(text: str, counts) -> str:
         return redact_group(match, group, "password", counts, len(value))
 
     text = sub_values(BARE_PASSWORD_RE, text, bare, "value")
+
+    def set_pass(match: re.Match[str], group: str) -> str | None:
+        value = match.group(group).rstrip(TRAILING_PUNCTUATION)
+        if not chosen_secret(value, first=True):  # ("hunter2", not a version, a date or a path)
+            return None
+        return redact_group(match, group, "password", counts, len(value))
+
     # The passes below each need a word the window may not hold: a window without it is not read.
     low = text.lower()
+    if "pass to" in low or "pass\tto" in low:
+        text = sub_values(SET_PASS_RE, text, set_pass, "value")
     if "from" in low:
         text = sub_values(CHANGED_FROM_RE, text, lambda m, g: _redact_both(m, counts), "old")
 
