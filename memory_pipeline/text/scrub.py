@@ -45,7 +45,8 @@ from memory_pipeline.text.secrets.families import (
 from memory_pipeline.text.secrets.lexicon import plain_word
 from memory_pipeline.text.secrets.logins import apply_logins
 from memory_pipeline.text.secrets.phrases import apply_seed_phrases
-from memory_pipeline.text.secrets.prose import apply_named_after, apply_prose, asked_for
+from memory_pipeline.text.secrets.named_after import apply_named_after
+from memory_pipeline.text.secrets.prose import apply_prose, asked_for
 
 CUSTOM = "custom"
 SCRUB_VERSION = 13

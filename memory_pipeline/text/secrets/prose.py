@@ -18,7 +18,7 @@ windows of text around the credential words, found by a plain substring search o
 lower-cased text, so prose without such a word costs one pass of that search.
 
 One pass reads elsewhere: a password named after its value ("I use 'X' as my password",
-``apply_named_after``) reads the text before the credential word.
+``secrets.named_after``) reads the text before the credential word.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from memory_pipeline.text.secrets.numbers import apply_named_numbers
 # "my password is X", "the passphrase for the vault was 'X'", "mot de passe : X", "密码是X".
 # Credential words in many languages and scripts, each with a short inflection ("Passworts",
 # "şifresi", "hasła"); a long Latin one may also end a compound ("Datenbankpasswort").
-_PASSWORD_WORDS = (
+PASSWORD_WORDS = (
     r"passwords?|passphrase|passcode|passwd|pwd|pw|pass ?word|pin code|access code|passwort|kennwort|"
     r"mot de passe|contraseña|contrasena|contrasenya|clave|senha|wachtwoord|lösenord|losenord|passord|"
     r"adgangskode|kodeord|salasana|hasło|haslo|heslo|jelszó|jelszo|parola|parolă|şifre|sifre|lozinka|"
@@ -64,7 +64,7 @@ _TOKEN_WORDS = (
 )
 _LETTER = r"[A-Za-zÀ-ɏͰ-ϿЀ-ӿ]"  # Latin, Greek and Cyrillic: scripts that inflect a word by its ending
 _KEYWORD = (
-    rf"(?:(?<![A-Za-z0-9_:\-])(?i:(?P<kw>{_PASSWORD_WORDS}|{_TOKEN_WORDS}))"
+    rf"(?:(?<![A-Za-z0-9_:\-])(?i:(?P<kw>{PASSWORD_WORDS}|{_TOKEN_WORDS}))"
     # a compound, glued in lower case or hyphened ("Datenbankpasswort", "WLAN-Passwort"; not the
     # capital of a name run together, "LastPass")
     rf"|(?:(?<=[a-zäöüß])(?=[a-zäöü])|(?<=[A-Za-zÄÖÜäöüß]-))(?i:(?P<compound>{_COMPOUND_WORDS}))){_LETTER}{{0,3}}(?!{_LETTER})"
@@ -85,7 +85,7 @@ PROSE_RE = re.compile(
     + _ASCII_VALUE
     + r"{4,4096}))"
 )
-PASSWORD_KEYWORD_RE = re.compile(rf"(?:{_PASSWORD_WORDS}|{_COMPOUND_WORDS})[^\W\d_]{{0,3}}", re.IGNORECASE)
+PASSWORD_KEYWORD_RE = re.compile(rf"(?:{PASSWORD_WORDS}|{_COMPOUND_WORDS})[^\W\d_]{{0,3}}", re.IGNORECASE)
 # "... user admin and password Adm1n2024": no verb, so the value must mix letters and digits.
 BARE_PASSWORD_RE = re.compile(
     r"(?<![\w:\-])(?i:password|passwort|passcode|passwd|pwd|(?P<short>pass))(?:[ \t]+(?i:is|was))?[ \t]+(?P<value>[^\s\"'`]{8,200})"
@@ -98,7 +98,7 @@ SET_PASS_RE = re.compile(
 )
 # A changed password names the old one and the new: "my password was changed from Tulip55 to Daisy66".
 CHANGED_FROM_RE = re.compile(
-    rf"(?<![A-Za-z0-9_])(?i:{_PASSWORD_WORDS}){_FEW_WORDS}[ \t]+(?i:(?:was|has been|got|is)[ \t]+)?"
+    rf"(?<![A-Za-z0-9_])(?i:{PASSWORD_WORDS}){_FEW_WORDS}[ \t]+(?i:(?:was|has been|got|is)[ \t]+)?"
     r"(?i:changed|reset|updated|switched)[ \t]+from[ \t]+(?P<old>[^\s\"'`]{4,200})[ \t]+to[ \t]+(?P<new>[^\s\"'`]{4,200})"
 )
 # A user and a password given together in prose: "creds are admin:Sup3rS3cret!", "login: bob /
@@ -116,15 +116,6 @@ APP_PASSWORD_RE = re.compile(
     r"(?i:app(?:lication)?(?:[ -]specific)?[ -]password)(?:[ \t]+(?i:is|was)[ \t]*|[ \t]*:[ \t]*|[ \t]+)"
     r"(?P<value>[a-z]{4}(?P<gap>[ -])[a-z]{4}(?P=gap)[a-z]{4}(?P=gap)[a-z]{4})(?![A-Za-z-])"
 )
-# A password named after its value: "I use 'ilovemycat' as my password", "Tr0ub4dor&3 is the new
-# wifi password", "I'll use X for the password"; the credential word ends the phrase ("as my
-# password manager" names no password).
-AS_PASSWORD_RE = re.compile(
-    r"(?:(?P<q>[\"'`“‘])(?P<quoted>[^\"'`”’\n]{4,200})[\"'`”’]|(?<![^\s(])(?P<bare>[^\s\"'`]{4,200}))"
-    rf"[ \t]+(?i:as|for|is|was|will be)[ \t]+(?:(?i:my|the|our|your|his|her|their|a|an|its)[ \t]+)(?:[\w-]+[ \t]+){{0,2}}?(?i:{_PASSWORD_WORDS})"
-    r"(?=[ \t]*(?:[.,;:!?)]|$)|[ \t]+(?:for|on|everywhere|and|but|so|because|since|at|in|now|too|again|from|until)\b)"
-)
-AS_PASSWORD_HINT_RE = re.compile(rf"\b(?:as|for|is|was|be)[ \t]+\w+[ \t]+(?:[\w-]+[ \t]+){{0,2}}?(?i:{_PASSWORD_WORDS})", re.IGNORECASE)
 # Any credential word and, later in the same clause (a few words on, or glued in a script written
 # without spaces), a value that only a chosen or generated secret looks like.
 KEYWORD_RE = re.compile(_KEYWORD)
@@ -272,20 +263,6 @@ def _redact_both(match: re.Match[str], counts) -> str | None:
         counts["password"] += 1
         whole = whole[:start] + placeholder("password", value) + whole[start + len(value) :]
     return whole if whole != match.group(0) else None
-
-
-def apply_named_after(text: str, counts) -> str:
-    """"I use 'ilovemycat' as my password": the value comes before the credential word, so this
-    pass reads the text before each "as ... password" rather than after a credential word."""
-
-    def substitute(match: re.Match[str], group: str) -> str | None:
-        value = match.group(group).rstrip(TRAILING_PUNCTUATION)
-        if is_template(value) or "://" in value or not (looks_like_password(value) or group == "quoted" and len(value) >= 6):
-            return None
-        return redact_group(match, group, "password", counts, len(value))
-
-    spans = spans_around(text, AS_PASSWORD_HINT_RE, 210, 40)
-    return sub_values_in(text, spans, AS_PASSWORD_RE, substitute, "quoted", "bare")
 
 
 # A plain word is a password only where English grammar hands it over whole: the credential word,
