@@ -11,11 +11,11 @@ compound count, and a word glued to its neighbours in a script written without s
   like (``chosen_secret``): "mein Passwort für den Staging-Server lautet X".
 
 Beside them: a password given with its user ("creds are admin:X", "jane@example.com / X"), as a
-change ("changed from X to Y"), as a plain word the spaCy model's word index knows only as a noun
-("my password is sunshine", ``secrets.lexicon``); and the numbers of ``secrets.numbers`` (PINs,
-door codes, lock combinations, account numbers ...), read in the same windows. They read only
-windows of text around the credential words, found by a plain substring search on the
-lower-cased text, so prose without such a word costs one pass of that search.
+change ("changed from X to Y", "set the admin pass to X"), as a plain word the spaCy model's word
+index knows only as a noun ("my password is sunshine", ``secrets.lexicon``); and the numbers of
+``secrets.numbers`` (PINs, door codes, lock combinations, account numbers ...), read in the same
+windows. They read only windows of text around the credential words, found by a plain substring
+search on the lower-cased text, so prose without such a word costs one pass of that search.
 
 One pass reads elsewhere: a password named after its value ("I use 'X' as my password",
 ``secrets.named_after``) reads the text before the credential word.
