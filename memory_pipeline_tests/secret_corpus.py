@@ -59,8 +59,9 @@ NEEDS_LABEL = frozenset({
     "login_no_credential_word", "alarm_code_words_between",
     # a locker's code, a door code in dashed digits handed over as a change
     "locker_code", "door_code_changed_dashed",
-    # "pass" set to a password
-    "pass_set_to",
+    # "pass" set to a password; "it's" after a comma or the question; a colon later; a titled answer
+    "pass_set_to", "pin_asked_then_given", "combination_its", "password_after_colon", "password_short_question",
+    "security_answer_titled",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -280,6 +281,14 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("locker_code", (s := g(4, string.digits),), f"My gym locker code: {s}"),
         ("door_code_changed_dashed", (s := "-".join(g(4, string.digits)),), f"The door code changed, it's now {s}."),
         ("pass_set_to", (s := pw(),), f"I set the admin pass to {s} yesterday, tell the on-call."),
+        ("pin_asked_then_given", (s := g(4, string.digits),), f"Can you help me remember my bank PIN? It's {s}."),
+        ("combination_its", (s := "-".join(g(2, string.digits) for _ in range(3)),),
+         f"I keep forgetting my gym locker combo, it's {s}."),
+        ("password_after_colon", (s := g.rng.choice(PLAIN_WORDS).capitalize() + g(2, string.digits),),
+         f"My Netflix password is the same as my email one: {s}"),
+        ("password_short_question", (s := pw(),), f"my password for the router? {s}"),
+        ("security_answer_titled", (s := g(7, string.ascii_lowercase).capitalize(),),
+         f"security question answer: Mr. {s}"),  # the name after its title
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

@@ -90,6 +90,8 @@ LOOKALIKES = [
     "boarding pass is AB12CD34; season pass is 2025; the pass is free; my social is great",
     "I changed my boarding pass to seat 14C; they switched the pass to Tuesday; we updated the season pass to 2025",
     "I set the pass to v2.1.3; he set the pass to 2 hours; set the pass to ${ADMIN_PASS}",
+    "Did you change the password for the router? Yesterday I did. What's the wifi password? Room 204 has it.",
+    "my PIN? it's on the card. The answer is Mr. Smith's fault.",
     "email me at jane@x.com / Tuesday works; jane@x.com / phone",
     "the tax id is pending; the tax ID is 12 pages; tax id 2024; NHS number is on the letter; a PIN 2 digits",
     "health insurance card 12 months; Since 2019 I've had the same tax ID; the PIN 4 times; syntax 123456",
@@ -206,6 +208,13 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ("and the pass is Gr33nDay!", "and the pass is [REDACTED:password]!"),
         ("I set the admin pass to hunter2 yesterday", "I set the admin pass to [REDACTED:password] yesterday"),
         ("we changed the wifi pass to Maple2024.", "we changed the wifi pass to [REDACTED:password]."),
+        # "it's" after a comma or the question for it; a value a colon hands over later in the clause
+        ("my bank PIN? It's 4471.", "my bank PIN? It's [REDACTED:pin]."),
+        ("my gym locker combo, it's 12-30-8.", "my gym locker combo, it's [REDACTED:combination]."),
+        ("my password for the router? admin123", "my password for the router? [REDACTED:password]"),
+        ("My Netflix password is the same as my email one: Sunflower88",
+         "My Netflix password is the same as my email one: [REDACTED:password]"),
+        ("security question answer: Mr. Whiskers", "security question answer: [REDACTED:security_answer]"),
         # the answer to a security question recovers an account as a password does
         ("The answer to my security question is Fluffy", "The answer to my security question is [REDACTED:security_answer]"),
         ("security answer: 'blue whale'", "security answer: '[REDACTED:security_answer]'"),

@@ -388,12 +388,15 @@ def _chosen_value(text: str, keyword: re.Match[str], window: str, reach: int, an
     # A long hex run is a secret after a word that names one ("private key", "token"), not
     # after a bare "key" (a commit or a content hash is cited beside many words).
     hex_ok = (keyword.group("kw") or "").lower() not in ("key", "schlüssel", "ключ", "키", "キー")
-    for n, word in enumerate(window.split()[:reach]):
+    words = window.split()[:reach]
+    for n, word in enumerate(words):
         if "[REDACTED:" in word:
             return None  # the word's value was found already (by this rule, on an earlier pass, or another)
         runs = _ASCII_RUN_RE.findall(word)
         value = max(runs, key=len, default="").strip(TRAILING_PUNCTUATION + "(*=").rstrip(".,;:")
-        if not (chosen_secret(value, first=(n == 0 or anywhere) and password) or hex_ok and _HEX_SECRET_RE.fullmatch(value)):
+        # the first word, or one a colon hands over ("... the same as my email one: Sunflower88")
+        first = n == 0 or anywhere or words[n - 1].endswith((":", "："))
+        if not (chosen_secret(value, first=first and password) or hex_ok and _HEX_SECRET_RE.fullmatch(value)):
             continue
         at = text.index(value, keyword.end())
         # The window may have cut a long token: the value runs to its end.
@@ -415,9 +418,11 @@ def apply_near_keyword(text: str, counts) -> str:
         offset = keyword.end()
         if (stop := _CLAUSE_END_RE.search(window)) is not None:
             # (a sentence's end, not a clause's: "for passwords; argon2id if available" hands none over)
-            if window[: stop.start()].strip().strip("\"'”’)") == "" and stop.group(0)[0] in ".?!。！？":
-                # The word ends its sentence ("Can you remember my wifi password? It's BlueSky2024!"):
-                # the value may open the next one, as it would follow the word at once.
+            between = window[: stop.start()].strip().strip("\"'”’)")
+            if stop.group(0)[0] in ".?!。！？" and (between == "" or stop.group(0)[0] in "?？" and len(between.split()) <= 4):
+                # The word ends its sentence ("Can you remember my wifi password? It's BlueSky2024!"),
+                # or a short question about it ("my password for the router? admin123"): the value may
+                # open the next one, as it would follow the word at once.
                 window, reach, anywhere, offset = window[stop.end() :], NEXT_SENTENCE_WORDS, True, offset + stop.end()
                 if (stop := _CLAUSE_END_RE.search(window)) is not None:
                     window = window[: stop.start() + 1]  # the value may end with the "!" or "." it holds
