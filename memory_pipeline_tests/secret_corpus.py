@@ -61,7 +61,7 @@ NEEDS_LABEL = frozenset({
     "locker_code", "door_code_changed_dashed",
     # "pass" set to a password; "it's" after a comma or the question; a colon later; a titled answer
     "pass_set_to", "pin_asked_then_given", "combination_its", "password_after_colon", "password_short_question",
-    "security_answer_titled",
+    "security_answer_titled", "password_quoted_words",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -289,6 +289,8 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("password_short_question", (s := pw(),), f"my password for the router? {s}"),
         ("security_answer_titled", (s := g(7, string.ascii_lowercase).capitalize(),),
          f"security question answer: Mr. {s}"),  # the name after its title
+        ("password_quoted_words", (s := " ".join(g.rng.sample(PLAIN_WORDS, 3)),),
+         f'He said the master password is "{s}", written on the card.'),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

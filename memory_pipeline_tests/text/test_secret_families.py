@@ -92,6 +92,9 @@ LOOKALIKES = [
     "I set the pass to v2.1.3; he set the pass to 2 hours; set the pass to ${ADMIN_PASS}",
     "Did you change the password for the router? Yesterday I did. What's the wifi password? Room 204 has it.",
     "my PIN? it's on the card. The answer is Mr. Smith's fault.",
+    'the password is "not set yet"; the password field says "left blank"; the password is "the same as before"',
+    'the password reset command: "make reset password"; the password command is `kubectl create secret`',
+    "revoke Keisha's old personal token: `lumen tokens list`, then `lumen tokens revoke <token_id>`",
     "email me at jane@x.com / Tuesday works; jane@x.com / phone",
     "the tax id is pending; the tax ID is 12 pages; tax id 2024; NHS number is on the letter; a PIN 2 digits",
     "health insurance card 12 months; Since 2019 I've had the same tax ID; the PIN 4 times; syntax 123456",
@@ -215,6 +218,7 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ("My Netflix password is the same as my email one: Sunflower88",
          "My Netflix password is the same as my email one: [REDACTED:password]"),
         ("security question answer: Mr. Whiskers", "security question answer: [REDACTED:security_answer]"),
+        ('the master password is "purple elephant dance"', 'the master password is "[REDACTED:password]"'),
         # the answer to a security question recovers an account as a password does
         ("The answer to my security question is Fluffy", "The answer to my security question is [REDACTED:security_answer]"),
         ("security answer: 'blue whale'", "security answer: '[REDACTED:security_answer]'"),
