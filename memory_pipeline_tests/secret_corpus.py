@@ -61,7 +61,7 @@ NEEDS_LABEL = frozenset({
     "locker_code", "door_code_changed_dashed",
     # "pass" set to a password; "it's" after a comma or the question; a colon later; a titled answer
     "pass_set_to", "pin_asked_then_given", "combination_its", "password_after_colon", "password_short_question",
-    "security_answer_titled", "password_quoted_words",
+    "security_answer_titled", "password_quoted_words", "pin_colon_later", "password_new_one", "bank_account_is",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -291,6 +291,10 @@ def corpus(seed: int = 20261122) -> list[Planted]:
          f"security question answer: Mr. {s}"),  # the name after its title
         ("password_quoted_words", (s := " ".join(g.rng.sample(PLAIN_WORDS, 3)),),
          f'He said the master password is "{s}", written on the card.'),
+        ("pin_colon_later", (s := g(4, string.digits),), f"I always forget my PIN so I'll write it here: {s}"),
+        ("password_new_one", (s := "ilove" + g.rng.choice(PLAIN_WORDS) + g(1, string.digits),),
+         f"I need help resetting my Instagram. The old password was expired and the new one is {s}"),
+        ("bank_account_is", (s := g(9, string.digits),), f"my bank account is {s} at Chase, in case you need it"),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

@@ -26,6 +26,12 @@ PIN_RE = re.compile(
     # passcode ("Meeting ID 845 2231 9981 Passcode 774411")
     rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*(?:是|は|는|은)|(?:(?<=PIN)|(?<=[Pp]asscode)|(?<=PASSCODE))[ \t]+){_DIGITS_VALUE}"
 )
+# ... or a colon later in its sentence, after words with no digit, when the number ends the clause
+# ("my PIN so I'll write it here: 9021"; not "PIN pads sold this year: 4500 units").
+PIN_LATER_RE = re.compile(
+    rf"(?<![A-Za-z0-9_])(?i:pin|pass ?code)(?:{_WORD}){{1,8}}?[ \t]*[:：][ \t]*{_DIGITS_VALUE}(?=[ \t]*(?:[.!?,;)\"\\]|$))",  # (or a JSON string's end)
+    re.M,
+)
 # A door, gate, alarm or locker code is a PIN by another name, handed over the same way: "the gate
 # code is 4821", "the code for the garage door is 4821", "locker code: 0923", "the door code changed,
 # it's now 4-4-9-1"; so is a one-time code while it is valid.
@@ -70,6 +76,7 @@ RECOVERY_CODES_RE = re.compile(
 # rule, by its country's layout).
 BANK_ACCOUNT_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:(?:bank |checking |savings |current )?(?:account|acct)[ -]?(?:number|no\.?|nr\.?|#)"
+    r"|(?:bank|checking|savings|current) account(?=[ \t]+(?:is|was)[ \t]+\d)"  # "my bank account is 123456789"
     r"|kontonummer|número de cuenta|numéro de compte|numero di conto|rekeningnummer|número da conta)"
     r"(?:[ \t]+(?i:is|was|:)[ \t]*|[ \t]*[:#=][ \t]*|[ \t]+)"
     r"(?P<value>\d(?:[ -]?\d){5,16})(?![\d-])"
@@ -133,6 +140,7 @@ def apply_named_numbers(text: str, counts) -> str:
     low = text.lower()
     for pattern, kind, words in (
         (PIN_RE, "pin", ("pin", "passcode", "pass code", "geheimzahl", "暗証")),
+        (PIN_LATER_RE, "pin", ("pin", "passcode", "pass code")),
         (ACCESS_CODE_RE, "access_code", ("code", "códig", "codic")),
         (ONE_TIME_CODE_RE, "one_time_code", ("otp", "code", "one")),
         (COMBINATION_RE, "combination", ("combin", "combo")),
