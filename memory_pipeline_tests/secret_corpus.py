@@ -62,6 +62,7 @@ NEEDS_LABEL = frozenset({
     # "pass" set to a password; "it's" after a comma or the question; a colon later; a titled answer
     "pass_set_to", "pin_asked_then_given", "combination_its", "password_after_colon", "password_short_question",
     "security_answer_titled", "password_quoted_words", "pin_colon_later", "password_new_one", "bank_account_is",
+    "ssn_later",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -295,6 +296,8 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("password_new_one", (s := "ilove" + g.rng.choice(PLAIN_WORDS) + g(1, string.digits),),
          f"I need help resetting my Instagram. The old password was expired and the new one is {s}"),
         ("bank_account_is", (s := g(9, string.digits),), f"my bank account is {s} at Chase, in case you need it"),
+        ("ssn_later", (s := f"{g(3, string.digits)}-{g(2, string.digits)}-{g(4, string.digits)}",),
+         f"my SSN, in case you need it for the form: {s}"),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

@@ -225,6 +225,7 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ("The old password was ilovedogs and the new one is ilovecats2!",
          "The old password was [REDACTED:password] and the new one is [REDACTED:password]!"),
         ("my bank account is 123456789 at Chase", "my bank account is [REDACTED:bank_account] at Chase"),
+        ("my SSN, in case you need it for the form: 512-44-9087", "my SSN, in case you need it for the form: [REDACTED:ssn]"),
         # the answer to a security question recovers an account as a password does
         ("The answer to my security question is Fluffy", "The answer to my security question is [REDACTED:security_answer]"),
         ("security answer: 'blue whale'", "security answer: '[REDACTED:security_answer]'"),

@@ -94,6 +94,8 @@ SSN_RE = re.compile(
     rf"{_NAMED_HANDOVER}"
     r"(?P<value>\d{3}([ -]?)\d{2}\2\d{4})(?![\d-])"
 )
+# ... or later in its sentence, in its dashed shape: "my SSN, in case you need it for the form: 512-44-9087".
+SSN_LATER_RE = re.compile(r"(?<![A-Za-z0-9_])(?i:ssn|social security)[^.!?\n]{1,80}?(?<![\d-])(?P<value>\d{3}-\d{2}-\d{4})(?![\d-])")
 # An identity document's number, named as one: "my passport number is X1234567", "driver's license
 # no. D1234567", "D1234-5678-9012". Capitals and digits with at least one digit, so "passport is
 # expired" stays.
@@ -146,6 +148,7 @@ def apply_named_numbers(text: str, counts) -> str:
         (COMBINATION_RE, "combination", ("combin", "combo")),
         (RECOVERY_CODES_RE, "recovery_code", ("code",)),
         (SSN_RE, "ssn", ("ssn", "social")),
+        (SSN_LATER_RE, "ssn", ("ssn", "social security")),
         (BANK_ACCOUNT_RE, "bank_account", ("account", "acct", "konto", "cuenta", "compte", "conto", "rekening")),
     ):
         if any(word in low for word in words):
