@@ -64,7 +64,7 @@ def test_filters_by_action_type_and_time(app, monkeypatch):
     assert as_json == listed[:1]
     monkeypatch.setattr(cli_output, "console", lambda: Console(width=50))  # a narrow terminal: ids and times stay whole
     listing = run(app, "memory", "audit", "-a", "support-bot", "-u", "bob").splitlines()
-    at = service("bob").audit()[0]["at"][:16].replace("T", " ")
+    at = service("bob").audit()[0]["at"][:16].replace("T", " ").removesuffix(" 00:00")  # midnight: the day alone
     assert listing == ["audit of support-bot/bob", f"{at}  store  {bobs['id']}  todo  fields: content  by test"]
     bad = CliRunner().invoke(app, ["memory", "audit", "-a", "support-bot", "-u", "alice", "--since", "yesterday"])
     assert bad.exit_code == 2 and bad.output.count("\n") == 1 and "since" in bad.output
