@@ -67,7 +67,7 @@ def test_search_and_query_print_records_or_say_nothing_was_found(app, monkeypatc
     monkeypatch.setattr(cli_output, "console", lambda: Console(width=60))  # a narrow terminal: the id stays whole
     who = ["--agent", "research-assistant", "--user", "carol"]
     stored = json.loads(run(app, "memory", "store", "Prefers Chicago style notes", *who, "--type", "preference", "--json"))
-    said = stored["occurred_at"][:16].replace("T", " ")
+    said = stored["occurred_at"][:16].replace("T", " ").removesuffix(" 00:00")  # midnight: the day alone
 
     for args, title in (
         (["memories", "query", *who, "--type", "preference"], "memories of research-assistant/carol"),
