@@ -63,6 +63,8 @@ NEEDS_LABEL = frozenset({
     "pass_set_to", "pin_asked_then_given", "combination_its", "password_after_colon", "password_short_question",
     "security_answer_titled", "password_quoted_words", "pin_colon_later", "password_new_one", "bank_account_is",
     "ssn_later",
+    # a note's list of accounts and codes, each after its label
+    "list_login", "list_door_code", "list_safe_combination", "pin_dash",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -298,6 +300,10 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("bank_account_is", (s := g(9, string.digits),), f"my bank account is {s} at Chase, in case you need it"),
         ("ssn_later", (s := f"{g(3, string.digits)}-{g(2, string.digits)}-{g(4, string.digits)}",),
          f"my SSN, in case you need it for the form: {s}"),
+        ("list_login", (s := pw(),), f"## Accounts\n- Router admin: admin / {s}\n- Printer: none"),
+        ("list_door_code", (s := g(4, string.digits),), f"## House\n- Garage door: {s}\n- Bins go out on Tuesday"),
+        ("list_safe_combination", (s := "-".join(g(2, string.digits) for _ in range(3)),), f"Codes:\n- Safe (office): {s}"),
+        ("pin_dash", (s := g(4, string.digits),), f"- Bank PIN - {s}"),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

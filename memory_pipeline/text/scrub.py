@@ -43,6 +43,7 @@ from memory_pipeline.text.secrets.families import (
     sub_values_in,
 )
 from memory_pipeline.text.secrets.lexicon import plain_word
+from memory_pipeline.text.secrets.lists import apply_note_lists
 from memory_pipeline.text.secrets.logins import apply_logins
 from memory_pipeline.text.secrets.phrases import apply_seed_phrases
 from memory_pipeline.text.secrets.named_after import apply_named_after
@@ -381,6 +382,7 @@ def scrub_secrets(text: str, extra_patterns: Sequence[str] = (), after: str = ""
     text = apply_prose(text, counts)
     text = apply_named_after(text, counts)
     text = apply_logins(text, counts)
+    text = apply_note_lists(text, counts)
     text = apply_aws_pairs(text, counts)
     text = apply_random_tokens(text, counts)
     for pattern in extras:

@@ -97,6 +97,7 @@ LOOKALIKES = [
     "revoke Keisha's old personal token: `lumen tokens list`, then `lumen tokens revoke <token_id>`",
     "the PIN pads sold this year: 4500 units; the password policy changed and the new one is stricter",
     "the bank account is closed since 2020; my savings account was 2% interest; my account is locked",
+    "- Alarm: 0630\n- Building: 1984\n- Ratio: 3 / 4\n- Path: src / main\n- Season: 2024 / 2025\n- Gate: B12\n- Door: open at 9",
     "email me at jane@x.com / Tuesday works; jane@x.com / phone",
     "the tax id is pending; the tax ID is 12 pages; tax id 2024; NHS number is on the letter; a PIN 2 digits",
     "health insurance card 12 months; Since 2019 I've had the same tax ID; the PIN 4 times; syntax 123456",
@@ -226,6 +227,11 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
          "The old password was [REDACTED:password] and the new one is [REDACTED:password]!"),
         ("my bank account is 123456789 at Chase", "my bank account is [REDACTED:bank_account] at Chase"),
         ("my SSN, in case you need it for the form: 512-44-9087", "my SSN, in case you need it for the form: [REDACTED:ssn]"),
+        # a note's list of accounts and codes
+        ("- Router admin: admin / R0uter!2024", "- Router admin: admin / [REDACTED:password]"),
+        ("- Front door (new lock): 8812 (changed in May)", "- Front door (new lock): [REDACTED:access_code] (changed in May)"),
+        ("- Safe: 12-34-56", "- Safe: [REDACTED:combination]"),
+        ("- Bank PIN - 4471", "- Bank PIN - [REDACTED:pin]"),
         # the answer to a security question recovers an account as a password does
         ("The answer to my security question is Fluffy", "The answer to my security question is [REDACTED:security_answer]"),
         ("security answer: 'blue whale'", "security answer: '[REDACTED:security_answer]'"),

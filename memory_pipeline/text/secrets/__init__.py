@@ -9,6 +9,7 @@
 - ``prose``: credentials and numbers said in a sentence, in many languages and scripts;
 - ``named_after``: a password named before its credential word ("I use 'X' as my password");
 - ``logins``: a password given to log in with, where no credential word names it;
+- ``lists``: a note's list of accounts and codes, each value after its label;
 - ``numbers``: PINs, codes, combinations and the numbers of accounts and documents, named as such;
 - ``lexicon``: English words by part of speech, for a plain word handed over as a password;
 - ``phrases``: wallet recovery phrases, by their words.

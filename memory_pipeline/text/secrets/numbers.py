@@ -12,9 +12,9 @@ import re
 
 from memory_pipeline.text.secrets.families import HANDOVER_VERBS, TRAILING_PUNCTUATION, redact_group, sub_values
 
-# A PIN is digits only, so it is taken only when a verb or a colon hands it over: "PIN is 4821", or
+# A PIN is digits only, so it is taken only when a verb, a colon or a dash hands it over: "PIN is 4821", or
 # "it's" after a comma or the question for it ("my locker combo, it's 12-30-8", "my PIN? It's 4471").
-_HANDED_OVER = rf"[ \t]+(?i:{HANDOVER_VERBS})[ \t]+|[ \t]*[:：=][ \t]*|[ \t]*[,?][ \t]*(?i:it['’]s|it is)[ \t]+"
+_HANDED_OVER = rf"[ \t]+(?i:{HANDOVER_VERBS})[ \t]+|[ \t]*[:：=][ \t]*|[ \t]+[–—-][ \t]+|[ \t]*[,?][ \t]*(?i:it['’]s|it is)[ \t]+"
 _DIGITS_VALUE = r"(?P<value>\d{4,8}|\d(?: \d){3,7}|\d(?:-\d){3,7})(?![\d.,:/-]?\d)"  # "4821", "7 7 3 1", "7-7-3-1"
 # What a PIN or a code opens may stand between it and the verb: "the PIN for the garage is 4821",
 # "the code to my front door is 2468" (at most four words, no digit, within the sentence).
