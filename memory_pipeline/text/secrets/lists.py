@@ -18,12 +18,13 @@ LIST_LOGIN_RE = re.compile(
     re.M,
 )
 # "- Garage door: 2468", "- Gym locker (blue): 3812", "- Safe: 12-34-56": a list item naming what a
-# code opens, the code alone after its colon (a note may follow in brackets). Not an alarm, whose
-# number may be the time it rings ("Alarm: 0630"), nor a building ("Building: 1984").
+# code opens, the code alone after its colon (ending its line, or a note, a clause or the next item
+# follows: "(changed in May)", ", ...", " - ..."). Not an alarm, whose number may be the time it
+# rings ("Alarm: 0630"), nor a building ("Building: 1984").
 LIST_CODE_RE = re.compile(
     r"^[ \t]*[-*+][ \t]+(?:[\w'’-]+[ \t]+){0,2}?(?i:door|gate|locker|safe|padlock|lockbox|keypad|garage)"
     r"(?:[ \t]+(?i:door|code|combo|combination))?[ \t]*(?:\([^)\n]{1,30}\))?[ \t]*[:：][ \t]*"
-    r"(?P<value>\d{4,8}|\d{1,3}(?:-\d{1,3}){2,4})[ \t]*(?:\([^\n]*)?$",
+    r"(?P<value>\d{4,8}|\d{1,3}(?:-\d{1,3}){2,4})(?=[ \t]*(?:$|[(,;.]|[–—-][ \t]))",
     re.M,
 )
 
