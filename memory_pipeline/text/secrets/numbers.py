@@ -15,7 +15,7 @@ from memory_pipeline.text.secrets.families import HANDOVER_VERBS, TRAILING_PUNCT
 # A PIN is digits only, so it is taken only when a verb, a colon or a dash hands it over: "PIN is 4821", or
 # "it's" after a comma or the question for it ("my locker combo, it's 12-30-8", "my PIN? It's 4471").
 _HANDED_OVER = rf"[ \t]+(?i:{HANDOVER_VERBS})[ \t]+|[ \t]*[:：=][ \t]*|[ \t]+[–—-][ \t]+|[ \t]*[,?][ \t]*(?i:it['’]s|it is)[ \t]+"
-_DIGITS_VALUE = r"(?P<value>\d{4,8}|\d(?: \d){3,7}|\d(?:-\d){3,7})(?![\d.,:/-]?\d)"  # "4821", "7 7 3 1", "7-7-3-1"
+_DIGITS_VALUE = r"#?(?P<value>\d{4,8}|\d(?: \d){3,7}|\d(?:-\d){3,7})(?![\d.,:/-]?\d)"  # "4821", "7 7 3 1", "7-7-3-1"
 # What a PIN or a code opens may stand between it and the verb: "the PIN for the garage is 4821",
 # "the code to my front door is 2468" (at most four words, no digit, within the sentence).
 _WORD = r"[ \t]+[^\s\d.!?:=;,]{1,20}"  # a word with no digit, within the sentence
@@ -58,10 +58,11 @@ ONE_TIME_CODE_RE = re.compile(
     rf"(?:{_HANDED_OVER}){_DIGITS_VALUE}"
 )
 # A lock's combination, named with what it opens or not: "the combination to the safe is 12-34-56",
-# "padlock combo: 7 21 3", "the combination is 12-34-56" (three to five numbers handed over).
+# "padlock combo: 7 21 3", "the combination is 12-34-56", "the combo for the bike is 1 2 3 4" (three to
+# five numbers handed over; "the combination of flavors was 3-4-5 stars" names no lock).
 COMBINATION_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:(?:(?:lock|safe|padlock|locker|vault)[ -])?(?:combination|combo)(?:"
-    rf"[ \t]+(?:for|to|of|on)(?:{_WORD}){{0,3}}?[ \t]+(?:lock|safe|padlock|locker|vault)s?)?)"
+    rf"[ \t]+(?:for|to|of|on)(?:{_WORD}){{0,3}}?[ \t]+(?:lock|safe|padlock|locker|vault)s?|[ \t]+(?:for|to|on)(?:{_WORD}){{1,3}}?)?)"
     rf"(?:{_HANDED_OVER})(?P<value>\d{{1,3}}(?:[ \t]*[-/ ][ \t]*\d{{1,3}}){{2,4}})(?![\d.,:/-]?\d)"
 )
 # Backup or recovery codes, each holding a digit, one or a list: "my 2FA backup codes are
