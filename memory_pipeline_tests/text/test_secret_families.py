@@ -234,6 +234,8 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ("- Bank PIN - 4471", "- Bank PIN - [REDACTED:pin]"),
         ("The code to get into the building is #4417", "The code to get into the building is #[REDACTED:access_code]"),
         ("the combo for the bike is 1 2 3 4", "the combo for the bike is [REDACTED:combination]"),
+        ('ssh-rsa key passphrase is "my dog ate my homework"', 'ssh-rsa key passphrase is "[REDACTED:password]"'),
+        ("The shared drive password is 'Q3-Planning!' for the team", "The shared drive password is '[REDACTED:password]' for the team"),
         # the answer to a security question recovers an account as a password does
         ("The answer to my security question is Fluffy", "The answer to my security question is [REDACTED:security_answer]"),
         ("security answer: 'blue whale'", "security answer: '[REDACTED:security_answer]'"),

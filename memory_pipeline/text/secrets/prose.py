@@ -176,7 +176,7 @@ def _apply_prose(text: str, counts) -> str:
         # A passphrase is words by definition: quoted, its spaces are part of it; so are three to six
         # quoted content words right after a password's word ("the master password is "purple elephant
         # dance""; not a command: "the password reset command: "make reset"", `kubectl create secret`).
-        phrase = quoted and ("phrase" in (match.group("kw") or "").lower() or password and match.group("q") != "`"
+        phrase = quoted and ("phrase" in f'{match.group("kw")} {match.group("mid")}'.lower() or password and match.group("q") != "`"
                              and _PLAIN_WORD_MID_RE.fullmatch(match.group("mid")) is not None and quoted_words(value))
         if is_template(value) or "://" in value or not stripped or (any(c.isspace() for c in stripped) and not phrase):
             return None
@@ -187,7 +187,8 @@ def _apply_prose(text: str, counts) -> str:
             ok = looks_random(stripped, 16)
         if not ok:
             return None
-        return redact_group(match, group, "password" if password else "secret", counts, len(stripped))
+        # (quoted, the value is all the quotes hold: "'Q3-Planning!'" ends on its "!")
+        return redact_group(match, group, "password" if password else "secret", counts, len(value if quoted else stripped))
 
     text = sub_values(PROSE_RE, text, substitute, "quoted", "bare")
 
