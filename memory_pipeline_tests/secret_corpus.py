@@ -65,6 +65,8 @@ NEEDS_LABEL = frozenset({
     "ssn_later",
     # a note's list of accounts and codes, each after its label
     "list_login", "list_door_code", "list_safe_combination", "pin_dash",
+    # a password corrected, a code changed later in its sentence, a bank's memorable word, "pin's"
+    "password_not_that", "code_changed_later", "memorable_word", "pin_contraction",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -304,6 +306,10 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("list_door_code", (s := g(4, string.digits),), f"## House\n- Garage door: {s}\n- Bins go out on Tuesday"),
         ("list_safe_combination", (s := "-".join(g(2, string.digits) for _ in range(3)),), f"Codes:\n- Safe (office): {s}"),
         ("pin_dash", (s := g(4, string.digits),), f"- Bank PIN - {s}"),
+        ("password_not_that", (s := pw(),), f"sorry typo, the password is Xq9#vL2m not {s}"),
+        ("code_changed_later", (s := g(4, string.digits),), f"my old locker code was 1122 but they changed it to {s}"),
+        ("memorable_word", (s := g.rng.choice(PLAIN_WORDS),), f'my bank\'s memorable word is "{s}"'),
+        ("pin_contraction", (s := g(4, string.digits),), f"my voicemail pin's {s}"),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

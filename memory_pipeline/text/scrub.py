@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from memory_pipeline.text.secrets.changes import apply_changes
 from memory_pipeline.text.secrets.configs import apply_config_formats, apply_json_strings, apply_replies, apply_tables
 from memory_pipeline.text.secrets.detectors import apply_detect_secrets
 from memory_pipeline.text.secrets.families import (
@@ -45,8 +46,8 @@ from memory_pipeline.text.secrets.families import (
 from memory_pipeline.text.secrets.lexicon import plain_word
 from memory_pipeline.text.secrets.lists import apply_note_lists
 from memory_pipeline.text.secrets.logins import apply_logins
-from memory_pipeline.text.secrets.phrases import apply_seed_phrases
 from memory_pipeline.text.secrets.named_after import apply_named_after
+from memory_pipeline.text.secrets.phrases import apply_seed_phrases
 from memory_pipeline.text.secrets.prose import apply_prose, asked_for
 
 CUSTOM = "custom"
@@ -380,6 +381,7 @@ def scrub_secrets(text: str, extra_patterns: Sequence[str] = (), after: str = ""
     text = apply_tables(text, counts)
     text = apply_seed_phrases(text, counts)
     text = apply_prose(text, counts)
+    text = apply_changes(text, counts)
     text = apply_named_after(text, counts)
     text = apply_logins(text, counts)
     text = apply_note_lists(text, counts)

@@ -8,6 +8,8 @@
 - ``detectors``: detect-secrets' regex detectors, for formats not spelled out here;
 - ``prose``: credentials and numbers said in a sentence, in many languages and scripts;
 - ``named_after``: a password named before its credential word ("I use 'X' as my password");
+- ``changes``: a password handed over as a change or a correction ("set the admin pass to X",
+  "the new one is X", "X, not Y");
 - ``logins``: a password given to log in with, where no credential word names it;
 - ``lists``: a note's list of accounts and codes, each value after its label;
 - ``numbers``: PINs, codes, combinations and the numbers of accounts and documents, named as such;

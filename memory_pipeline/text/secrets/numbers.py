@@ -14,7 +14,7 @@ from memory_pipeline.text.secrets.families import HANDOVER_VERBS, TRAILING_PUNCT
 
 # A PIN is digits only, so it is taken only when a verb, a colon or a dash hands it over: "PIN is 4821", or
 # "it's" after a comma or the question for it ("my locker combo, it's 12-30-8", "my PIN? It's 4471").
-_HANDED_OVER = rf"[ \t]+(?i:{HANDOVER_VERBS})[ \t]+|[ \t]*[:：=][ \t]*|[ \t]+[–—-][ \t]+|[ \t]*[,?][ \t]*(?i:it['’]s|it is)[ \t]+"
+_HANDED_OVER = rf"[ \t]+(?i:{HANDOVER_VERBS})[ \t]+|['’]s[ \t]+|[ \t]*[:：=][ \t]*|[ \t]+[–—-][ \t]+|[ \t]*[,?][ \t]*(?i:it['’]s|it is)[ \t]+"
 _DIGITS_VALUE = r"#?(?P<value>\d{4,8}|\d(?: \d){3,7}|\d(?:-\d){3,7})(?![\d.,:/-]?\d)"  # "4821", "7 7 3 1", "7-7-3-1"
 # What a PIN or a code opens may stand between it and the verb: "the PIN for the garage is 4821",
 # "the code to my front door is 2468" (at most four words, no digit, within the sentence).
@@ -64,6 +64,12 @@ COMBINATION_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:(?:(?:lock|safe|padlock|locker|vault)[ -])?(?:combination|combo)(?:"
     rf"[ \t]+(?:for|to|of|on)(?:{_WORD}){{0,3}}?[ \t]+(?:lock|safe|padlock|locker|vault)s?|[ \t]+(?:for|to|on)(?:{_WORD}){{1,3}}?)?)"
     rf"(?:{_HANDED_OVER})(?P<value>\d{{1,3}}(?:[ \t]*[-/ ][ \t]*\d{{1,3}}){{2,4}})(?![\d.,:/-]?\d)"
+)
+# ... and the new one when a change names it later in the sentence: "my old locker code was 1122 but
+# they changed it to 3344" (not any code: "the code review changed it to 2024 style").
+CODE_CHANGED_RE = re.compile(
+    rf"(?<![A-Za-z0-9_])(?i:(?P<pin>pin|pass ?code)|{_OPENED}[ -]?code)(?![\w])[^.!?\n]{{0,80}}?(?<!\w)"
+    rf"(?i:changed|set|reset|updated|switched)[ \t]+(?i:it|that|this|mine)[ \t]+to[ \t]+{_DIGITS_VALUE}"
 )
 # Backup or recovery codes, each holding a digit, one or a list: "my 2FA backup codes are
 # 8421-3390, 1177-2045".
@@ -119,9 +125,10 @@ NATIONAL_ID_RE = re.compile(
 )
 # The answer to a security question, which recovers an account as a password does: "the answer to
 # my security question is Fluffy", "security answer: 'blue whale'", "my secret answer for the bank
-# is Springfield", and the question every bank asks, "my mother's maiden name is Okafor".
+# is Springfield", and the question every bank asks, "my mother's maiden name is Okafor"; a bank's
+# security or memorable word is one too ("my memorable word is "pineapple"").
 SECURITY_ANSWER_RE = re.compile(
-    r"(?<![A-Za-z0-9_])(?i:security (?:question )?answer|secret answer|answer to (?:my|the|your|his|her|our) "
+    r"(?<![A-Za-z0-9_])(?i:security (?:question )?answer|secret answer|(?:security|memorable) word|answer to (?:my|the|your|his|her|our) "
     rf"(?:security|secret) question|(?:mother|mom|mum)['’]?s maiden name){_OPENS}{_IS_OR_COLON}"
     r"(?!\[REDACTED)(?:(?i:it['’]s|it is)[ \t]+)?(?:(?P<q>[\"'`“‘])(?!\[REDACTED)(?P<quoted>[^\"'`”’\n]{1,100})[\"'`”’]|(?P<value>(?!(?i:the|a|an|my|in|on|stored|saved)\b)"
     # a name with its title whole ("Mr. Whiskers", "Dr Okafor")
@@ -154,7 +161,10 @@ def apply_named_numbers(text: str, counts) -> str:
     ):
         if any(word in low for word in words):
             text = sub_values(pattern, text, lambda m, g, kind=kind: redact_group(m, g, kind, counts), "value")
-    if "answer" in low or "maiden" in low:
+    if " to " in low:
+        text = sub_values(CODE_CHANGED_RE, text, lambda m, g: redact_group(
+            m, g, "pin" if m.group("pin") else "access_code", counts), "value")
+    if "answer" in low or "maiden" in low or "word" in low:
         text = sub_values(SECURITY_ANSWER_RE, text, lambda m, g: redact_group(
             m, g, "security_answer", counts, len(m.group(g).rstrip(TRAILING_PUNCTUATION))), "quoted", "value")
     national = ("nhs", "insurance", "medica", "tax", "steuer", "aadhaar", "personnummer")

@@ -90,17 +90,6 @@ PASSWORD_KEYWORD_RE = re.compile(rf"(?:{PASSWORD_WORDS}|{_COMPOUND_WORDS})[^\W\d
 BARE_PASSWORD_RE = re.compile(
     r"(?<![\w:\-])(?i:password|passwort|passcode|passwd|pwd|(?P<short>pass))(?:[ \t]+(?i:is|was))?[ \t]+(?P<value>[^\s\"'`]{8,200})"
 )  # ("the pass is Gr33nDay!": "pass" takes a value only a chosen password looks like)
-# "pass" set or changed to a value: "I set the admin pass to hunter2", "we changed the wifi pass to
-# Maple2024" (alone "pass" is also a ticket, a road or a verb: the value must look chosen).
-SET_PASS_RE = re.compile(
-    r"(?<![\w-])(?i:set|changed|reset|updated|switched)[ \t]+(?:(?i:the|my|our|your|his|her|their)[ \t]+)?"
-    r"(?:[\w-]+[ \t]+){0,2}?(?i:pass)[ \t]+(?i:to)[ \t]+(?P<value>[^\s\"'`]{4,200})"
-)
-# ... and the new one said after the old: "the old password was X and the new one is Y".
-NEW_ONE_RE = re.compile(
-    rf"(?<![A-Za-z0-9_])(?i:{PASSWORD_WORDS})[^.!?\n]{{0,80}}?[ \t](?i:the[ \t]+)?(?i:new[ \t]+one)"
-    r"(?:[ \t]+(?i:is|was|will be)[ \t]+|[ \t]*:[ \t]*)(?P<value>[^\s\"'`]{4,200})"
-)
 # A changed password names the old one and the new: "my password was changed from Tulip55 to Daisy66".
 CHANGED_FROM_RE = re.compile(
     rf"(?<![A-Za-z0-9_])(?i:{PASSWORD_WORDS}){_FEW_WORDS}[ \t]+(?i:(?:was|has been|got|is)[ \t]+)?"
@@ -143,7 +132,7 @@ _HINT_RE = re.compile(
     "heslo|jelsz|parol|şifre|sifre|lozinka|geslo|κωδικ|συνθημ|парол|лозин|密|口令|パスワード|暗証|비밀번호|"
     "암호|كلمة|סיסמ|رمز|पासवर्ड|รหัส|mật khẩu|kata sandi|katalaluan|key|secret|token|clé|chiave|"
     "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|códig|codic|ssn|social|driv(?:er'?s|ing)[ -]licen|"
-    "otp|combination|combo|answer|maiden|nhs|national insurance|social insurance|health insurance|medica|tax id|taxpayer|steuer|aadhaar|personnummer|account ?(?:n|#|is |was )|acct|creds|credential|login|log-in|wi-?fi|wlan|@|konto|cuenta|compte|conto|rekening"
+    "otp|combination|combo|answer|maiden|memorable|security word|nhs|national insurance|social insurance|health insurance|medica|tax id|taxpayer|steuer|aadhaar|personnummer|account ?(?:n|#|is |was )|acct|creds|credential|login|log-in|wi-?fi|wlan|@|konto|cuenta|compte|conto|rekening"
 )
 _HINT_OR_SIN_RE = re.compile(f"(?i:{_HINT_RE.pattern})|SIN(?![a-z])")
 # The characters the keyword's lookbehind reads, "mot de " before "passe", the word before
@@ -204,18 +193,8 @@ def _apply_prose(text: str, counts) -> str:
 
     text = sub_values(BARE_PASSWORD_RE, text, bare, "value")
 
-    def set_pass(match: re.Match[str], group: str) -> str | None:  # (and the new one)
-        value = match.group(group).rstrip(TRAILING_PUNCTUATION)
-        if not chosen_secret(value, first=True):  # ("hunter2", not a version, a date or a path)
-            return None
-        return redact_group(match, group, "password", counts, len(value))
-
     # The passes below each need a word the window may not hold: a window without it is not read.
     low = text.lower()
-    if "pass to" in low or "pass\tto" in low:
-        text = sub_values(SET_PASS_RE, text, set_pass, "value")
-    if "new one" in low:
-        text = sub_values(NEW_ONE_RE, text, set_pass, "value")
     if "from" in low:
         text = sub_values(CHANGED_FROM_RE, text, lambda m, g: _redact_both(m, counts), "old")
 
