@@ -66,7 +66,7 @@ NEEDS_LABEL = frozenset({
     # a note's list of accounts and codes, each after its label
     "list_login", "list_door_code", "list_safe_combination", "pin_dash",
     # a password corrected, a code changed later in its sentence, a bank's memorable word, "pin's"
-    "password_not_that", "code_changed_later", "memorable_word", "pin_contraction",
+    "password_not_that", "code_changed_later", "memorable_word", "pin_contraction", "login_user_and_password",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -310,6 +310,7 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("code_changed_later", (s := g(4, string.digits),), f"my old locker code was 1122 but they changed it to {s}"),
         ("memorable_word", (s := g.rng.choice(PLAIN_WORDS),), f'my bank\'s memorable word is "{s}"'),
         ("pin_contraction", (s := g(4, string.digits),), f"my voicemail pin's {s}"),
+        ("login_user_and_password", (s := pw(),), f"the admin page is 192.168.0.1 and I log in with admin and {s}"),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

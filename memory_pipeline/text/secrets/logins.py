@@ -1,5 +1,5 @@
 """A password given to log in with, where no credential word names it: "use Tr1ckyPass! to log
-in to the router", "log in as admin with Xk9#mP2qL", "sign in with Summer2024!".
+in to the router", "log in as admin with Xk9#mP2qL", "sign in with Summer2024!", "I log in with admin and Netgear#55".
 
 Without the word only a value a person chose or a generator made is taken (``chosen_login``): it
 mixes letters and digits, and holds a symbol, a digit before a lower-case letter inside a
@@ -20,8 +20,8 @@ _VALUE = r"(?P<value>[^\s\"'`]{6,64})"
 # "log in [as admin | to the router] with X": at most five words between, within the sentence.
 _AFTER_RE = re.compile(
     rf"(?<![\w-])(?i:{_LOGIN})(?:[ \t]+[^\s.!?;:]{{1,40}}){{0,5}}?[ \t]+(?i:with|using)"
-    rf"[ \t]+(?:(?i:the|my|this)[ \t]+)?(?:(?i:pass|code)[ \t]+)?{_VALUE}"
-)
+    rf"[ \t]+(?:(?i:the|my|this)[ \t]+)?(?:(?i:pass|code)[ \t]+)?(?:[^\s\"'`]{{1,64}}[ \t]+(?i:and|/)[ \t]+)?{_VALUE}"
+)  # (a user may come first: "I log in with admin and Netgear#55")
 # "use X to log in", "type X and sign in"
 _BEFORE_RE = re.compile(
     rf"(?<![\w-])(?i:use|type|enter|try|put in)[ \t]+{_VALUE}[ \t]+(?i:to|and|when you|then)[ \t]+(?:(?i:you[ \t]+))?"
