@@ -1,5 +1,6 @@
 """A password given to log in with, where no credential word names it: "use Tr1ckyPass! to log
-in to the router", "log in as admin with Xk9#mP2qL", "sign in with Summer2024!", "I log in with admin and Netgear#55".
+in to the router", "log in as admin with Xk9#mP2qL", "sign in with Summer2024!", "I log in with
+admin and Netgear#55".
 
 Without the word only a value a person chose or a generator made is taken (``chosen_login``): it
 mixes letters and digits, and holds a symbol, a digit before a lower-case letter inside a
