@@ -12,8 +12,9 @@ import re
 
 from memory_pipeline.text.secrets.families import HANDOVER_VERBS, TRAILING_PUNCTUATION, redact_group, sub_values
 
-# A PIN is digits only, so it is taken only when a verb, a colon or a dash hands it over: "PIN is 4821", or
-# "it's" after a comma or the question for it ("my locker combo, it's 12-30-8", "my PIN? It's 4471").
+# A PIN is digits only, so it is taken only when a verb, a colon or a dash hands it over ("PIN is
+# 4821", "PIN - 4821", "pin's 4821"), or "it's" after a comma or the question for it ("my locker
+# combo, it's 12-30-8", "my PIN? It's 4471"); "#" may open it ("the code is #4417").
 _HANDED_OVER = rf"[ \t]+(?i:{HANDOVER_VERBS})[ \t]+|['’]s[ \t]+|[ \t]*[:：=][ \t]*|[ \t]+[–—-][ \t]+|[ \t]*[,?][ \t]*(?i:it['’]s|it is)[ \t]+"
 _DIGITS_VALUE = r"#?(?P<value>\d{4,8}|\d(?: \d){3,7}|\d(?:-\d){3,7})(?![\d.,:/-]?\d)"  # "4821", "7 7 3 1", "7-7-3-1"
 # What a PIN or a code opens may stand between it and the verb: "the PIN for the garage is 4821",
@@ -102,7 +103,9 @@ SSN_RE = re.compile(
     r"(?P<value>\d{3}([ -]?)\d{2}\2\d{4})(?![\d-])"
 )
 # ... or later in its sentence, in its dashed shape: "my SSN, in case you need it for the form: 512-44-9087".
-SSN_LATER_RE = re.compile(r"(?<![A-Za-z0-9_])(?i:ssn|social security)[^.!?\n]{1,80}?(?<![\d-])(?P<value>\d{3}-\d{2}-\d{4})(?![\d-])")
+SSN_LATER_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?i:ssn|social security)[^.!?\n]{1,80}?(?<![\d-])(?P<value>\d{3}-\d{2}-\d{4})(?![\d-])"
+)
 # An identity document's number, named as one: "my passport number is X1234567", "driver's license
 # no. D1234567", "D1234-5678-9012". Capitals and digits with at least one digit, so "passport is
 # expired" stays.
