@@ -67,6 +67,8 @@ NEEDS_LABEL = frozenset({
     "list_login", "list_door_code", "list_safe_combination", "pin_dash",
     # a password corrected, a code changed later in its sentence, a bank's memorable word, "pin's"
     "password_not_that", "code_changed_later", "memorable_word", "pin_contraction", "login_user_and_password",
+    # a password after an aside between commas, a dial's numbers after "combination", wifi "use" a login
+    "password_after_aside", "combination_bare", "wifi_use_login",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -311,6 +313,11 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("memorable_word", (s := g.rng.choice(PLAIN_WORDS),), f'my bank\'s memorable word is "{s}"'),
         ("pin_contraction", (s := g(4, string.digits),), f"my voicemail pin's {s}"),
         ("login_user_and_password", (s := pw(),), f"the admin page is 192.168.0.1 and I log in with admin and {s}"),
+        ("password_after_aside", (s := pw(),),
+         f"the admin password, which I set up last year when we moved in, is {s}. Can you help?"),
+        ("combination_bare", (s := f"{g(1, string.digits)}-{g(2, string.digits)}-{g(2, string.digits)}",),
+         f"Remind me: locker 114, combination {s}."),
+        ("wifi_use_login", (s := pw(),), f"For the conference wifi use guest / {s}"),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

@@ -100,6 +100,7 @@ LOOKALIKES = [
     "- Alarm: 0630\n- Building: 1984\n- Ratio: 3 / 4\n- Path: src / main\n- Season: 2024 / 2025\n- Gate: B12\n- Door: open at 9",
     "the code review changed it to 2024 style; the password is long, not today; the security word list is long; the PIN's 4 digits long",
     "Sign in with Google and Office365 works; log in with your email and password123",
+    "the password, as I said, is long and random; the combination 3-4-5 of flavors; wifi use is 40 / 50 GB",
     "email me at jane@x.com / Tuesday works; jane@x.com / phone",
     "the tax id is pending; the tax ID is 12 pages; tax id 2024; NHS number is on the letter; a PIN 2 digits",
     "health insurance card 12 months; Since 2019 I've had the same tax ID; the PIN 4 times; syntax 123456",
@@ -244,6 +245,10 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ('my bank\'s security word is "pineapple"', 'my bank\'s security word is "[REDACTED:security_answer]"'),
         ("my voicemail pin's 8080", "my voicemail pin's [REDACTED:pin]"),
         ("I log in with admin and Netgear#55", "I log in with admin and [REDACTED:password]"),
+        ("the admin password, which I set up last year when we moved in, is Archer!2023. Can you help?",
+         "the admin password, which I set up last year when we moved in, is [REDACTED:password]. Can you help?"),
+        ("Remind me: locker 114, combination 8-22-31.", "Remind me: locker 114, combination [REDACTED:combination]."),
+        ("For the conference wifi use guest / Welcome2024!", "For the conference wifi use guest / [REDACTED:password]!"),
         # the answer to a security question recovers an account as a password does
         ("The answer to my security question is Fluffy", "The answer to my security question is [REDACTED:security_answer]"),
         ("security answer: 'blue whale'", "security answer: '[REDACTED:security_answer]'"),

@@ -64,7 +64,8 @@ ONE_TIME_CODE_RE = re.compile(
 COMBINATION_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:(?:(?:lock|safe|padlock|locker|vault)[ -])?(?:combination|combo)(?:"
     rf"[ \t]+(?:for|to|of|on)(?:{_WORD}){{0,3}}?[ \t]+(?:lock|safe|padlock|locker|vault)s?|[ \t]+(?:for|to|on)(?:{_WORD}){{1,3}}?)?)"
-    rf"(?:{_HANDED_OVER})(?P<value>\d{{1,3}}(?:[ \t]*[-/ ][ \t]*\d{{1,3}}){{2,4}})(?![\d.,:/-]?\d)"
+    # (or a space alone before numbers dashed, as a dial's are: "locker 114, combination 8-22-31")
+    rf"(?:{_HANDED_OVER}|[ \t]+(?=\d{{1,2}}-\d{{2}}-\d))(?P<value>\d{{1,3}}(?:[ \t]*[-/ ][ \t]*\d{{1,3}}){{2,4}})(?![\d.,:/-]?\d)"
 )
 # ... and the new one when a change names it later in the sentence: "my old locker code was 1122 but
 # they changed it to 3344" (not any code: "the code review changed it to 2024 style").

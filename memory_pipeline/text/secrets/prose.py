@@ -100,7 +100,7 @@ CHANGED_FROM_RE = re.compile(
 # command line: ``secrets.families.USER_PASSWORD_RE``).
 LOGIN_PAIR_RE = re.compile(
     r"(?:(?<![A-Za-z0-9_])(?i:creds|credentials|logins?|log-in|wi-?fi|wlan)(?:[ \t]+(?i:for|to|on|at)(?:[ \t]+[^\s:,]{1,30}){1,3}?)?"
-    r"(?:(?P<handed>[ \t]+(?i:is|are|was|were)[ \t]*|[ \t]*[:=][ \t]*)|[ \t]+)"
+    r"(?:(?P<handed>[ \t]+(?i:is|are|was|were|use)[ \t]*|[ \t]*[:=][ \t]*)|[ \t]+)"
     r"(?!\[REDACTED)(?P<user>[^\s:/@\"'`,]{2,64})|(?<![/\w.+-])(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}))"
     r"(?:[ \t]*/[ \t]*|:(?=\S)|(?(handed),[ \t]*|(?!)))(?P<value>[^\s\"'`]{4,200})"  # a comma after "login:" or "login is" only
 )
@@ -117,6 +117,7 @@ _HEX_SECRET_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}|[0-9a-fA-F]{8}(?:-[0-9a-fA
 NEAR_REACH = 80  # characters after the keyword
 NEAR_WORDS = 8  # words after the keyword
 NEXT_SENTENCE_WORDS = 4  # words of the next sentence, when the keyword ends its own
+_ASIDE_RE = re.compile(r"[ \t]*,[^,.!?;:\n]{3,100},(?=[ \t]+(?i:is|was)[ \t])")
 _CLAUSE_END_RE = re.compile(r"[.!?;](?:\s|$)|\n|[。！？；]")
 _ASCII_RUN_RE = re.compile(_ASCII_VALUE + "+")
 _NOT_A_VALUE_RE = re.compile(
@@ -397,8 +398,11 @@ def apply_near_keyword(text: str, counts) -> str:
     for keyword in KEYWORD_RE.finditer(text):
         if keyword.start() < done or any(a <= keyword.start() < b for a, b in redacted):
             continue
-        window, reach, anywhere = text[keyword.end() : keyword.end() + NEAR_REACH], NEAR_WORDS, False
-        offset = keyword.end()
+        # An aside between commas right after the word is passed over ("the admin password, which
+        # I set up last year, is X"): the value follows it as it would follow the word.
+        aside = _ASIDE_RE.match(text, keyword.end())
+        offset = aside.end() if aside else keyword.end()
+        window, reach, anywhere = text[offset : offset + NEAR_REACH], NEAR_WORDS, False
         if (stop := _CLAUSE_END_RE.search(window)) is not None:
             # (a sentence's end, not a clause's: "for passwords; argon2id if available" hands none over)
             between = window[: stop.start()].strip().strip("\"'”’)")
