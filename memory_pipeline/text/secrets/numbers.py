@@ -20,12 +20,12 @@ _DIGITS_VALUE = r"#?(?P<value>\d{4,8}|\d(?: \d){3,7}|\d(?:-\d){3,7})(?![\d.,:/-]
 # What a PIN or a code opens may stand between it and the verb: "the PIN for the garage is 4821",
 # "the code to my front door is 2468" (at most four words, no digit, within the sentence).
 _WORD = r"[ \t]+[^\s\d.!?:=;,]{1,20}"  # a word with no digit, within the sentence
-_OPENS = rf"(?:[ \t]+(?i:for|to|of|on|für|zur|zum|de|del|du|da|di|pour|para|per|voor|van)(?:{_WORD}){{1,4}}?)?"
+_OPENS = rf"(?:[ \t]+(?i:for|to|of|on|at|für|zur|zum|de|del|du|da|di|pour|para|per|voor|van)(?:{_WORD}){{1,4}}?)?"
 PIN_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:pin(?:[ -]?(?:code|number|nummer))?|pass ?code|geheimzahl|PIN码|暗証番号)"
     # "PIN" in capitals names what follows without a verb too: "badge PIN 9087", and so does a
-    # passcode ("Meeting ID 845 2231 9981 Passcode 774411")
-    rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*(?:是|は|는|은)|(?:(?<=PIN)|(?<=[Pp]asscode)|(?<=PASSCODE))[ \t]+){_DIGITS_VALUE}"
+    # passcode ("Meeting ID 845 2231 9981 Passcode 774411"); or in brackets after it ("my PIN (6612)")
+    rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*\((?=\d{{4,8}}\))|[ \t]*(?:是|は|는|은)|(?:(?<=PIN)|(?<=[Pp]asscode)|(?<=PASSCODE))[ \t]+){_DIGITS_VALUE}"
 )
 # ... or a colon later in its sentence, after words with no digit, when the number ends the clause
 # ("my PIN so I'll write it here: 9021"; not "PIN pads sold this year: 4500 units").
