@@ -68,7 +68,7 @@ NEEDS_LABEL = frozenset({
     # a password corrected, a code changed later in its sentence, a bank's memorable word, "pin's"
     "password_not_that", "code_changed_later", "memorable_word", "pin_contraction", "login_user_and_password",
     # a password after an aside between commas, a dial's numbers after "combination", wifi "use" a login
-    "password_after_aside", "combination_bare", "wifi_use_login", "pin_in_brackets", "code_at_what",
+    "password_after_aside", "combination_bare", "wifi_use_login", "pin_in_brackets", "code_at_what", "email_dash_password",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -320,6 +320,7 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("wifi_use_login", (s := pw(),), f"For the conference wifi use guest / {s}"),
         ("pin_in_brackets", (s := g(4, string.digits),), f"I wrote my PIN ({s}) on the back of the card, I know."),
         ("code_at_what", (s := "-".join(g(4, string.digits)),), f"just so you know the safe code at the hotel room is {s}"),
+        ("email_dash_password", (s := pw(),), f"Can you remember this for me: Hulu - mark@me.com - {s}"),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

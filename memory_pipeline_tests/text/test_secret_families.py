@@ -102,6 +102,7 @@ LOOKALIKES = [
     "Sign in with Google and Office365 works; log in with your email and password123",
     "the password, as I said, is long and random; the combination 3-4-5 of flavors; wifi use is 40 / 50 GB",
     "the PIN (4 digits) is required; the door code at 9am was changed",
+    "contact: jane@x.com - Sales2024 team lead; write to mark@me.com - thanks",
     "email me at jane@x.com / Tuesday works; jane@x.com / phone",
     "the tax id is pending; the tax ID is 12 pages; tax id 2024; NHS number is on the letter; a PIN 2 digits",
     "health insurance card 12 months; Since 2019 I've had the same tax ID; the PIN 4 times; syntax 123456",
@@ -251,6 +252,8 @@ def test_a_recovery_phrase_is_redacted_however_it_is_written(language):
         ("Remind me: locker 114, combination 8-22-31.", "Remind me: locker 114, combination [REDACTED:combination]."),
         ("For the conference wifi use guest / Welcome2024!", "For the conference wifi use guest / [REDACTED:password]!"),
         ("I wrote my PIN (6612) on the back of the card", "I wrote my PIN ([REDACTED:pin]) on the back of the card"),
+        ("Can you remember this for me: Hulu - mark@me.com - Popcorn!42",
+         "Can you remember this for me: Hulu - mark@me.com - [REDACTED:password]"),
         ("the safe code at the hotel room is 0-4-1-9", "the safe code at the hotel room is [REDACTED:access_code]"),
         # the answer to a security question recovers an account as a password does
         ("The answer to my security question is Fluffy", "The answer to my security question is [REDACTED:security_answer]"),

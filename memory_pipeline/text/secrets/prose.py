@@ -102,7 +102,8 @@ LOGIN_PAIR_RE = re.compile(
     r"(?:(?<![A-Za-z0-9_])(?i:creds|credentials|logins?|log-in|wi-?fi|wlan)(?:[ \t]+(?i:for|to|on|at)(?:[ \t]+[^\s:,]{1,30}){1,3}?)?"
     r"(?:(?P<handed>[ \t]+(?i:is|are|was|were|use)[ \t]*|[ \t]*[:=][ \t]*)|[ \t]+)"
     r"(?!\[REDACTED)(?P<user>[^\s:/@\"'`,]{2,64})|(?<![/\w.+-])(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}))"
-    r"(?:[ \t]*/[ \t]*|:(?=\S)|(?(handed),[ \t]*|(?!)))(?P<value>[^\s\"'`]{4,200})"  # a comma after "login:" or "login is" only
+    # a comma after "login:" or "login is" only; a dash after an address ("Hulu - mark@me.com - X")
+    r"(?:[ \t]*/[ \t]*|:(?=\S)|(?(handed),[ \t]*|(?!))|(?(email)[ \t]+(?P<dash>[-–—])[ \t]+|(?!)))(?P<value>[^\s\"'`]{4,200})"
 )
 # App passwords: four groups of four lower-case letters, spaced by Google ("abcd efgh ijkl mnop"),
 # dashed by Apple ("abcd-efgh-ijkl-mnop").
@@ -205,6 +206,8 @@ def _apply_prose(text: str, counts) -> str:
         # and a number is what many passwords are ("Hunter2024")
         if is_template(value) or any(c in value for c in "/@[]\\") or _not_a_value(value, word_number_ok=True):
             return None
+        if match.group("dash") and not chosen_secret(value, first=False):
+            return None  # after a dash only what a chosen password looks like ("jane@x.com - Sales2024 team")
         if not (looks_like_password(value) or _PLAIN_WORD_END_RE.match(match.string, match.end(group))
                 and plain_word(value)):  # "Netflix: jane@x.com / popcorn", the pair's end
             return None
