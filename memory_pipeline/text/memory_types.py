@@ -119,10 +119,12 @@ _HEADING_TYPES = (
     ("fact", re.compile(r"people|family|context|facts?", re.I)),
 )
 _DATED_NOTE_RE = re.compile(r"(?:^|/)(\d{4}-\d{2}-\d{2})\.md$")
-_MD_NOISE_RE = re.compile(r"\*\*|__|`|^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_BULLET = r"^\s*(?:[-*+]|\d+[.)])\s+"  # a list item's marker, "- " or "1. "
+_BULLET_RE = re.compile(_BULLET)
+_MD_NOISE_RE = re.compile(rf"\*\*|__|`|{_BULLET}(?:\[[ xX]\]\s+)?")
 # A task list's item (GitHub-flavoured Markdown): "- [ ] call the plumber" is open, "- [x] renew
 # the passport" done, and so is an item struck through whole ("- ~~book the venue~~").
-_TASK_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[(?P<box>[ xX])\]\s+\S|~~(?P<struck>(?:(?!~~).)+)~~\s*$)")
+_TASK_RE = re.compile(rf"{_BULLET}(?:\[(?P<box>[ xX])\]\s+\S|~~(?P<struck>(?:(?!~~).)+)~~\s*$)")
 OPEN, DONE = "open", "done"
 _CODE_BLOCK_RE = re.compile(r"```.*?(?:```|$)", re.S)
 _TRIVIAL_RE = re.compile(r"^(?:ok(?:ay)?|thanks?(?: you)?|perfect|good|great|fine|hi|hello|yes|no)\b[.!,]?\s*\w{0,12}[.!]?$", re.I)
@@ -277,7 +279,7 @@ def markdown_passages(text: str, path: str, tz: ZoneInfo, written_at: datetime) 
         if not stripped:
             flush()
             continue
-        if re.match(r"^\s*(?:[-*+]|\d+[.)])\s+", line) or not block:
+        if _BULLET_RE.match(line) or not block:
             flush()
             start = number
         block.append(stripped)

@@ -46,4 +46,3 @@ def apply_changes(text: str, counts) -> str:
         if spans:
             text = sub_values_in(text, spans, pattern, chosen, "value")
     return text
-

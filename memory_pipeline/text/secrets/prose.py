@@ -194,7 +194,6 @@ def _apply_prose(text: str, counts) -> str:
         return redact_group(match, group, "password", counts, len(value))
 
     text = sub_values(BARE_PASSWORD_RE, text, bare, "value")
-
     # The passes below each need a word the window may not hold: a window without it is not read.
     low = text.lower()
     if "from" in low:
