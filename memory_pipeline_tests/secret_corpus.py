@@ -69,10 +69,14 @@ NEEDS_LABEL = frozenset({
     "password_not_that", "code_changed_later", "memorable_word", "pin_contraction", "login_user_and_password",
     # a password after an aside between commas, a dial's numbers after "combination", wifi "use" a login
     "password_after_aside", "combination_bare", "wifi_use_login", "pin_in_brackets", "code_at_what", "email_dash_password",
+    # an adverb before the value, two nouns run together, a PIN in lower case after whose it is, a code in brackets
+    "pin_adverb", "password_adverb", "password_two_nouns", "owned_pin_lower_case", "access_code_in_brackets",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
 # ... and words no dictionary holds (the scrubber knows them by their absence from its index).
+# ... and two of them run together, as a weak password often is ("bananabread").
+RUN_TOGETHER_NOUNS = ("banana", "pancake", "dragon", "rooster", "pumpkin", "walrus")
 MADE_UP_WORDS = ("qwerty", "letmein", "changeme", "iloveyou", "asdfgh", "zxcvbnm", "qazwsx", "trustno")
 
 
@@ -321,6 +325,12 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("pin_in_brackets", (s := g(4, string.digits),), f"I wrote my PIN ({s}) on the back of the card, I know."),
         ("code_at_what", (s := "-".join(g(4, string.digits)),), f"just so you know the safe code at the hotel room is {s}"),
         ("email_dash_password", (s := pw(),), f"Can you remember this for me: Hulu - mark@me.com - {s}"),
+        ("pin_adverb", (s := g(4, string.digits),), f"my pin is still {s}, I never changed it"),
+        ("password_adverb", (s := g.rng.choice(PLAIN_WORDS),), f"the wifi password is literally {s}, lol"),
+        ("password_two_nouns", (s := g.rng.choice(RUN_TOGETHER_NOUNS) + g.rng.choice(("bread", "house", "fire", "garden")),),
+         f"my password is now {s} because I kept forgetting the old one"),
+        ("owned_pin_lower_case", (s := g(4, string.digits),), f"my atm pin {s}, don't tell anyone"),
+        ("access_code_in_brackets", (s := g(4, string.digits),), f"the alarm code ({s}) is on the fridge door"),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

@@ -51,7 +51,7 @@ from memory_pipeline.text.secrets.phrases import apply_seed_phrases
 from memory_pipeline.text.secrets.prose import apply_prose, asked_for
 
 CUSTOM = "custom"
-SCRUB_VERSION = 13
+SCRUB_VERSION = 14
 """Bump when scrubbing finds more: indexed files and extracted typed memories are read again, so a
 secret an earlier version let through leaves the stored memory at the next run."""
 

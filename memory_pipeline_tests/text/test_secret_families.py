@@ -388,6 +388,9 @@ def test_without_the_word_index_no_word_is_taken_for_a_made_up_one(monkeypatch):
         "the building permit code 2021 applies",
         "the wifi was down so the key is to restart the router", "the password is 20 characters long",
         "Does it support the latest WiFi standard, 802.11ax?", "login: jdoe, then click Submit",
+        # an adverb before a word that describes; two words run together that describe; a regulation's year
+        "my password is still weak", "the password is just reset", "the password is now lowercase",
+        "the building code (2021) requires railings", "the pin 1234 on the header is ground",
     ],
 )
 def test_words_that_describe_a_password_stay(text):

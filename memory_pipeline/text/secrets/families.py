@@ -222,11 +222,14 @@ _NEWLINES_RE = re.compile(r"\r\n|\r|\n")
 TRAILING_PUNCTUATION = ".,;:!?)]}>"
 # What hands a value over after its name, in the languages the prose rules read: "is", "was
 # changed to", "ist", "lautet", "est", "es", "é", "jest", "это" ...
+HANDOVER_ADVERBS = r"still|now|actually|literally|really|just|simply|currently|also|always"
 HANDOVER_VERBS = (
     r"(?:is|was|has been|got) (?:set|changed|reset|updated) to|(?:set|changed|reset|updated) to|"
     # "the door code changed, it's now 4491"
     r"(?:has |was |got )?(?:changed|reset|updated)[,;]? (?:it['’]s|it is)(?: now)?|"
-    r"is now|is|was|ist|war|lautet|lautete|est|était|es|era|é|è|er|är|var|jest|to|je|on|это|"
+    # an adverb between: "my PIN is still 4471", "the password is literally X"
+    rf"(?:is|was) (?:{HANDOVER_ADVERBS})|"
+    r"is|was|ist|war|lautet|lautete|est|était|es|era|é|è|er|är|var|jest|to|je|on|это|"
     r"now|है|هي|هو|היא|הוא"
 )
 

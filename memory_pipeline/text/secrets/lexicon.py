@@ -121,10 +121,21 @@ def made_up(word: str) -> bool:
                    for cut in range(2, len(word) - 2))
 
 
+def two_nouns(word: str) -> bool:
+    """Two nouns run together in lower case, 8-15 letters, neither shorter than four, the first
+    no adjective, the whole no word the index knows and no word a describing ending makes:
+    "bananabread", "pancakehouse"; not "plaintext", "lowercase" (an adjective first) or "getpass"."""
+    if not (_letters(word) and word.islower() and len(word) >= 8) or _known(word) or word.endswith(_DESCRIBING_ENDINGS):
+        return False
+    index = _tables()[0]
+    return any(word[:cut] in index["noun"] and word[:cut] not in index["adj"] and word[cut:] in index["noun"]
+               for cut in range(4, len(word) - 3))
+
+
 def plain_word(word: str) -> bool:
-    """What a plain password handed over looks like: a thing's name (``plain_noun``) or a made-up
-    word (``made_up``)."""
-    return plain_noun(word) or made_up(word)
+    """What a plain password handed over looks like: a thing's name (``plain_noun``), two run
+    together (``two_nouns``) or a made-up word (``made_up``)."""
+    return plain_noun(word) or two_nouns(word) or made_up(word)
 
 
 def quoted_words(value: str) -> bool:

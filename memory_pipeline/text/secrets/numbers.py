@@ -27,6 +27,10 @@ PIN_RE = re.compile(
     # passcode ("Meeting ID 845 2231 9981 Passcode 774411"); or in brackets after it ("my PIN (6612)")
     rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*\((?=\d{{4,8}}\))|[ \t]*(?:是|は|는|은)|(?:(?<=PIN)|(?<=[Pp]asscode)|(?<=PASSCODE))[ \t]+){_DIGITS_VALUE}"
 )
+# ... or in lower case right after whose it is or the card it opens: "my atm pin 3390", "debit card pin 8812".
+OWNED_PIN_RE = re.compile(
+    rf"(?<![A-Za-z0-9_])(?i:my|our|your|his|her|their|atm|card|debit|credit|bank|phone|sim)[ \t]+(?i:pin)[ \t]+{_DIGITS_VALUE}"
+)
 # ... or a colon later in its sentence, after words with no digit, when the number ends the clause
 # ("my PIN so I'll write it here: 9021"; not "PIN pads sold this year: 4500 units").
 PIN_LATER_RE = re.compile(
@@ -49,6 +53,8 @@ ACCESS_CODE_RE = re.compile(
     rf"(?<![A-Za-z0-9_])(?i:{_OPENED}[ -]?code(?:{_OPENS}(?:{_HANDED_OVER})|[ \t]+)"
     # up to two words between, handed over: "the alarm panel master code is 9921#"
     rf"|{_OPENED}(?:[ \t]+[^\s\d.!?:=;,]{{1,20}}){{1,2}}[ \t]+code{_OPENS}(?:{_HANDED_OVER})"
+    # in brackets after its name ("the alarm code (5512)"; not "the building code (2021)", a regulation's year)
+    rf"|(?!building){_OPENED}[ -]?code[ \t]*\((?=\d{{4,8}}\))"
     rf"|code[ \t]+(?:for|to)(?:{_WORD}){{0,3}}?[ \t]+{_OPENED}s?(?:{_HANDED_OVER})"
     rf"|{_CODE_WORD}[ \t]+{_OF_ABROAD}(?:[^\s\d.!?:=;,]{{1,20}}[ \t]+){{0,2}}?{_OPENED_ABROAD}(?:{_WORD}){{0,2}}?(?:{_HANDED_OVER})"
     rf"|(?:t[uü]r|tor|alarm|garagen|zugangs|haust[uü]r)code(?:{_HANDED_OVER})){_DIGITS_VALUE}"
@@ -155,6 +161,7 @@ def apply_named_numbers(text: str, counts) -> str:
     for pattern, kind, words in (
         (PIN_RE, "pin", ("pin", "passcode", "pass code", "geheimzahl", "暗証")),
         (PIN_LATER_RE, "pin", ("pin", "passcode", "pass code")),
+        (OWNED_PIN_RE, "pin", ("pin",)),
         (ACCESS_CODE_RE, "access_code", ("code", "códig", "codic")),
         (ONE_TIME_CODE_RE, "one_time_code", ("otp", "code", "one")),
         (COMBINATION_RE, "combination", ("combin", "combo")),

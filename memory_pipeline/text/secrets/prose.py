@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 
 from memory_pipeline.text.secrets.families import (
+    HANDOVER_ADVERBS,
     HANDOVER_VERBS,
     PLACEHOLDER_RE,
     TRAILING_PUNCTUATION,
@@ -263,7 +264,7 @@ def _redact_both(match: re.Match[str], counts) -> str | None:
 _PLAIN_WORD_KEYWORD_RE = re.compile(r"(?i:pass ?words?|passphrase|passcode|passwd|pwd|pw)")
 _PLAIN_WORD_MID_RE = re.compile(r"(?:[ \t]+(?i:for|of|to|on|at|in|from)\b.*)?", re.S)
 _PLAIN_WORD_HANDOVER_RE = re.compile(
-    r"[ \t]+(?i:is|was|is now|(?:(?:is|was|has been|got)[ \t]+)?(?:set|changed|updated)[ \t]+to)[ \t]+|[ \t]*:[ \t]*|['’]s[ \t]+"
+    rf"[ \t]+(?i:(?:is|was)(?:[ \t]+(?:{HANDOVER_ADVERBS}))?|(?:(?:is|was|has been|got)[ \t]+)?(?:set|changed|updated)[ \t]+to)[ \t]+|[ \t]*:[ \t]*|['’]s[ \t]+"
 )
 # After the word: the text's or the line's end, a JSON string's closing quote or escape, or a
 # clause going on with a conjunction.
