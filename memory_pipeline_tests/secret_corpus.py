@@ -71,6 +71,10 @@ NEEDS_LABEL = frozenset({
     "password_after_aside", "combination_bare", "wifi_use_login", "pin_in_brackets", "code_at_what", "email_dash_password",
     # an adverb before the value, two nouns run together, a PIN in lower case after whose it is, a code in brackets
     "pin_adverb", "password_adverb", "password_two_nouns", "owned_pin_lower_case", "access_code_in_brackets",
+    # nine digits after "social", words before a one-time code's verb, the question then the PIN, a code
+    # changed again, one number of a named lock, what a lock opens with, an account after its routing number
+    "ssn_social_undashed", "one_time_code_words_between", "pin_question_then_value", "door_code_changed_again",
+    "combination_one_number", "safe_opens_with", "account_after_routing",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -331,6 +335,13 @@ def corpus(seed: int = 20261122) -> list[Planted]:
          f"my password is now {s} because I kept forgetting the old one"),
         ("owned_pin_lower_case", (s := g(4, string.digits),), f"my atm pin {s}, don't tell anyone"),
         ("access_code_in_brackets", (s := g(4, string.digits),), f"the alarm code ({s}) is on the fridge door"),
+        ("ssn_social_undashed", (s := g(9, string.digits),), f"My social is {s} if the form needs it"),
+        ("one_time_code_words_between", (s := g(6, string.digits),), f"The login code they texted me is {s}"),
+        ("pin_question_then_value", (s := g(4, string.digits),), f"My Venmo PIN? {s}."),
+        ("door_code_changed_again", (s := g(4, string.digits),), f"our door code changed again, now it's {s}"),
+        ("combination_one_number", (s := g(4, string.digits),), f"the combination on my bike lock is {s}"),
+        ("safe_opens_with", (s := "-".join(g(2, string.digits) for _ in range(3)),), f"The safe in the closet opens with {s}."),
+        ("account_after_routing", (s := g(12, string.digits),), f"My bank routing number is 021000021 and account {s}"),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

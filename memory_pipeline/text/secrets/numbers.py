@@ -25,7 +25,7 @@ PIN_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:pin(?:[ -]?(?:code|number|nummer))?|pass ?code|geheimzahl|PIN码|暗証番号)"
     # "PIN" in capitals names what follows without a verb too: "badge PIN 9087", and so does a
     # passcode ("Meeting ID 845 2231 9981 Passcode 774411"); or in brackets after it ("my PIN (6612)")
-    rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*\((?=\d{{4,8}}\))|[ \t]*(?:是|は|는|은)|(?:(?<=PIN)|(?<=[Pp]asscode)|(?<=PASSCODE))[ \t]+){_DIGITS_VALUE}"
+    rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*\((?=\d{{4,8}}\))|[ \t]*\?[ \t]+(?=[\d#])|[ \t]*(?:是|は|는|은)|(?:(?<=PIN)|(?<=[Pp]asscode)|(?<=PASSCODE))[ \t]+){_DIGITS_VALUE}"
 )
 # ... or in lower case right after whose it is or the card it opens: "my atm pin 3390", "debit card pin 8812".
 OWNED_PIN_RE = re.compile(
@@ -62,16 +62,27 @@ ACCESS_CODE_RE = re.compile(
 ONE_TIME_CODE_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:otp|one[ -]time (?:code|password|passcode)|(?:verification|confirmation|login|sign-in|"
     r"2fa|mfa|two-factor|authentication|security) code)"
-    rf"(?:{_HANDED_OVER}){_DIGITS_VALUE}"
+    # (a few words between: "the login code they texted me is 558102")
+    rf"(?:{_WORD}){{0,4}}?(?:{_HANDED_OVER}){_DIGITS_VALUE}"
 )
 # A lock's combination, named with what it opens or not: "the combination to the safe is 12-34-56",
 # "padlock combo: 7 21 3", "the combination is 12-34-56", "the combo for the bike is 1 2 3 4" (three to
 # five numbers handed over; "the combination of flavors was 3-4-5 stars" names no lock).
 COMBINATION_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:(?:(?:lock|safe|padlock|locker|vault)[ -])?(?:combination|combo)(?:"
-    rf"[ \t]+(?:for|to|of|on)(?:{_WORD}){{0,3}}?[ \t]+(?:lock|safe|padlock|locker|vault)s?|[ \t]+(?:for|to|on)(?:{_WORD}){{1,3}}?)?)"
+    rf"[ \t]+(?:for|to|of|on)(?:{_WORD}){{0,3}}?[ \t]+(?P<lock>lock|safe|padlock|locker|vault)s?|[ \t]+(?:for|to|on)(?:{_WORD}){{1,3}}?)?)"
     # (or a space alone before numbers dashed, as a dial's are: "locker 114, combination 8-22-31")
-    rf"(?:{_HANDED_OVER}|[ \t]+(?=\d{{1,2}}-\d{{2}}-\d))(?P<value>\d{{1,3}}(?:[ \t]*[-/ ][ \t]*\d{{1,3}}){{2,4}})(?![\d.,:/-]?\d)"
+    rf"(?:{_HANDED_OVER}|[ \t]+(?=\d{{1,2}}-\d{{2}}-\d))(?P<value>\d{{1,3}}(?:[ \t]*[-/ ][ \t]*\d{{1,3}}){{2,4}}"
+    # (one number of a wheel lock's digits when the lock is named: "the combination on my bike lock is 0419")
+    r"|(?(lock)\d{3,8}|(?!)))(?![\d.,:/-]?\d)"
+)
+# ... or the numbers a named lock opens with: "the safe in the closet opens with 28-11-47", "our
+# house alarm disarms with 4-7-2-9" (not "unlock it with 4471": nothing names a lock).
+OPENS_WITH_RE = re.compile(
+    rf"(?<![A-Za-z0-9_])(?i:{_OPENED}|padlock|vault)(?:{_WORD}){{0,4}}?[ \t]+(?i:opens|unlocks|disarms|arms|is (?:opened|unlocked|disarmed))"
+    rf"[ \t]+(?i:with)[ \t]+(?P<value>\d{{3,8}}|\d{{1,3}}(?:[ \t]*[-/ ][ \t]*\d{{1,3}}){{2,4}})(?![\d.,:/-]?\d)"
+    r"(?=[ \t]*(?:[.!?,;)\"\\]|$)|[ \t]+(?i:and|but|if|so|when)\b)",  # the clause ends: no "1500 people"
+    re.M,
 )
 # ... and the new one when a change names it later in the sentence: "my old locker code was 1122 but
 # they changed it to 3344" (not any code: "the code review changed it to 2024 style").
@@ -92,6 +103,8 @@ RECOVERY_CODES_RE = re.compile(
 BANK_ACCOUNT_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:(?:bank |checking |savings |current )?(?:account|acct)[ -]?(?:number|no\.?|nr\.?|#)"
     r"|(?:bank|checking|savings|current) account(?=[ \t]+(?:is|was)[ \t]+\d)"  # "my bank account is 123456789"
+    # "account" alone after a routing number in its sentence: "routing number 021000021 and account 123456789012"
+    r"|routing[^.!?\n]{1,60}?(?<![A-Za-z0-9_])account"
     r"|kontonummer|número de cuenta|numéro de compte|numero di conto|rekeningnummer|número da conta)"
     r"(?:[ \t]+(?i:is|was|:)[ \t]*|[ \t]*[:#=][ \t]*|[ \t]+)"
     r"(?P<value>\d(?:[ -]?\d){5,16})(?![\d-])"
@@ -103,11 +116,11 @@ _IS_OR_COLON = r"(?:[ \t]+(?i:is|was)[ \t]+|[ \t]*:[ \t]*)"
 _NAMED_HANDOVER = rf"(?:[ \t]+(?i:{HANDOVER_VERBS})[ \t]+|[ \t]*[:#=][ \t]*|[ \t]+)"
 # A US social security number, named as one: "my SSN is 123-45-6789", "social security number: 123 45 6789".
 SSN_RE = re.compile(
-    # "social" alone ("my social is 078-05-1120") only before the number in its dashed shape
+    # "social" alone ("my social is 078-05-1120", "... is 078051120") only before the number in its shape
     r"(?<![A-Za-z0-9_])(?i:ssn|social security(?: number| no\.?)?"
-    rf"|social(?={_IS_OR_COLON}\d{{3}}-\d{{2}}-\d{{4}}(?![\d-])))"
+    rf"|social(?={_IS_OR_COLON}\d{{3}}(?P<gap>[ -]?)\d{{2}}(?P=gap)\d{{4}}(?![\d-])))"
     rf"{_NAMED_HANDOVER}"
-    r"(?P<value>\d{3}([ -]?)\d{2}\2\d{4})(?![\d-])"
+    r"(?P<value>\d{3}(?P<sep>[ -]?)\d{2}(?P=sep)\d{4})(?![\d-])"
 )
 # ... or later in its sentence, in its dashed shape: "my SSN, in case you need it for the form: 512-44-9087".
 SSN_LATER_RE = re.compile(
@@ -165,6 +178,7 @@ def apply_named_numbers(text: str, counts) -> str:
         (ACCESS_CODE_RE, "access_code", ("code", "códig", "codic")),
         (ONE_TIME_CODE_RE, "one_time_code", ("otp", "code", "one")),
         (COMBINATION_RE, "combination", ("combin", "combo")),
+        (OPENS_WITH_RE, "access_code", (" with ",)),
         (RECOVERY_CODES_RE, "recovery_code", ("code",)),
         (SSN_RE, "ssn", ("ssn", "social")),
         (SSN_LATER_RE, "ssn", ("ssn", "social security")),
