@@ -75,6 +75,8 @@ NEEDS_LABEL = frozenset({
     # changed again, one number of a named lock, what a lock opens with, an account after its routing number
     "ssn_social_undashed", "one_time_code_words_between", "pin_question_then_value", "door_code_changed_again",
     "combination_one_number", "safe_opens_with", "account_after_routing",
+    # a locker code in a dial's numbers, the lockbox itself handed its code, a PIN said then given after a comma
+    "locker_code_dial", "lockbox_is", "pin_said_then_given",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -342,6 +344,9 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("combination_one_number", (s := g(4, string.digits),), f"the combination on my bike lock is {s}"),
         ("safe_opens_with", (s := "-".join(g(2, string.digits) for _ in range(3)),), f"The safe in the closet opens with {s}."),
         ("account_after_routing", (s := g(12, string.digits),), f"My bank routing number is 021000021 and account {s}"),
+        ("locker_code_dial", (s := "-".join(str(g.rng.randint(1, 39)) for _ in range(3)),), f"I'll remember that your locker code is {s}."),
+        ("lockbox_is", (s := g(4, string.digits),), f"The Airbnb lockbox is {s}, check-in after 3"),
+        ("pin_said_then_given", (s := g(4, string.digits),), f"Mom's bank PIN is her birthday, {s}"),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

@@ -17,6 +17,8 @@ from memory_pipeline.text.secrets.families import HANDOVER_VERBS, TRAILING_PUNCT
 # combo, it's 12-30-8", "my PIN? It's 4471"); "#" may open it ("the code is #4417").
 _HANDED_OVER = rf"[ \t]+(?i:{HANDOVER_VERBS})[ \t]+|['’]s[ \t]+|[ \t]*[:：=][ \t]*|[ \t]+[–—-][ \t]+|[ \t]*[,?][ \t]*(?i:it['’]s|it is)[ \t]+"
 _DIGITS_VALUE = r"#?(?P<value>\d{4,8}|\d(?: \d){3,7}|\d(?:-\d){3,7})(?![\d.,:/-]?\d)"  # "4821", "7 7 3 1", "7-7-3-1"
+# ... and a dial's numbers, for a code a lock opens with ("the locker code is 5-19-33")
+_CODE_VALUE = r"#?(?P<value>\d{4,8}|\d(?: \d){3,7}|\d(?:-\d){3,7}|\d{1,2}(?:-\d{1,2}){2,3})(?![\d.,:/-]?\d)"
 # What a PIN or a code opens may stand between it and the verb: "the PIN for the garage is 4821",
 # "the code to my front door is 2468" (at most four words, no digit, within the sentence).
 _WORD = r"[ \t]+[^\s\d.!?:=;,]{1,20}"  # a word with no digit, within the sentence
@@ -33,8 +35,10 @@ OWNED_PIN_RE = re.compile(
 )
 # ... or a colon later in its sentence, after words with no digit, when the number ends the clause
 # ("my PIN so I'll write it here: 9021"; not "PIN pads sold this year: 4500 units").
+# ... or a comma after what it is ("Mom's bank PIN is her birthday, 0712").
 PIN_LATER_RE = re.compile(
-    rf"(?<![A-Za-z0-9_])(?i:pin|pass ?code)(?:{_WORD}){{1,8}}?[ \t]*[:：][ \t]*{_DIGITS_VALUE}(?=[ \t]*(?:[.!?,;)\"\\]|$))",  # (or a JSON string's end)
+    rf"(?<![A-Za-z0-9_])(?i:pin|pass ?code)(?:(?:{_WORD}){{1,8}}?[ \t]*[:：]|{_OPENS}[ \t]+(?i:is|was)(?:{_WORD}){{1,4}}?[ \t]*,)"
+    rf"[ \t]*{_DIGITS_VALUE}(?=[ \t]*(?:[.!?,;)\"\\]|$))",  # (or a JSON string's end)
     re.M,
 )
 # A door, gate, alarm or locker code is a PIN by another name, handed over the same way: "the gate
@@ -57,7 +61,9 @@ ACCESS_CODE_RE = re.compile(
     rf"|(?!building){_OPENED}[ -]?code[ \t]*\((?=\d{{4,8}}\))"
     rf"|code[ \t]+(?:for|to)(?:{_WORD}){{0,3}}?[ \t]+{_OPENED}s?(?:{_HANDED_OVER})"
     rf"|{_CODE_WORD}[ \t]+{_OF_ABROAD}(?:[^\s\d.!?:=;,]{{1,20}}[ \t]+){{0,2}}?{_OPENED_ABROAD}(?:{_WORD}){{0,2}}?(?:{_HANDED_OVER})"
-    rf"|(?:t[uü]r|tor|alarm|garagen|zugangs|haust[uü]r)code(?:{_HANDED_OVER})){_DIGITS_VALUE}"
+    rf"|(?:t[uü]r|tor|alarm|garagen|zugangs|haust[uü]r)code(?:{_HANDED_OVER})"
+    # the lock itself handed the number ("the Airbnb lockbox is 4417", "the garage keypad is 1357")
+    rf"|(?:lockbox|keypad|key ?safe|padlock)[ \t]+(?:is|was)[ \t]+){_CODE_VALUE}"
 )  # "the gate code is 4821", "door code 4821#" (the code's own name needs no verb)
 ONE_TIME_CODE_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:otp|one[ -]time (?:code|password|passcode)|(?:verification|confirmation|login|sign-in|"
@@ -175,7 +181,7 @@ def apply_named_numbers(text: str, counts) -> str:
         (PIN_RE, "pin", ("pin", "passcode", "pass code", "geheimzahl", "暗証")),
         (PIN_LATER_RE, "pin", ("pin", "passcode", "pass code")),
         (OWNED_PIN_RE, "pin", ("pin",)),
-        (ACCESS_CODE_RE, "access_code", ("code", "códig", "codic")),
+        (ACCESS_CODE_RE, "access_code", ("code", "códig", "codic", "lockbox", "keypad", "safe", "padlock")),
         (ONE_TIME_CODE_RE, "one_time_code", ("otp", "code", "one")),
         (COMBINATION_RE, "combination", ("combin", "combo")),
         (OPENS_WITH_RE, "access_code", (" with ",)),
