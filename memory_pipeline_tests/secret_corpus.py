@@ -77,6 +77,8 @@ NEEDS_LABEL = frozenset({
     "combination_one_number", "safe_opens_with", "account_after_routing",
     # a locker code in a dial's numbers, the lockbox itself handed its code, a PIN said then given after a comma
     "locker_code_dial", "lockbox_is", "pin_said_then_given",
+    # a password's name asked as a question of oneself, then a plain word; a wifi code of digits
+    "password_own_question", "wifi_code_digits",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -347,6 +349,8 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("locker_code_dial", (s := "-".join(str(g.rng.randint(1, 39)) for _ in range(3)),), f"I'll remember that your locker code is {s}."),
         ("lockbox_is", (s := g(4, string.digits),), f"The Airbnb lockbox is {s}, check-in after 3"),
         ("pin_said_then_given", (s := g(4, string.digits),), f"Mom's bank PIN is her birthday, {s}"),
+        ("password_own_question", (s := g.rng.choice(PLAIN_WORDS),), f"My password? It's {s}"),
+        ("wifi_code_digits", (s := g(8, string.digits),), f"the wifi code is {s}, the network is the one with 5G"),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

@@ -394,6 +394,7 @@ def test_without_the_word_index_no_word_is_taken_for_a_made_up_one(monkeypatch):
         # a number a door opens with that is a count; "account" after a routing table
         "the gate opens with 1500 people inside", "the routing table has an account 12 entries",
         "the PIN is required, 2024 rules apply", "the keypad is 3 feet high", "the door code is 2021-10-01",
+        "the password? It's weak.", "Is that the password? Nope, it's wrong",
     ],
 )
 def test_words_that_describe_a_password_stay(text):

@@ -41,10 +41,10 @@ PIN_LATER_RE = re.compile(
     rf"[ \t]*{_DIGITS_VALUE}(?=[ \t]*(?:[.!?,;)\"\\]|$))",  # (or a JSON string's end)
     re.M,
 )
-# A door, gate, alarm or locker code is a PIN by another name, handed over the same way: "the gate
+# A door, gate, alarm, locker or wifi code is a PIN by another name, handed over the same way: "the gate
 # code is 4821", "the code for the garage door is 4821", "locker code: 0923", "the door code changed,
 # it's now 4-4-9-1"; so is a one-time code while it is valid.
-_OPENED = r"(?:door|gate|alarm|disarm|lock|unlock|entry|access|keypad|garage|opener|safe|building|lockbox|locker|mailbox|padlock)"
+_OPENED = r"(?:door|gate|alarm|wi-?fi|disarm|lock|unlock|entry|access|keypad|garage|opener|safe|building|lockbox|locker|mailbox|padlock)"
 # ... and in other languages, named after the code: "le code de la porte est 4821", "el código
 # de la puerta principal es 4821", "der Code für die Haustür ist 4821", "der Türcode lautet 4821".
 _OPENED_ABROAD = (

@@ -338,7 +338,11 @@ def asked_for(previous: str) -> str:
 # "Sure, it is popcorn!" (not "On the fridge.", "No idea."), after a sentence asking what the
 # password is ("What's the wifi password?", "Remind me of the password?"; not "Did you change the
 # password?", whose answer may be "Tuesday.").
-_ASKS_FOR_IT_RE = re.compile(r"(?i:\b(?:what|which|remind|remember|tell|give|send|share)\b)[^.!?\n]*\Z")
+# (or the question is the password's name alone, as one asks it of oneself: "My password? It's sunshine")
+_ASKS_FOR_IT_RE = re.compile(
+    r"(?i:\b(?:what|which|remind|remember|tell|give|send|share)\b)[^.!?\n]*\Z"
+    r"|(?:\A|[.!?\n][ \t]*)(?i:my|our|his|her|their|the)(?:[ \t]+[A-Za-z'’]+){0,2}[ \t]+\Z"
+)
 _PLAIN_REPLY_RE = re.compile(
     r"[ \t]*(?i:(?:sure|ok|okay)[,!:]?[ \t]+)?(?i:(?:it|that)(?:['’]s|[ \t]+(?:is|was))[ \t]+|its[ \t]+)?"
     r"(?P<word>[A-Za-z]+)[ \t]*[.!]?[ \t]*\Z"
