@@ -79,6 +79,10 @@ NEEDS_LABEL = frozenset({
     "locker_code_dial", "lockbox_is", "pin_said_then_given",
     # a password's name asked as a question of oneself, then a plain word; a wifi code of digits
     "password_own_question", "wifi_code_digits",
+    # a card named before a number that fails its check digit, a security code after the expiry, the CVV
+    # "on the back", an account after a sort code, an Australian tax file number, a health card's number
+    "card_named_not_luhn", "card_code_after_expiry", "cvv_on_the_back", "account_after_sort_code", "tax_file_number",
+    "health_card_number",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -351,6 +355,14 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("pin_said_then_given", (s := g(4, string.digits),), f"Mom's bank PIN is her birthday, {s}"),
         ("password_own_question", (s := g.rng.choice(PLAIN_WORDS),), f"My password? It's {s}"),
         ("wifi_code_digits", (s := g(8, string.digits),), f"the wifi code is {s}, the network is the one with 5G"),
+        ("card_named_not_luhn", (s := " ".join(["4" + g(3, string.digits)] + [g(4, string.digits) for _ in range(3)]),),
+         f"my card is {s} exp 09/26 if you need it for the booking"),
+        ("card_code_after_expiry", (s := g(3, string.digits),), f"visa ending 4242 exp 11/27 security code {s}"),
+        ("cvv_on_the_back", (s := g(3, string.digits),), f"The CVV on the back is {s}"),
+        ("account_after_sort_code", (s := g(8, string.digits),), f"my sort code is 20-45-67 and account {s}"),
+        ("tax_file_number", (s := " ".join(g(3, string.digits) for _ in range(3)),), f"My tax file number is {s}"),
+        ("health_card_number", (s := f"{g(4, string.digits)}-{g(3, string.digits)}-{g(3, string.digits)}-AB",),
+         f"My health card number is {s}"),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

@@ -118,16 +118,29 @@ def _token_check(match: re.Match[str]) -> bool:
 _CARD_GROUPS = {(4, 4, 4, 4), (4, 4, 4, 4, 3), (4, 6, 5), (4, 6, 4)}
 
 
+# A card named just before its number, in its sentence: "my card is ...", "visa ...", "CC: ...".
+_CARD_NAMED_RE = re.compile(
+    r"(?i:\b(?:card|visa|mastercard|master card|amex|american express|discover|cc)\b)[^.!?\n\d]{0,24}\Z"
+)
+
+
+_CARD_BEFORE_RE = re.compile(r"(?i:\b(?:card|exp(?:iry|ires|iration)?)\b|\[REDACTED:payment_card\])[^.!?\n]*\Z")
+
+
 def _card_check(match: re.Match[str]) -> bool:
     """A payment card number: 13-19 digits whose last is the Luhn check digit, unbroken or in the
-    card's own groups (a phone number, an order id or a millisecond time stamp rarely is both)."""
+    card's own groups (a phone number, an order id or a millisecond time stamp rarely is both);
+    or, named as a card just before it, 15 or 16 digits whatever the last (a number typed by hand,
+    or mistyped, is still the card's)."""
     value = match.group(0)
     groups = tuple(len(g) for g in re.split(r"[ -]", value))
     if len(groups) > 1 and (groups not in _CARD_GROUPS or len(set(re.findall(r"[ -]", value))) > 1):
         return False
     digits = [int(c) for c in value if c.isdigit()]
     total = sum(d if i % 2 == 0 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(reversed(digits)))
-    return 13 <= len(digits) <= 19 and total % 10 == 0
+    if 13 <= len(digits) <= 19 and total % 10 == 0:
+        return True
+    return len(digits) in (15, 16) and _CARD_NAMED_RE.search(match.string, max(0, match.start() - 40), match.start()) is not None
 
 
 def _iban_check(match: re.Match[str]) -> bool:
@@ -263,9 +276,13 @@ _RULES: tuple[_Rule, ...] = (
     # The code on the back, when it is handed over by its name. Neither rule starts right after
     # a placeholder, which an earlier rule may have put where a key was glued to it.
     _Rule("card_code", re.compile(
-        r"(?=[CcSs])(?<![\w\]-])(?i:cvv2?|cvc2?|csc|card security code"
+        r"(?=[CcSs])(?<![\w\]-])(?i:(?:cvv2?|cvc2?|csc)(?:[ \t]+on the back)?|card security code"
         r"|security code on the back(?: of (?:the|my|your|his|her) card)?)[ \t]*(?:is|:|=|#)?[ \t]*(\d{3,4})(?!\d)"
     ), 1),
+    # ... or a security code where a card or its expiry was named just before: "card ... exp 09/26
+    # security code 482" (a website's "security code 4821" names no card).
+    _Rule("card_code", re.compile(r"(?=[Ss])(?<![\w\]-])(?i:security code)[ \t]*(?:is|:|=|#)?[ \t]*(\d{3,4})(?!\d)"),
+          1, lambda m: _CARD_BEFORE_RE.search(m.string, max(0, m.start() - 60), m.start()) is not None),
     _Rule("slack_webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}")),
     _Rule("anthropic_key", re.compile(r"sk-ant-" + _TOKEN + r"{20,}"), 0, _standalone),
     _Rule("openai_key", re.compile(r"sk-(?:proj-|svcacct-|admin-)?" + _TOKEN + r"{20,}"), 0, _token_check),

@@ -395,6 +395,8 @@ def test_without_the_word_index_no_word_is_taken_for_a_made_up_one(monkeypatch):
         "the gate opens with 1500 people inside", "the routing table has an account 12 entries",
         "the PIN is required, 2024 rules apply", "the keypad is 3 feet high", "the door code is 2021-10-01",
         "the password? It's weak.", "Is that the password? Nope, it's wrong",
+        # sixteen digits that fail the check digit and name no card; a website's security code
+        "order 4532 7153 3790 4617 shipped", "the security code 4821 was sent by text",
     ],
 )
 def test_words_that_describe_a_password_stay(text):

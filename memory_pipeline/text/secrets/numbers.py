@@ -109,8 +109,9 @@ RECOVERY_CODES_RE = re.compile(
 BANK_ACCOUNT_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:(?:bank |checking |savings |current )?(?:account|acct)[ -]?(?:number|no\.?|nr\.?|#)"
     r"|(?:bank|checking|savings|current) account(?=[ \t]+(?:is|was)[ \t]+\d)"  # "my bank account is 123456789"
-    # "account" alone after a routing number in its sentence: "routing number 021000021 and account 123456789012"
-    r"|routing[^.!?\n]{1,60}?(?<![A-Za-z0-9_])account"
+    # "account" alone after a routing number or a sort code in its sentence: "routing number 021000021
+    # and account 123456789012", "sort code 20-45-67, account 41322198"
+    r"|(?:routing|sort code)[^.!?\n]{1,60}?(?<![A-Za-z0-9_])account"
     r"|kontonummer|número de cuenta|numéro de compte|numero di conto|rekeningnummer|número da conta)"
     r"(?:[ \t]+(?i:is|was|:)[ \t]*|[ \t]*[:#=][ \t]*|[ \t]+)"
     r"(?P<value>\d(?:[ -]?\d){5,16})(?![\d-])"
@@ -144,10 +145,11 @@ ID_DOCUMENT_RE = re.compile(
 )
 # A national health, insurance or tax number, named as one: "my NHS number is 943 476 5919", "tax
 # ID (SIN) is 046 454 286", "National Insurance number: QQ 12 34 56 C", "my SIN is 046 454 286"
-# (Canada's social insurance number, in capitals: "sin" is a word).
+# (Canada's social insurance number, in capitals: "sin" is a word), "my tax file number is 123 456 782",
+# "health card number 9876-543-210-AB".
 NATIONAL_ID_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?:(?i:nhs|national insurance|social insurance|medicare|medicaid|health insurance|"
-    r"tax(?:payer)? id(?:entification)?|steuer-?id(?:entifikationsnummer)?|aadhaar|personnummer)"
+    r"tax(?:payer)? id(?:entification)?|tax file|health card|steuer-?id(?:entifikationsnummer)?|aadhaar|personnummer)"
     r"(?i:[ -](?:number|no\.?|nr\.?|#|card))?|SIN(?![a-z]))(?:[ \t]*\([^)\n]{1,20}\))?"
     + _NAMED_HANDOVER
     + r"(?P<value>[A-Z0-9]{1,12}(?:[ -][A-Z0-9]{1,12}){0,4})(?![\w-])"
@@ -198,7 +200,7 @@ def apply_named_numbers(text: str, counts) -> str:
     if "answer" in low or "maiden" in low or "word" in low:
         text = sub_values(SECURITY_ANSWER_RE, text, lambda m, g: redact_group(
             m, g, "security_answer", counts, len(m.group(g).rstrip(TRAILING_PUNCTUATION))), "quoted", "value")
-    national = ("nhs", "insurance", "medica", "tax", "steuer", "aadhaar", "personnummer")
+    national = ("nhs", "insurance", "medica", "tax", "health card", "steuer", "aadhaar", "personnummer")
     if any(word in low for word in national) or "SIN" in text:
         text = sub_values(NATIONAL_ID_RE, text, lambda m, g: _national_id(m, g, counts), "value")
     if "passport" in low or "licen" in low:

@@ -135,7 +135,7 @@ _HINT_RE = re.compile(
     "heslo|jelsz|parol|şifre|sifre|lozinka|geslo|κωδικ|συνθημ|парол|лозин|密|口令|パスワード|暗証|비밀번호|"
     "암호|كلمة|סיסמ|رمز|पासवर्ड|รหัส|mật khẩu|kata sandi|katalaluan|key|secret|token|clé|chiave|"
     "schlüssel|ключ|токен|鍵|钥|令牌|トークン|キー|토큰|키|code|códig|codic|ssn|social|driv(?:er'?s|ing)[ -]licen|"
-    "otp|combination|combo|answer|maiden|memorable|security word|nhs|national insurance|social insurance|health insurance|medica|tax id|taxpayer|steuer|aadhaar|personnummer|account ?(?:n|#|is |was )|acct|routing|lockbox|keypad|key ?safe|padlock|(?:open|unlock|arm)(?:s|ed)? with|creds|credential|login|log-in|wi-?fi|wlan|@|konto|cuenta|compte|conto|rekening"
+    "otp|combination|combo|answer|maiden|memorable|security word|nhs|national insurance|social insurance|health insurance|medica|tax id|taxpayer|steuer|aadhaar|personnummer|account ?(?:n|#|is |was )|acct|routing|sort code|tax file|health card|lockbox|keypad|key ?safe|padlock|(?:open|unlock|arm)(?:s|ed)? with|creds|credential|login|log-in|wi-?fi|wlan|@|konto|cuenta|compte|conto|rekening"
 )
 _HINT_OR_SIN_RE = re.compile(f"(?i:{_HINT_RE.pattern})|SIN(?![a-z])")
 # The characters the keyword's lookbehind reads, "mot de " before "passe", the word before
