@@ -338,7 +338,7 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("code_at_what", (s := "-".join(g(4, string.digits)),), f"just so you know the safe code at the hotel room is {s}"),
         ("email_dash_password", (s := pw(),), f"Can you remember this for me: Hulu - mark@me.com - {s}"),
         ("pin_adverb", (s := g(4, string.digits),), f"my pin is still {s}, I never changed it"),
-        ("password_adverb", (s := g.rng.choice(PLAIN_WORDS),), f"the wifi password is literally {s}, lol"),
+        ("password_adverb", (s := g.rng.choice(PLAIN_WORDS),), f"the wifi password is basically {s}, lol"),
         ("password_two_nouns", (s := g.rng.choice(RUN_TOGETHER_NOUNS) + g.rng.choice(("bread", "house", "fire", "garden")),),
          f"my password is now {s} because I kept forgetting the old one"),
         ("owned_pin_lower_case", (s := g(4, string.digits),), f"my atm pin {s}, don't tell anyone"),

@@ -222,7 +222,7 @@ _NEWLINES_RE = re.compile(r"\r\n|\r|\n")
 TRAILING_PUNCTUATION = ".,;:!?)]}>"
 # What hands a value over after its name, in the languages the prose rules read: "is", "was
 # changed to", "ist", "lautet", "est", "es", "é", "jest", "это" ...
-HANDOVER_ADVERBS = r"still|now|actually|literally|really|just|simply|currently|also|always"
+HANDOVER_ADVERBS = r"still|now|just|also|always|[a-z]{3,12}ly"  # ("literally", "basically", "currently")
 HANDOVER_VERBS = (
     r"(?:is|was|has been|got) (?:set|changed|reset|updated) to|(?:set|changed|reset|updated) to|"
     # "the door code changed, it's now 4491", "... changed again, now it's 7719"
