@@ -353,7 +353,7 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("locker_code_dial", (s := "-".join(str(g.rng.randint(1, 39)) for _ in range(3)),), f"I'll remember that your locker code is {s}."),
         ("lockbox_is", (s := g(4, string.digits),), f"The Airbnb lockbox is {s}, check-in after 3"),
         ("pin_said_then_given", (s := g(4, string.digits),), f"Mom's bank PIN is her birthday, {s}"),
-        ("password_own_question", (s := g.rng.choice(PLAIN_WORDS),), f"My password? It's {s}"),
+        ("password_own_question", (s := g.rng.choice(PLAIN_WORDS),), f"My password? It's {s}."),
         ("wifi_code_digits", (s := g(8, string.digits),), f"the wifi code is {s}, the network is the one with 5G"),
         ("card_named_not_luhn", (s := " ".join(["4" + g(3, string.digits)] + [g(4, string.digits) for _ in range(3)]),),
          f"my card is {s} exp 09/26 if you need it for the booking"),

@@ -341,7 +341,9 @@ def asked_for(previous: str) -> str:
 # (or the question is the password's name alone, as one asks it of oneself: "My password? It's sunshine")
 _ASKS_FOR_IT_RE = re.compile(
     r"(?i:\b(?:what|which|remind|remember|tell|give|send|share)\b)[^.!?\n]*\Z"
-    r"|(?:\A|[.!?\n][ \t]*)(?:[-*+][ \t]+)?(?i:my|our|his|her|their|the)(?:[ \t]+[A-Za-z'’]+){0,2}[ \t]+\Z"
+    # (a sentence's start, or a capital where its full stop was left out: "... 4194 My password?")
+    r"|(?:(?:\A|[.!?\n][ \t]*)(?:[-*+][ \t]+)?(?i:my|our|his|her|their|the)|(?<![^ \t])(?:My|Our|His|Her|Their|The))"
+    r"(?:[ \t]+[A-Za-z'’]+){0,2}[ \t]+\Z"
 )
 _PLAIN_REPLY_RE = re.compile(
     r"[ \t]*(?i:(?:sure|ok|okay)[,!:]?[ \t]+)?(?i:(?:it|that)(?:['’]s|[ \t]+(?:is|was))[ \t]+|its[ \t]+)?"
