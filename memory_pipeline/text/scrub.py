@@ -123,7 +123,7 @@ _CARD_NAMED_RE = re.compile(
     r"(?i:\b(?:card|visa|mastercard|master card|amex|american express|discover|cc)\b)[^.!?\n\d]{0,24}\Z"
 )
 
-
+# A card, its expiry or its redacted number earlier in the sentence (for a security code after them).
 _CARD_BEFORE_RE = re.compile(r"(?i:\b(?:card|exp(?:iry|ires|iration)?)\b|\[REDACTED:payment_card\])[^.!?\n]*\Z")
 
 
