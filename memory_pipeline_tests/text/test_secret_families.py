@@ -397,6 +397,7 @@ def test_without_the_word_index_no_word_is_taken_for_a_made_up_one(monkeypatch):
         "the password? It's weak.", "Is that the password? Nope, it's wrong",
         # sixteen digits that fail the check digit and name no card; a website's security code
         "order 4532 7153 3790 4617 shipped", "the security code 4821 was sent by text",
+        "the building code in force was 2018", "the access code I wrote was 1500 lines",
     ],
 )
 def test_words_that_describe_a_password_stay(text):
@@ -425,6 +426,8 @@ def test_every_format_is_redacted_inside_a_json_transcript_line(seed):
     [
         ("mein Passwort für den Staging-Server lautet Xk29!fjqPz8w", "mein Passwort für den Staging-Server lautet [REDACTED:password]"),
         ("我的数据库密码是Xk29!fjqPz8w", "我的数据库密码是[REDACTED:password]"),
+        # a quoted password is taken whole, its last character too
+        ('I\'ve stored "Gr8Summer!" as your Netflix password.', 'I\'ve stored "[REDACTED:password]" as your Netflix password.'),
         ("Das Datenbankpasswort: Xk29!fjqPz8w.", "Das Datenbankpasswort: [REDACTED:password]."),
         ("the loader password hunter2 works", "the loader password [REDACTED:password] works"),
         ("db.internal:5432:app:app_user:Xk29!fjqPz8w", "db.internal:5432:app:app_user:[REDACTED:password]"),

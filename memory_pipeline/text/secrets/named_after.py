@@ -32,7 +32,7 @@ def apply_named_after(text: str, counts) -> str:
     pass reads the text before each "as ... password" rather than after a credential word."""
 
     def substitute(match: re.Match[str], group: str) -> str | None:
-        value = match.group(group).rstrip(TRAILING_PUNCTUATION)
+        value = match.group(group) if group == "quoted" else match.group(group).rstrip(TRAILING_PUNCTUATION)  # ("Gr8Summer!")
         if is_template(value) or "://" in value or not (looks_like_password(value) or group == "quoted" and len(value) >= 6):
             return None
         return redact_group(match, group, "password", counts, len(value))

@@ -26,8 +26,9 @@ _OPENS = rf"(?:[ \t]+(?i:for|to|of|on|at|für|zur|zum|de|del|du|da|di|pour|para|
 PIN_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:pin(?:[ -]?(?:code|number|nummer))?|pass ?code|geheimzahl|PIN码|暗証番号)"
     # "PIN" in capitals names what follows without a verb too: "badge PIN 9087", and so does a
-    # passcode ("Meeting ID 845 2231 9981 Passcode 774411"); or in brackets after it ("my PIN (6612)")
-    rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*\((?=\d{{4,8}}\))|[ \t]*\?[ \t]+(?=[\d#])|[ \t]*(?:是|は|는|은)|(?:(?<=PIN)|(?<=[Pp]asscode)|(?<=PASSCODE))[ \t]+){_DIGITS_VALUE}"
+    # passcode ("Meeting ID 845 2231 9981 Passcode 774411"); or in brackets or commas after it ("my
+    # PIN (6612)", "your new PIN, 5566, has been saved")
+    rf"(?:{_OPENS}{_HANDED_OVER}|[ \t]*\((?=\d{{4,8}}\))|[ \t]*,[ \t]*(?=\d{{4,8}}[ \t]*,)|[ \t]*\?[ \t]+(?=[\d#])|[ \t]*(?:是|は|는|은)|(?:(?<=PIN)|(?<=[Pp]asscode)|(?<=PASSCODE))[ \t]+){_DIGITS_VALUE}"
 )
 # ... or in lower case right after whose it is or the card it opens: "my atm pin 3390", "debit card pin 8812".
 OWNED_PIN_RE = re.compile(
@@ -57,13 +58,15 @@ ACCESS_CODE_RE = re.compile(
     rf"(?<![A-Za-z0-9_])(?i:{_OPENED}[ -]?code(?:{_OPENS}(?:{_HANDED_OVER})|[ \t]+)"
     # up to two words between, handed over: "the alarm panel master code is 9921#"
     rf"|{_OPENED}(?:[ \t]+[^\s\d.!?:=;,]{{1,20}}){{1,2}}[ \t]+code{_OPENS}(?:{_HANDED_OVER})"
-    # in brackets after its name ("the alarm code (5512)"; not "the building code (2021)", a regulation's year)
-    rf"|(?!building){_OPENED}[ -]?code[ \t]*\((?=\d{{4,8}}\))"
+    # in brackets after its name ("the alarm code (5512)"; not "the building code (2021)", a regulation's year),
+    # or a few words on, handed over by "is" or "was" at the clause's end ("the gate code you gave me was 7788")
+    rf"|(?!building){_OPENED}[ -]?code(?:[ \t]*\((?=\d{{4,8}}\))|(?:{_WORD}){{1,4}}?[ \t]+(?:is|was)[ \t]+(?=\d+[ \t]*(?:[.!?,;)\"\\]|$)))"
     rf"|code[ \t]+(?:for|to)(?:{_WORD}){{0,3}}?[ \t]+{_OPENED}s?(?:{_HANDED_OVER})"
     rf"|{_CODE_WORD}[ \t]+{_OF_ABROAD}(?:[^\s\d.!?:=;,]{{1,20}}[ \t]+){{0,2}}?{_OPENED_ABROAD}(?:{_WORD}){{0,2}}?(?:{_HANDED_OVER})"
     rf"|(?:t[uü]r|tor|alarm|garagen|zugangs|haust[uü]r)code(?:{_HANDED_OVER})"
     # the lock itself handed the number ("the Airbnb lockbox is 4417", "the garage keypad is 1357")
-    rf"|(?:lockbox|keypad|key ?safe|padlock)[ \t]+(?:is|was)[ \t]+){_CODE_VALUE}"
+    rf"|(?:lockbox|keypad|key ?safe|padlock)[ \t]+(?:is|was)[ \t]+){_CODE_VALUE}",
+    re.M,
 )  # "the gate code is 4821", "door code 4821#" (the code's own name needs no verb)
 ONE_TIME_CODE_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?i:otp|one[ -]time (?:code|password|passcode)|(?:verification|confirmation|login|sign-in|"
