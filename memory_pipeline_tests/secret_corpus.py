@@ -83,8 +83,8 @@ NEEDS_LABEL = frozenset({
     # "on the back", an account after a sort code, an Australian tax file number, a health card's number
     "card_named_not_luhn", "card_code_after_expiry", "cvv_on_the_back", "account_after_sort_code", "tax_file_number",
     "health_card_number",
-    # a PIN in commas, a code a few words before "was"
-    "pin_in_commas", "gate_code_words_then_was",
+    # a PIN in commas, a code a few words before "was", a plain word as a password in apposition
+    "pin_in_commas", "gate_code_words_then_was", "password_in_apposition",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -367,6 +367,7 @@ def corpus(seed: int = 20261122) -> list[Planted]:
          f"My health card number is {s}"),
         ("pin_in_commas", (s := g(4, string.digits),), f"Your new PIN, {s}, has been saved."),
         ("gate_code_words_then_was", (s := g(4, string.digits),), f"To confirm, the gate code you gave me was {s}."),
+        ("password_in_apposition", (s := g.rng.choice(PLAIN_WORDS),), f"Noted: your Wi-Fi password, {s}, is saved."),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

@@ -398,6 +398,7 @@ def test_without_the_word_index_no_word_is_taken_for_a_made_up_one(monkeypatch):
         # sixteen digits that fail the check digit and name no card; a website's security code
         "order 4532 7153 3790 4617 shipped", "the security code 4821 was sent by text",
         "the building code in force was 2018", "the access code I wrote was 1500 lines",
+        "the password, however, is long", "my password, Fluffy, is weak",
     ],
 )
 def test_words_that_describe_a_password_stay(text):

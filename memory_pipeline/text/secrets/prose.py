@@ -427,8 +427,11 @@ def apply_near_keyword(text: str, counts) -> str:
             else:
                 window = window[: stop.start()]
         password = _password_word(keyword)
-        found = None
-        if anywhere and password and _ASKS_FOR_IT_RE.search(text, max(0, keyword.start() - _WINDOW_BEFORE), keyword.start()):
+        # ... unless the aside is one plain word: the password in apposition ("your wifi password, sunshine, is saved")
+        named, found = aside.group(0).strip(" \t,") if aside and password else "", None
+        if named and plain_word(named) and text.endswith(named + ",", 0, offset):
+            found = (offset - 1 - len(named), offset - 1)
+        elif anywhere and password and _ASKS_FOR_IT_RE.search(text, max(0, keyword.start() - _WINDOW_BEFORE), keyword.start()):
             found = _plain_reply(text, window, offset)
         found = found or password and _changed_to(text, keyword, window) or _chosen_value(
             text, keyword, window, reach, anywhere, password)
