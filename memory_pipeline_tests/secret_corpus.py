@@ -89,9 +89,9 @@ NEEDS_LABEL = frozenset({
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
 # ... and words no dictionary holds (the scrubber knows them by their absence from its index).
-# ... and two of them run together, as a weak password often is ("bananabread").
-RUN_TOGETHER_NOUNS = ("banana", "pancake", "dragon", "rooster", "pumpkin", "walrus")
 MADE_UP_WORDS = ("qwerty", "letmein", "changeme", "iloveyou", "asdfgh", "zxcvbnm", "qazwsx", "trustno")
+# ... and things' names run together, as a weak password often is ("bananabread").
+RUN_TOGETHER_NOUNS = ("banana", "pancake", "dragon", "rooster", "pumpkin", "walrus")
 
 
 # Passwords said in a sentence, in other languages and scripts: the format's name, then the

@@ -388,17 +388,20 @@ def test_without_the_word_index_no_word_is_taken_for_a_made_up_one(monkeypatch):
         "the building permit code 2021 applies",
         "the wifi was down so the key is to restart the router", "the password is 20 characters long",
         "Does it support the latest WiFi standard, 802.11ax?", "login: jdoe, then click Submit",
-        # an adverb before a word that describes; two words run together that describe; a regulation's year
+        # an adverb before a word that describes; two words run together that describe; a regulation's
+        # year; a chip's pin
         "my password is still weak", "the password is just reset", "the password is now lowercase",
-        "the building code (2021) requires railings", "the pin 1234 on the header is ground",
-        # a number a door opens with that is a count; "account" after a routing table
+        "the building code (2021) requires railings", "the building code in force was 2018",
+        "the pin 1234 on the header is ground",
+        # counts and dates near a lock's or a code's name; "account" after a routing table
         "the gate opens with 1500 people inside", "the routing table has an account 12 entries",
         "the PIN is required, 2024 rules apply", "the keypad is 3 feet high", "the door code is 2021-10-01",
+        "the access code I wrote was 1500 lines",
+        # a question about the password answered with a word that describes it; an aside that is no value
         "the password? It's weak.", "Is that the password? Nope, it's wrong",
+        "the password, however, is long", "my password, Fluffy, is weak",
         # sixteen digits that fail the check digit and name no card; a website's security code
         "order 4532 7153 3790 4617 shipped", "the security code 4821 was sent by text",
-        "the building code in force was 2018", "the access code I wrote was 1500 lines",
-        "the password, however, is long", "my password, Fluffy, is weak",
     ],
 )
 def test_words_that_describe_a_password_stay(text):

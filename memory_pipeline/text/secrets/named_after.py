@@ -32,7 +32,8 @@ def apply_named_after(text: str, counts) -> str:
     pass reads the text before each "as ... password" rather than after a credential word."""
 
     def substitute(match: re.Match[str], group: str) -> str | None:
-        value = match.group(group) if group == "quoted" else match.group(group).rstrip(TRAILING_PUNCTUATION)  # ("Gr8Summer!")
+        # a quoted value is the whole quote ("Gr8Summer!"); a bare one ends before its sentence's punctuation
+        value = match.group(group) if group == "quoted" else match.group(group).rstrip(TRAILING_PUNCTUATION)
         if is_template(value) or "://" in value or not (looks_like_password(value) or group == "quoted" and len(value) >= 6):
             return None
         return redact_group(match, group, "password", counts, len(value))
