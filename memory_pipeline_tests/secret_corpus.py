@@ -85,6 +85,8 @@ NEEDS_LABEL = frozenset({
     "health_card_number",
     # a PIN in commas, a code a few words before "was", a plain word as a password in apposition
     "pin_in_commas", "gate_code_words_then_was", "password_in_apposition",
+    # a door code handed over by "c'est", an alarm's code named "clave"
+    "door_code_french_cest", "alarm_code_spanish_clave",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -368,6 +370,8 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("pin_in_commas", (s := g(4, string.digits),), f"Your new PIN, {s}, has been saved."),
         ("gate_code_words_then_was", (s := g(4, string.digits),), f"To confirm, the gate code you gave me was {s}."),
         ("password_in_apposition", (s := g.rng.choice(PLAIN_WORDS),), f"Noted: your Wi-Fi password, {s}, is saved."),
+        ("door_code_french_cest", (s := g(4, string.digits),), f"le code de la porte c'est {s}"),
+        ("alarm_code_spanish_clave", (s := g(4, string.digits),), f"la clave de la alarma es {s}"),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

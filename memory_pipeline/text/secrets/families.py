@@ -229,7 +229,7 @@ HANDOVER_VERBS = (
     r"(?:has |was |got )?(?:changed|reset|updated)(?: again)?[,;]? (?:now )?(?:it['’]s|it is)(?: now)?|"
     # an adverb between: "my PIN is still 4471", "the password is literally X"
     rf"(?:is|was) (?:{HANDOVER_ADVERBS})|"
-    r"is|was|ist|war|lautet|lautete|est|était|es|era|é|è|er|är|var|jest|to|je|on|это|"
+    r"is|was|ist|war|lautet|lautete|c['’]est|est|était|es|era|é|è|er|är|var|jest|to|je|on|это|"
     r"now|है|هي|هو|היא|הוא"
 )
 

@@ -52,7 +52,7 @@ _OPENED_ABROAD = (
     r"(?:porte|portail|garage|alarme|immeuble|puerta|port[oó]n|portal|alarma|garaje|edificio|port[aã]o|porta|"
     r"pr[eé]dio|cancello|portone|allarme|deur|poort|hek|alarm|t[uü]r|haust[uü]r|tor|garagentor|alarmanlage)"
 )
-_CODE_WORD = r"(?:code|c[oó]digo|codice|digicode)"
+_CODE_WORD = r"(?:code|c[oó]digo|codice|digicode|clave)"
 _OF_ABROAD = r"(?:(?:de la|de|du|des|del|do|da|della|dello|van de|van het|voor de|f[uü]r (?:die|den|das)|der|zur|zum)[ \t]+|de l['’]|dell['’])"
 ACCESS_CODE_RE = re.compile(
     rf"(?<![A-Za-z0-9_])(?i:{_OPENED}[ -]?code(?:{_OPENS}(?:{_HANDED_OVER})|[ \t]+)"
@@ -186,7 +186,7 @@ def apply_named_numbers(text: str, counts) -> str:
         (PIN_RE, "pin", ("pin", "passcode", "pass code", "geheimzahl", "暗証")),
         (PIN_LATER_RE, "pin", ("pin", "passcode", "pass code")),
         (OWNED_PIN_RE, "pin", ("pin",)),
-        (ACCESS_CODE_RE, "access_code", ("code", "códig", "codic", "lockbox", "keypad", "safe", "padlock")),
+        (ACCESS_CODE_RE, "access_code", ("code", "códig", "codic", "clave", "lockbox", "keypad", "safe", "padlock")),
         (ONE_TIME_CODE_RE, "one_time_code", ("otp", "code", "one")),
         (COMBINATION_RE, "combination", ("combin", "combo")),
         (OPENS_WITH_RE, "access_code", (" with ",)),
