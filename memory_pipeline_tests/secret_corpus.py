@@ -87,6 +87,8 @@ NEEDS_LABEL = frozenset({
     "pin_in_commas", "gate_code_words_then_was", "password_in_apposition",
     # a door code handed over by "c'est", an alarm's code named "clave"
     "door_code_french_cest", "alarm_code_spanish_clave",
+    # a code after a comma and its lock's name, "pass" and a few words before a colon
+    "lockbox_comma_code", "pass_words_then_colon",
 })
 # Things' names people choose as passwords (the scrubber knows them only from its word index).
 PLAIN_WORDS = ("sunshine", "dragon", "popcorn", "bluebird", "pudding", "football", "princess", "lighthouse")
@@ -372,6 +374,8 @@ def corpus(seed: int = 20261122) -> list[Planted]:
         ("password_in_apposition", (s := g.rng.choice(PLAIN_WORDS),), f"Noted: your Wi-Fi password, {s}, is saved."),
         ("door_code_french_cest", (s := g(4, string.digits),), f"le code de la porte c'est {s}"),
         ("alarm_code_spanish_clave", (s := g(4, string.digits),), f"la clave de la alarma es {s}"),
+        ("lockbox_comma_code", (s := g(4, string.digits),), f"the spare house key is in the lockbox, code {s}"),
+        ("pass_words_then_colon", (s := pw(),), f"can u remember my apple id pass for me: {s}"),
         ("sudo_stdin", (s := pw(),), f'echo "{s}" | sudo -S systemctl restart nginx'),
         ("onepassword_secret_key", (s := "A3-" + "-".join(g(n, UPPER_DIGITS) for n in (6, 6, 5, 5, 5, 5)),),
          f"my 1Password secret key is in the emergency kit: {s}"),

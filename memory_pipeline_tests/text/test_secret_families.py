@@ -397,6 +397,7 @@ def test_without_the_word_index_no_word_is_taken_for_a_made_up_one(monkeypatch):
         "the gate opens with 1500 people inside", "the routing table has an account 12 entries",
         "the PIN is required, 2024 rules apply", "the keypad is 3 feet high", "the door code is 2021-10-01",
         "the access code I wrote was 1500 lines", "la clave del éxito es 2024", "le code c'est 2024 la norme",
+        "bus pass for May: Monthly2024",
         # a question about the password answered with a word that describes it; an aside that is no value
         "the password? It's weak.", "Is that the password? Nope, it's wrong",
         "the password, however, is long", "my password, Fluffy, is weak",

@@ -16,6 +16,9 @@ SET_PASS_RE = re.compile(
     r"(?<![\w-])(?i:set|changed|reset|updated|switched)[ \t]+(?:(?i:the|my|our|your|his|her|their)[ \t]+)?"
     r"(?:[\w-]+[ \t]+){0,2}?(?i:pass)[ \t]+(?i:to)[ \t]+(?P<value>[^\s\"'`]{4,200})"
 )
+# ... or handed over by a colon a few words on: "my apple id pass for me: Br0wnie$2020" (the value
+# must look chosen with mixed case or a symbol: "bus pass for May: Monthly2024" stays).
+PASS_COLON_RE = re.compile(r"(?<![\w-])(?i:pass)(?:[ \t]+[^\s:]{1,20}){0,3}?[ \t]*:[ \t]*(?P<value>[^\s\"'`]{4,200})")
 # ... and the new one said after the old: "the old password was X and the new one is Y".
 NEW_ONE_RE = re.compile(
     rf"(?<![A-Za-z0-9_])(?i:{PASSWORD_WORDS})[^.!?\n]{{0,80}}?[ \t](?i:the[ \t]+)?(?i:new[ \t]+one)"
@@ -28,21 +31,25 @@ NOT_THAT_RE = re.compile(
 
 # The words each rule needs, around which it reads.
 _SET_PASS_HINT_RE = re.compile(r"(?i:pass)[ \t]+(?i:to)\b")
+_PASS_COLON_HINT_RE = re.compile(r"(?i:pass)\b[^:\n]{0,60}:")
 _NEW_ONE_HINT_RE = re.compile(r"(?i:new)[ \t]+(?i:one)\b")
 _NOT_THAT_HINT_RE = re.compile(re.escape("[REDACTED:password]"))
 
 
 def apply_changes(text: str, counts) -> str:
-    """The three rules above, each where its words are; the value must look chosen ("hunter2", not a
+    """The four rules above, each where its words are; the value must look chosen ("hunter2", not a
     version, a date or a path)."""
 
-    def chosen(match: re.Match[str], group: str) -> str | None:
+    def chosen(match: re.Match[str], group: str, first: bool = True) -> str | None:
         value = match.group(group).rstrip(TRAILING_PUNCTUATION)
-        return redact_group(match, group, "password", counts, len(value)) if chosen_secret(value, first=True) else None
+        return redact_group(match, group, "password", counts, len(value)) if chosen_secret(value, first=first) else None
 
-    for pattern, words, before, after in ((SET_PASS_RE, _SET_PASS_HINT_RE, 80, 220), (NEW_ONE_RE, _NEW_ONE_HINT_RE, 200, 220),
-                                          (NOT_THAT_RE, _NOT_THAT_HINT_RE, 0, 240)):
+    for pattern, words, before, after, substitute in (
+        (SET_PASS_RE, _SET_PASS_HINT_RE, 80, 220, chosen), (NEW_ONE_RE, _NEW_ONE_HINT_RE, 200, 220, chosen),
+        (NOT_THAT_RE, _NOT_THAT_HINT_RE, 0, 240, chosen),
+        (PASS_COLON_RE, _PASS_COLON_HINT_RE, 0, 280, lambda m, g: chosen(m, g, first=False)),
+    ):
         spans = spans_around(text, words, before, after)
         if spans:
-            text = sub_values_in(text, spans, pattern, chosen, "value")
+            text = sub_values_in(text, spans, pattern, substitute, "value")
     return text

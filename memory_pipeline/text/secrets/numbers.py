@@ -55,7 +55,7 @@ _OPENED_ABROAD = (
 _CODE_WORD = r"(?:code|c[oó]digo|codice|digicode|clave)"
 _OF_ABROAD = r"(?:(?:de la|de|du|des|del|do|da|della|dello|van de|van het|voor de|f[uü]r (?:die|den|das)|der|zur|zum)[ \t]+|de l['’]|dell['’])"
 ACCESS_CODE_RE = re.compile(
-    rf"(?<![A-Za-z0-9_])(?i:{_OPENED}[ -]?code(?:{_OPENS}(?:{_HANDED_OVER})|[ \t]+)"
+    rf"(?<![A-Za-z0-9_])(?i:{_OPENED}(?:[ -]|,[ \t]+)?code(?:{_OPENS}(?:{_HANDED_OVER})|[ \t]+)"  # ("the lockbox, code 0712")
     # up to two words between, handed over: "the alarm panel master code is 9921#"
     rf"|{_OPENED}(?:[ \t]+[^\s\d.!?:=;,]{{1,20}}){{1,2}}[ \t]+code{_OPENS}(?:{_HANDED_OVER})"
     # in brackets after its name ("the alarm code (5512)"; not "the building code (2021)", a regulation's year),
