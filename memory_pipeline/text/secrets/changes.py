@@ -1,7 +1,8 @@
 """A password handed over as a change or a correction, without the verb the prose rules read: "I
 set the admin pass to hunter2", "the old password was X and the new one is Y", "the password is
-Fl0werP0t, not Fl0werPot". Each rule reads only the text around the words it needs ("pass to",
-"new one", a password already redacted), so it runs after ``secrets.prose``."""
+Fl0werP0t, not Fl0werPot"; and "pass" a few words before a colon ("my apple id pass for me: X").
+Each rule reads only the text around the words it needs ("pass to", "new one", a password already
+redacted), so it runs after ``secrets.prose``."""
 
 from __future__ import annotations
 
