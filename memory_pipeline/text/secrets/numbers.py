@@ -16,9 +16,14 @@ from memory_pipeline.text.secrets.families import HANDOVER_VERBS, TRAILING_PUNCT
 # 4821", "PIN - 4821", "pin's 4821"), or "it's" after a comma or the question for it ("my locker
 # combo, it's 12-30-8", "my PIN? It's 4471"); "#" may open it ("the code is #4417").
 _HANDED_OVER = rf"[ \t]+(?i:{HANDOVER_VERBS})[ \t]+|['’]s[ \t]+|[ \t]*[:：=][ \t]*|[ \t]+[–—-][ \t]+|[ \t]*[,?][ \t]*(?i:it['’]s|it is)[ \t]+"
-_DIGITS_VALUE = r"#?(?P<value>\d{4,8}|\d(?: \d){3,7}|\d(?:-\d){3,7})(?![\d.,:/-]?\d)"  # "4821", "7 7 3 1", "7-7-3-1"
+_DIGITS = r"\d{4,8}|\d(?: \d){3,7}|\d(?:-\d){3,7}"  # "4821", "7 7 3 1", "7-7-3-1"
+_DIGITS_VALUE = rf"#?(?P<value>{_DIGITS})(?![\d.,:/-]?\d)"
 # ... and a dial's numbers, for a code a lock opens with ("the locker code is 5-19-33")
-_CODE_VALUE = r"#?(?P<value>\d{4,8}|\d(?: \d){3,7}|\d(?:-\d){3,7}|\d{1,2}(?:-\d{1,2}){2,3})(?![\d.,:/-]?\d)"
+_CODE_VALUE = rf"#?(?P<value>{_DIGITS}|\d{{1,2}}(?:-\d{{1,2}}){{2,3}})(?![\d.,:/-]?\d)"
+# A lock's numbers on its dial or wheels, three to five: "12-34-56", "7 21 3", "12 / 34 / 56".
+_DIAL = r"\d{1,3}(?:[ \t]*[-/ ][ \t]*\d{1,3}){2,4}"
+# Where a number ends its clause: punctuation, a JSON string's end or the line's.
+_CLAUSE_END = r"[ \t]*(?:[.!?,;)\"\\]|$)"
 # What a PIN or a code opens may stand between it and the verb: "the PIN for the garage is 4821",
 # "the code to my front door is 2468" (at most four words, no digit, within the sentence).
 _WORD = r"[ \t]+[^\s\d.!?:=;,]{1,20}"  # a word with no digit, within the sentence
@@ -39,7 +44,7 @@ OWNED_PIN_RE = re.compile(
 # ... or a comma after what it is ("Mom's bank PIN is her birthday, 0712").
 PIN_LATER_RE = re.compile(
     rf"(?<![A-Za-z0-9_])(?i:pin|pass ?code)(?:(?:{_WORD}){{1,8}}?[ \t]*[:：]|{_OPENS}[ \t]+(?i:is|was)(?:{_WORD}){{1,4}}?[ \t]*,)"
-    rf"[ \t]*{_DIGITS_VALUE}(?=[ \t]*(?:[.!?,;)\"\\]|$))",  # (or a JSON string's end)
+    rf"[ \t]*{_DIGITS_VALUE}(?={_CLAUSE_END})",
     re.M,
 )
 # A door, gate, alarm, locker or wifi code is a PIN by another name, handed over the same way: "the gate
@@ -60,7 +65,7 @@ ACCESS_CODE_RE = re.compile(
     rf"|{_OPENED}(?:[ \t]+[^\s\d.!?:=;,]{{1,20}}){{1,2}}[ \t]+code{_OPENS}(?:{_HANDED_OVER})"
     # in brackets after its name ("the alarm code (5512)"; not "the building code (2021)", a regulation's year),
     # or a few words on, handed over by "is" or "was" at the clause's end ("the gate code you gave me was 7788")
-    rf"|(?!building){_OPENED}[ -]?code(?:[ \t]*\((?=\d{{4,8}}\))|(?:{_WORD}){{1,4}}?[ \t]+(?:is|was)[ \t]+(?=\d+[ \t]*(?:[.!?,;)\"\\]|$)))"
+    rf"|(?!building){_OPENED}[ -]?code(?:[ \t]*\((?=\d{{4,8}}\))|(?:{_WORD}){{1,4}}?[ \t]+(?:is|was)[ \t]+(?=\d+{_CLAUSE_END}))"
     rf"|code[ \t]+(?:for|to)(?:{_WORD}){{0,3}}?[ \t]+{_OPENED}s?(?:{_HANDED_OVER})"
     rf"|{_CODE_WORD}[ \t]+{_OF_ABROAD}(?:[^\s\d.!?:=;,]{{1,20}}[ \t]+){{0,2}}?{_OPENED_ABROAD}(?:{_WORD}){{0,2}}?(?:{_HANDED_OVER})"
     rf"|(?:t[uü]r|tor|alarm|garagen|zugangs|haust[uü]r)code(?:{_HANDED_OVER})"
@@ -77,20 +82,21 @@ ONE_TIME_CODE_RE = re.compile(
 # A lock's combination, named with what it opens or not: "the combination to the safe is 12-34-56",
 # "padlock combo: 7 21 3", "the combination is 12-34-56", "the combo for the bike is 1 2 3 4" (three to
 # five numbers handed over; "the combination of flavors was 3-4-5 stars" names no lock).
+_LOCK = r"(?:lock|safe|padlock|locker|vault)"
 COMBINATION_RE = re.compile(
-    r"(?<![A-Za-z0-9_])(?i:(?:(?:lock|safe|padlock|locker|vault)[ -])?(?:combination|combo)(?:"
-    rf"[ \t]+(?:for|to|of|on)(?:{_WORD}){{0,3}}?[ \t]+(?P<lock>lock|safe|padlock|locker|vault)s?|[ \t]+(?:for|to|on)(?:{_WORD}){{1,3}}?)?)"
+    rf"(?<![A-Za-z0-9_])(?i:(?:{_LOCK}[ -])?(?:combination|combo)(?:"
+    rf"[ \t]+(?:for|to|of|on)(?:{_WORD}){{0,3}}?[ \t]+(?P<lock>{_LOCK})s?|[ \t]+(?:for|to|on)(?:{_WORD}){{1,3}}?)?)"
     # (or a space alone before numbers dashed, as a dial's are: "locker 114, combination 8-22-31")
-    rf"(?:{_HANDED_OVER}|[ \t]+(?=\d{{1,2}}-\d{{2}}-\d))(?P<value>\d{{1,3}}(?:[ \t]*[-/ ][ \t]*\d{{1,3}}){{2,4}}"
+    rf"(?:{_HANDED_OVER}|[ \t]+(?=\d{{1,2}}-\d{{2}}-\d))(?P<value>{_DIAL}"
     # (one number of a wheel lock's digits when the lock is named: "the combination on my bike lock is 0419")
     r"|(?(lock)\d{3,8}|(?!)))(?![\d.,:/-]?\d)"
 )
 # ... or the numbers a named lock opens with: "the safe in the closet opens with 28-11-47", "our
 # house alarm disarms with 4-7-2-9" (not "unlock it with 4471": nothing names a lock).
 OPENS_WITH_RE = re.compile(
-    rf"(?<![A-Za-z0-9_])(?i:{_OPENED}|padlock|vault)(?:{_WORD}){{0,4}}?[ \t]+(?i:opens|unlocks|disarms|arms|is (?:opened|unlocked|disarmed))"
-    rf"[ \t]+(?i:with)[ \t]+(?P<value>\d{{3,8}}|\d{{1,3}}(?:[ \t]*[-/ ][ \t]*\d{{1,3}}){{2,4}})(?![\d.,:/-]?\d)"
-    r"(?=[ \t]*(?:[.!?,;)\"\\]|$)|[ \t]+(?i:and|but|if|so|when)\b)",  # the clause ends: no "1500 people"
+    rf"(?<![A-Za-z0-9_])(?i:{_OPENED}|vault)(?:{_WORD}){{0,4}}?[ \t]+(?i:opens|unlocks|disarms|arms|is (?:opened|unlocked|disarmed))"
+    rf"[ \t]+(?i:with)[ \t]+(?P<value>\d{{3,8}}|{_DIAL})(?![\d.,:/-]?\d)"
+    rf"(?={_CLAUSE_END}|[ \t]+(?i:and|but|if|so|when)\b)",  # the clause ends: no "1500 people"
     re.M,
 )
 # ... and the new one when a change names it later in the sentence: "my old locker code was 1122 but
