@@ -33,7 +33,10 @@ def normalize_bm25(scores: np.ndarray, how: str = "max", full_match: float = 0.0
 
     Why a share and not the full match itself: a best hit measured against the whole query
     (scaled on 88 % of LoCoMo dev's questions) cost MRR 0.635 -> 0.612, since an answer seldom
-    repeats the question's words; held to half of it, 29 % are scaled and MRR stays 0.635.
+    repeats the question's words; held to half of it, 29 % are scaled and MRR stays 0.635. For
+    the same reason the full match counts only a query's four rarest words
+    (``RecallConfig.text_full_words``): a long question's whole grows with its length, which an
+    answer's words do not.
     """
     scores = np.asarray(scores, dtype=np.float64)
     if scores.size == 0:

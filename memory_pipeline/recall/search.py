@@ -145,7 +145,8 @@ def _text_hits(
     tenants = [s.key for s in scopes]
     return {
         source: (cache.text_hits(source, tenants, names, query, config.candidates),
-                 cache.text_full_match(source, tenants, query) if config.text_full_share > 0 else 0.0)
+                 cache.text_full_match(source, tenants, query, config.text_full_words)
+                 if config.text_full_share > 0 else 0.0)
         for source, names in chosen.items()
     }
 

@@ -412,13 +412,13 @@ class TenantCache:
                 hits[(tenant, rows.ids[i])] = score
         return hits
 
-    def text_full_match(self, source: RecallSource, tenants: list[str], query: str) -> float:
+    def text_full_match(self, source: RecallSource, tenants: list[str], query: str, words: int = 0) -> float:
         """The highest of the tenants' full matches of ``query`` (``TextIndex.full_match``)."""
         best = 0.0
         for tenant in tenants:
             rows = self.rows(source, tenant)
             if rows is not None and len(rows):
-                best = max(best, rows.text_index().full_match(query))
+                best = max(best, rows.text_index().full_match(query, words))
         return best
 
 

@@ -2,7 +2,7 @@
 
 Proves: BM25 normalization to 0..1, held to the query's full match (after the note that answered
 a query is deleted, the unrelated note that shares one of its words stays below min_score, where
-scaling per query alone showed it), the 0.7/0.3 fusion and a lone channel standing alone, the
+scaling per query alone showed it; the full match counted over the query's rarest words), the 0.7/0.3 fusion and a lone channel standing alone, the
 30-day half-life on dated notes only, MMR preferring variety, the 1.2x user boost, the user's copy
 of a text beating the agent-wide copy, the agent-wide pool answering when the user has nothing,
 and a team member reading its leader's memory only as a fallback.
@@ -56,6 +56,10 @@ def test_a_best_hit_below_half_a_full_match_counts_for_its_share():
     one, two = (math.log(1 + (5 - df + 0.5) / (df + 0.5)) / 2.2 for df in (1, 2))
     assert index.full_match(REFUND_QUERY) == pytest.approx(3 * one + two)  # refund, polici, annual; plan in two rows
     assert index.full_match("refund zeppelin") == pytest.approx(2 * one)
+    # Over the query's rarest words only: a long question's whole grows with it, an answer does not.
+    assert index.full_match(REFUND_QUERY, words=3) == pytest.approx(3 * one)  # plan, in two rows, left out
+    assert index.full_match(REFUND_QUERY, words=9) == index.full_match(REFUND_QUERY)
+    assert index.full_match("refund zeppelin", words=1) == pytest.approx(one)
 
 
 class WeakCosine(HashEmbedder):
@@ -94,6 +98,8 @@ def test_after_a_deletion_an_unrelated_note_stays_below_the_minimum(tmp_path):
     ingest(root, uri)
     assert found(per_query) == [("vpn", 1.0, True)]  # 1.2 x (0.7 x 0.1 + 0.3 x 1.0) = 0.44: shown
     assert found() == []  # its one common word is a small share of a full match of the query
+    # Held to a row holding only the query's rarest word, that one word is a full match again.
+    assert found(settings.recall.model_copy(update={"text_full_words": 1})) == [("vpn", 1.0, True)]
 
 
 def test_hybrid_is_weighted_sum_and_a_lone_channel_stands_alone():

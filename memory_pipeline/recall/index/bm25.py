@@ -182,17 +182,20 @@ class TextIndex:
         index.dense = {int(s): arrays["dense"][i] for i, s in enumerate(arrays["dense_stems"].tolist())}
         return index
 
-    def full_match(self, query: str) -> float:
+    def full_match(self, query: str, words: int = 0) -> float:
         """What a row of average length holding each of the query's words once scores: the sum
-        of their idf / (1 + K1). A word no row holds counts as rare as a word one row holds (its
-        row would be the only one), so a query whose telling words were deleted still asks for them."""
+        of their idf / (1 + K1), over its ``words`` rarest words only when given (0: every word).
+        A word no row holds counts as rare as a word one row holds (its row would be the only
+        one), so a query whose telling words were deleted still asks for them."""
         n = self.rows
-        total = 0.0
+        parts = []
         for word in query_words(query):
             s = self.vocab.get(word)
             df = 1 if s is None else int(self.starts[s + 1] - self.starts[s])
-            total += math.log(1 + (n - df + 0.5) / (df + 0.5)) / (1 + K1)
-        return total
+            parts.append(math.log(1 + (n - df + 0.5) / (df + 0.5)) / (1 + K1))
+        if words:
+            parts = sorted(parts, reverse=True)[:words]
+        return sum(parts)
 
     def query_stems(self, query: str) -> list[int]:
         """The query's stems that occur in the index, repeated as often as the query says them."""
