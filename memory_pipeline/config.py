@@ -30,10 +30,10 @@ class RecallConfig(BaseModel):
     )
     text_full_share: float = Field(
         0.5, ge=0, le=1, description="A best full-text hit scoring less than this share of a row holding "
-        "every query word once counts for its share (0: the best hit is always 1).",
+        "the query's words once (``text_full_words``) counts for its share (0: the best hit is always 1).",
     )
     text_full_words: int = Field(
-        4, ge=0, description="That row holds only the query's this many rarest words (0: every word): an answer "
+        4, ge=0, description="How many of the query's rarest words that row holds (0: every word): an answer "
         "holds a question's telling words, not all of a long question's (bench/README.md).",
     )
     half_life_days: float = Field(30.0, gt=0, description="Decay half-life of dated notes.")

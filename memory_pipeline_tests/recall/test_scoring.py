@@ -2,10 +2,11 @@
 
 Proves: BM25 normalization to 0..1, held to the query's full match (after the note that answered
 a query is deleted, the unrelated note that shares one of its words stays below min_score, where
-scaling per query alone showed it; the full match counted over the query's rarest words), the 0.7/0.3 fusion and a lone channel standing alone, the
-30-day half-life on dated notes only, MMR preferring variety, the 1.2x user boost, the user's copy
-of a text beating the agent-wide copy, the agent-wide pool answering when the user has nothing,
-and a team member reading its leader's memory only as a fallback.
+scaling per query alone showed it; the full match counted over the query's rarest words), the
+0.7/0.3 fusion and a lone channel standing alone, the 30-day half-life on dated notes only, MMR
+preferring variety, the 1.2x user boost, the user's copy of a text beating the agent-wide copy,
+the agent-wide pool answering when the user has nothing, and a team member reading its leader's
+memory only as a fallback.
 """
 
 from __future__ import annotations
