@@ -4,7 +4,8 @@ No model is needed beyond spaCy's parse. Sentences are read as statements (``sta
 said them, rewritten in the third person), scored by their salience (``salience``: names, dates,
 first-person events and plans up; questions, greetings, compliments down) raised for words
 central to the session, and picked by maximal marginal relevance so the summary does not say one
-thing twice. A talk between named people opens with who talked and when. Key topics are proper-noun
+thing twice; in a chat with an assistant, half of it is kept for what its people said. A talk
+between named people opens with who talked and when. Key topics are proper-noun
 phrases: runs of capitalized words, and identifiers such as ``LUM-48213`` or ``PG16``.
 """
 
@@ -106,11 +107,21 @@ def shorten(text: str, limit: int = ABSTRACT_CHARS) -> str:
     return cut + "…"
 
 
-def pick_summary(ranked: Sequence[tuple[float, Statement]], budget: int = SUMMARY_CHARS) -> list[Statement]:
-    """The best statements that say different things and fit ``budget`` characters, in session
-    order (maximal marginal relevance; a statement scoring under ``MIN_SALIENCE`` is never kept)."""
+def summary_length(statements: int) -> int:
+    """How many statements a summary of a session of ``statements`` keeps at most."""
+    return max(2, min(MAX_SUMMARY_SENTENCES, statements // 4 + 1))
+
+
+def pick_summary(
+    ranked: Sequence[tuple[float, Statement]], budget: int = SUMMARY_CHARS, limit: int | None = None
+) -> list[Statement]:
+    """The best statements that say different things and fit ``budget`` characters, at most
+    ``limit`` (``summary_length``), in session order (maximal marginal relevance; a statement
+    scoring under ``MIN_SALIENCE`` is never kept)."""
     score = {id(s): sc for sc, s in ranked}
-    limit = max(2, min(MAX_SUMMARY_SENTENCES, len(ranked) // 4 + 1))
+    limit = summary_length(len(ranked)) if limit is None else limit
+    if limit <= 0:
+        return []
     picked = select([s for _, s in ranked], lambda s: score[id(s)], lambda s: s.features.terms, k=limit,
                     min_score=MIN_SALIENCE)
     chosen: list[Statement] = []
@@ -216,6 +227,25 @@ def summarize_turns(
         first = split_sentences(text)
         return Summary(summary, shorten(first[0] if first else text), topics, "compaction")
     ranked = rank_statements(statements(turns, user_name, nlp, plural=True))
-    chosen = pick_summary(ranked)
+    limit = summary_length(len(ranked))
+    chosen = []
+    if _with_assistant(ranked):
+        # Half of a chat's summary is what its people said: the user's own statements would
+        # otherwise give way to the assistant's long answers (lists, explanations); the other
+        # half goes to the best of the rest, where the assistant's outcomes (a ticket opened, a
+        # limit raised) compete.
+        chosen = pick_summary([pair for pair in ranked if pair[1].speaker is not None], SUMMARY_CHARS // 2,
+                              (limit + 1) // 2)
+    left = SUMMARY_CHARS - sum(len(s.text) + 1 for s in chosen)
+    taken = {id(s) for s in chosen}
+    rest = [pair for pair in ranked if id(pair[1]) not in taken and (not chosen or len(pair[1].text) < left)]
+    if left > 0:
+        chosen = sorted(chosen + pick_summary(rest, left, limit - len(chosen)), key=lambda s: s.index)
     summary = " ".join([opening(turns, user_name)] * 1 + [s.text for s in chosen]).strip()
-    return Summary(summary, best_abstract(ranked), topics, "extractive")
+    return Summary(summary, best_abstract(sorted(ranked, key=lambda pair: pair[1].speaker is None)), topics,
+                   "extractive")
+
+
+def _with_assistant(ranked: list[tuple[float, Statement]]) -> bool:
+    """Whether a session's statements are both its people's and an assistant's (a speaker of None)."""
+    return any(s.speaker is None for _, s in ranked) and any(s.speaker is not None for _, s in ranked)

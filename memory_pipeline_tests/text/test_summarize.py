@@ -1,6 +1,7 @@
 """Extractive summaries: the compaction summary wins when present, the abstract is one sentence of
 about 200 characters, key topics are proper-noun phrases, not sentence openers, and a summary is
-in the third person ("we" and "our" included) without courtesies ("That's all for today, thanks!")."""
+in the third person ("we" and "our" included) without courtesies ("That's all for today, thanks!"),
+and a chat with an assistant keeps what its user said beside the assistant's long answers."""
 
 from datetime import UTC, datetime
 
@@ -60,3 +61,27 @@ def test_a_summary_leaves_out_courtesies_and_names_the_speaker_for_we():
         "Maria and others finally got the keys to their place in Porto. "
         "Maria's team relocated to Porto, so they sit near the river now."
     )
+
+
+def test_a_chat_with_an_assistant_keeps_what_the_user_said_beside_its_long_answers():
+    at = datetime(2026, 3, 2, 9, tzinfo=UTC)
+    apps = [
+        ("Runna", "adaptive plans, pace zones and weekly mileage targets"),
+        ("Strava", "route planning, Beacon safety sharing and segment leaderboards"),
+        ("TrainingPeaks", "structured workouts, TSS charts and coach-built marathon plans"),
+        ("Garmin Coach", "free adaptive plans from Jeff Galloway, Greg McMillan and Amy Parkerson-Mitchell"),
+        ("Nike Run Club", "guided runs with Coach Bennett and a 18-week marathon program"),
+        ("Hal Higdon", "novice, intermediate and advanced marathon schedules since 1999"),
+    ]
+    advice = "\n".join(f"{i}. **{name}** (iOS, Android): {name} offers {what} for runners training for a "
+                       "marathon in 2026." for i, (name, what) in enumerate(apps, 1))
+    turns = [Turn(1, "user", "I'm training for the Berlin Marathon in September. My long run is 28 km on Sundays. "
+                  "Which apps would help me?", at, "t1"),
+             Turn(2, "assistant", advice, at, "t2"),
+             Turn(3, "user", "Thanks! I already use Strava with my club, the Lisbon Road Runners.", at, "t3")]
+    summary = summarize_turns(turns, (), "maria")
+    # The user's own statements lead; the assistant's list has the rest of the room, not all of it.
+    assert "Maria is training for the Berlin Marathon in September." in summary.summary
+    assert "Maria already uses Strava with their club, the Lisbon Road Runners." in summary.summary
+    assert "**Runna**" in summary.summary
+    assert summary.l0_abstract.startswith("Maria")
